@@ -1,0 +1,46 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/.cache/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'error',
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/upstream/cursor/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@cursor/sdk', '@cursor/sdk/*'],
+              message: 'Only src/upstream/cursor/ imports @cursor/sdk.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['mcp/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/src/**'], message: 'mcp/ is self-contained and never imports src/.' }] },
+      ],
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js'],
+    rules: { 'no-console': 'off' },
+  },
+);

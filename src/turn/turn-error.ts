@@ -1,0 +1,60 @@
+/**
+ * Protocol-neutral error kinds. Each protocol's `*-error.ts` maps a kind to its HTTP status, `error.type`
+ * and envelope so the official SDKs throw the matching class:
+ * invalid-request 400, authentication 401, permission 403, not-found 404, request-too-large 413,
+ * rate-limit 429, api 500, overloaded 529 (Anthropic) / 503 (OpenAI), timeout 504.
+ */
+export type TurnErrorKind =
+  | 'invalid-request'
+  | 'authentication'
+  | 'permission'
+  | 'not-found'
+  | 'request-too-large'
+  | 'rate-limit'
+  | 'api'
+  | 'overloaded'
+  | 'timeout';
+
+export type TurnError = {
+  kind: TurnErrorKind;
+  /** What went wrong and, where we know it, what the user should do. */
+  message: string;
+  /** The request field at fault, for invalid-request (e.g. `messages.2.content`). */
+  param?: string;
+  /**
+   * False when a client retry cannot help (bad key, bad request). Sent as `x-should-retry: false`,
+   * which makes Claude Code stop at once instead of retrying a 401 for minutes.
+   */
+  retryable: boolean;
+};
+
+/** The internal failure family; carries a {@link TurnError} for the client and the original cause. */
+export class BridgeError extends Error {
+  override readonly name = 'BridgeError';
+  readonly turnError: TurnError;
+
+  constructor(turnError: TurnError, options?: { cause?: unknown }) {
+    super(turnError.message, options);
+    this.turnError = turnError;
+  }
+}
+
+const retryableKinds: ReadonlySet<TurnErrorKind> = new Set(['rate-limit', 'api', 'overloaded', 'timeout']);
+
+export const createTurnError = (
+  kind: TurnErrorKind,
+  message: string,
+  extra: { param?: string; retryable?: boolean } = {},
+): TurnError => ({
+  kind,
+  message,
+  retryable: extra.retryable ?? retryableKinds.has(kind),
+  ...(extra.param === undefined ? {} : { param: extra.param }),
+});
+
+/** Any thrown value → a TurnError; unknown failures are server-internal (`api`), never a client fault. */
+export const toTurnError = (error: unknown): TurnError => {
+  if (error instanceof BridgeError) return error.turnError;
+  const message = error instanceof Error ? error.message : String(error);
+  return createTurnError('api', message || 'internal error');
+};

@@ -1,0 +1,33 @@
+/**
+ * The neutral output stream. The engine produces `AsyncIterable<TurnEvent>`; each protocol encoder turns
+ * it into wire events. Ordering contract:
+ * - blocks never interleave: a `*-start` is followed by its deltas and its `*-end` before the next block starts;
+ * - `reasoning-*` blocks come before text and tool calls of the same step whenever the upstream allows;
+ * - `tool-call` follows its `tool-input-end` and carries the complete JSON arguments;
+ * - exactly one terminal event ends the stream: `turn-end`, or `error` (after which the encoder still
+ *   emits the protocol's terminal events).
+ */
+
+import type { TurnError } from './turn-error.js';
+import type { TurnUsage } from './turn-usage.js';
+
+/** Why a turn ended. `tool-use`: the client must run the listed tools and post the results. */
+export type TurnStopReason = 'end' | 'tool-use' | 'max-tokens' | 'refusal';
+
+export type TurnEvent =
+  | { type: 'text-start'; id: string }
+  | { type: 'text-delta'; id: string; delta: string }
+  | { type: 'text-end'; id: string }
+  | { type: 'reasoning-start'; id: string }
+  | { type: 'reasoning-delta'; id: string; delta: string }
+  /** `signature` closes the block (Anthropic `signature_delta`); the engine always supplies one. */
+  | { type: 'reasoning-end'; id: string; signature: string }
+  | { type: 'tool-input-start'; id: string; toolName: string; kind: 'function' | 'custom' }
+  | { type: 'tool-input-delta'; id: string; delta: string }
+  | { type: 'tool-input-end'; id: string }
+  /** `input` is the complete argument text: JSON for function tools, the raw string for custom tools. */
+  | { type: 'tool-call'; toolCallId: string; toolName: string; kind: 'function' | 'custom'; input: string }
+  /** Latest cumulative usage for this response; encoders keep the last one. */
+  | { type: 'usage'; usage: TurnUsage }
+  | { type: 'turn-end'; stopReason: TurnStopReason; usage: TurnUsage }
+  | { type: 'error'; error: TurnError };

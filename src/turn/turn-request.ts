@@ -1,0 +1,104 @@
+/**
+ * The neutral request model. Every client protocol converts its request into a {@link TurnRequest};
+ * the engine and upstreams only ever see this shape. This module imports nothing.
+ */
+
+/** The client protocol a request arrived in. */
+export type TurnProtocol = 'anthropic' | 'openai-chat' | 'openai-responses';
+
+export type TurnTextPart = { type: 'text'; text: string };
+
+/** An image, either inline (base64) or by URL, exactly as the client sent it. */
+export type TurnImagePart = {
+  type: 'image';
+  source: { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
+};
+
+export type TurnUserPart = TurnTextPart | TurnImagePart;
+
+/** A reasoning (thinking) block from an earlier assistant turn. */
+export type TurnReasoningPart = { type: 'reasoning'; text: string; signature?: string };
+
+/** A tool call from an earlier assistant turn. `input` is the parsed JSON arguments (or the raw string for custom tools). */
+export type TurnToolCallPart = { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown };
+
+export type TurnAssistantPart = TurnTextPart | TurnReasoningPart | TurnToolCallPart;
+
+/**
+ * One transcript entry. Tool results are their own entries (Anthropic puts them inside a user message;
+ * they are split out in order). `system` entries are system/developer text that appears *inside* the
+ * conversation (Claude Code's mid-conversation `role: "system"` message, Codex `developer` items after
+ * the first user turn); top-level system text goes to {@link TurnRequest.system}.
+ */
+export type TurnMessage =
+  | { role: 'system'; content: TurnTextPart[] }
+  | { role: 'user'; content: TurnUserPart[] }
+  | { role: 'assistant'; content: TurnAssistantPart[] }
+  | {
+      role: 'tool';
+      toolCallId: string;
+      /** Known when the protocol carries it (Responses does not). */
+      toolName?: string;
+      content: TurnUserPart[];
+      isError: boolean;
+    };
+
+/** A JSON Schema object, passed through untouched. */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * A tool the client hosts. `function` tools take a JSON object; `custom` tools (Codex `apply_patch`)
+ * take one free-form string, mirrored upstream as `{ input: string }`.
+ */
+export type TurnTool = {
+  kind: 'function' | 'custom';
+  name: string;
+  description?: string;
+  inputSchema: JsonSchema;
+};
+
+export type TurnToolChoice =
+  { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
+
+/** Effort levels across protocols; `xhigh` is GPT's "extra-high", `max` Anthropic's top level. */
+export type TurnReasoningEffort = 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+/**
+ * What the client asked for in reasoning. `requested: false` covers no thinking field, `thinking.disabled`
+ * and effort `none`. `effort` is absent when reasoning is requested without a level (Anthropic adaptive).
+ */
+export type TurnReasoning = { requested: boolean; effort?: TurnReasoningEffort; budgetTokens?: number };
+
+/** A harmless unsupported input we dropped or downgraded; logged and carried, never a 400. */
+export type TurnWarning = {
+  code: 'unsupported-tool' | 'unsupported-field' | 'unsupported-content';
+  message: string;
+};
+
+/** What the protocol adapter found about conversation identity; the engine decides what it means. */
+export type TurnIdentityHints = {
+  /** The client's own session id and where it came from (e.g. `metadata.user_id`, `x-session-id`). */
+  nativeSessionId?: { value: string; source: string };
+  /** OpenAI `prompt_cache_key`, a fallback identity for Chat and Responses. */
+  promptCacheKey?: string;
+};
+
+export interface TurnRequest {
+  protocol: TurnProtocol;
+  /** The model string as the client sent it (`provider,model` allowed). */
+  model: string;
+  /** Top-level system / instructions text, in order. */
+  system: TurnTextPart[];
+  messages: TurnMessage[];
+  tools: TurnTool[];
+  toolChoice: TurnToolChoice;
+  reasoning: TurnReasoning;
+  maxOutputTokens?: number;
+  stream: boolean;
+  /** Chat Completions `stream_options.include_usage`; other protocols always report usage. */
+  includeStreamUsage: boolean;
+  identity: TurnIdentityHints;
+  /** Lower-cased request headers (secrets removed); identity and client detection read these. */
+  headers: Record<string, string>;
+  warnings: TurnWarning[];
+}

@@ -1,0 +1,201 @@
+/**
+ * A scripted {@link UpstreamPort} for tests, in the manner of `vercel/ai`'s mock language model: give it one
+ * script, an array of scripts (one per run, in order) or a function; it records every call.
+ */
+
+import { BridgeError, type TurnError } from '../../turn/turn-error.js';
+import type {
+  UpstreamEvent,
+  UpstreamPort,
+  UpstreamRun,
+  UpstreamRunInput,
+  UpstreamSession,
+  UpstreamSessionOptions,
+  UpstreamToolResult,
+} from '../upstream-port.js';
+
+export type ScriptStep =
+  | UpstreamEvent
+  /** Park until every emitted tool call is resolved (or the run is cancelled). */
+  | { type: 'await-tool-results' }
+  | { type: 'delay'; ms: number }
+  /** Compute events from what the run has seen so far (e.g. echo a tool result). */
+  | { type: 'emit'; events: (context: ScriptContext) => UpstreamEvent[] };
+
+export type ScriptContext = { input: UpstreamRunInput; toolResults: UpstreamToolResult[] };
+
+/** A run's script, or a failure `startRun` rejects with (as the SDK's typed errors do). */
+export type Script = ScriptStep[] | { startError: TurnError };
+
+export type ScriptSource = Script | Script[] | ((input: UpstreamRunInput, runIndex: number) => Script);
+
+export type ScriptedCall = {
+  sessionId: string;
+  sessionOptions: UpstreamSessionOptions;
+  input: UpstreamRunInput;
+  toolResults: UpstreamToolResult[];
+  cancelled: boolean;
+};
+
+export class ScriptedUpstream implements UpstreamPort {
+  /** Every `startRun`, in order. */
+  readonly calls: ScriptedCall[] = [];
+  readonly sessions: ScriptedSession[] = [];
+  #source: ScriptSource;
+
+  constructor(source: ScriptSource) {
+    this.#source = source;
+  }
+
+  async createSession(options: UpstreamSessionOptions): Promise<UpstreamSession> {
+    const session = new ScriptedSession(this, `scripted-${this.sessions.length + 1}`, options);
+    this.sessions.push(session);
+    return session;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.sessions.map((session) => session.dispose()));
+  }
+
+  /** @internal */
+  scriptFor(input: UpstreamRunInput): Script {
+    const index = this.calls.length - 1;
+    const source = this.#source;
+    if (typeof source === 'function') return source(input, index);
+    if (Array.isArray(source) && source.length > 0 && isScript(source[0])) {
+      const scripts = source as Script[];
+      const script = scripts[Math.min(index, scripts.length - 1)];
+      if (script === undefined) throw new Error('scripted upstream: no script');
+      return script;
+    }
+    return source as Script;
+  }
+}
+
+const isScript = (value: unknown): boolean =>
+  Array.isArray(value) || (typeof value === 'object' && value !== null && 'startError' in value);
+
+export class ScriptedSession implements UpstreamSession {
+  disposed = false;
+  #upstream: ScriptedUpstream;
+  #options: UpstreamSessionOptions;
+  #active: ScriptedRun | undefined;
+  readonly id: string;
+
+  constructor(upstream: ScriptedUpstream, id: string, options: UpstreamSessionOptions) {
+    this.#upstream = upstream;
+    this.id = id;
+    this.#options = options;
+  }
+
+  async startRun(input: UpstreamRunInput): Promise<UpstreamRun> {
+    if (this.disposed) throw new Error(`scripted session ${this.id} is disposed`);
+    if (this.#active?.running) throw new Error(`scripted session ${this.id} already has an active run`);
+    const call: ScriptedCall = {
+      sessionId: this.id,
+      sessionOptions: this.#options,
+      input,
+      toolResults: [],
+      cancelled: false,
+    };
+    this.#upstream.calls.push(call);
+    const script = this.#upstream.scriptFor(input);
+    if (!Array.isArray(script)) throw new BridgeError(script.startError);
+    this.#active = new ScriptedRun(`run-${this.#upstream.calls.length}`, script, call);
+    return this.#active;
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    await this.#active?.cancel();
+  }
+}
+
+class ScriptedRun implements UpstreamRun {
+  readonly id: string;
+  readonly events: AsyncIterator<UpstreamEvent>;
+  running = true;
+  #pending = new Set<string>();
+  #resolved = new Set<string>();
+  #call: ScriptedCall;
+  #wake: (() => void) | undefined;
+
+  constructor(id: string, script: ScriptStep[], call: ScriptedCall) {
+    this.id = id;
+    this.#call = call;
+    this.events = this.#play(script);
+  }
+
+  pendingToolCalls(): string[] {
+    return [...this.#pending];
+  }
+
+  resolveToolCalls(results: UpstreamToolResult[]): { unknown: string[] } {
+    const unknown: string[] = [];
+    for (const result of results) {
+      if (this.#resolved.has(result.toolCallId)) continue;
+      if (!this.#pending.delete(result.toolCallId)) {
+        unknown.push(result.toolCallId);
+        continue;
+      }
+      this.#resolved.add(result.toolCallId);
+      this.#call.toolResults.push(result);
+    }
+    this.#wake?.();
+    return { unknown };
+  }
+
+  async cancel(): Promise<void> {
+    if (!this.running) return;
+    this.#call.cancelled = true;
+    this.#pending.clear();
+    this.#wake?.();
+  }
+
+  async *#play(script: ScriptStep[]): AsyncGenerator<UpstreamEvent, void> {
+    try {
+      for (const step of script) {
+        if (this.#call.cancelled) break;
+        switch (step.type) {
+          case 'delay':
+            await this.#sleep(step.ms);
+            break;
+          case 'await-tool-results':
+            while (this.#pending.size > 0 && !this.#call.cancelled) {
+              await new Promise<void>((resolve) => (this.#wake = resolve));
+            }
+            break;
+          case 'emit':
+            for (const event of step.events({
+              input: this.#call.input,
+              toolResults: this.#call.toolResults,
+            })) {
+              yield* this.#emit(event);
+            }
+            break;
+          default:
+            yield* this.#emit(step);
+        }
+        if (step.type === 'end' || step.type === 'error') return;
+      }
+      if (this.#call.cancelled) yield { type: 'end', status: 'cancelled' };
+    } finally {
+      this.running = false;
+    }
+  }
+
+  *#emit(event: UpstreamEvent): Generator<UpstreamEvent> {
+    if (event.type === 'tool-call') this.#pending.add(event.toolCallId);
+    yield event;
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The engine's view of a model backend. The Cursor adapter (`cursor/`) implements it over `@cursor/sdk`;
+ * `scripted/` implements it for tests.
+ *
+ * A run can span several client requests: when the model calls host tools the run emits `tool-call`
+ * events (each call is *parked* upstream), then `tool-batch-end`; the engine ends the client's response
+ * with a tool-use stop and keeps the run. The next client request carries the results; the engine passes
+ * them to {@link UpstreamRun.resolveToolCalls} and keeps reading the same event iterator.
+ */
+
+import type { TurnError } from '../turn/turn-error.js';
+import type { TurnReasoning, TurnTool, TurnUserPart } from '../turn/turn-request.js';
+import type { TurnUsage } from '../turn/turn-usage.js';
+
+/** How the upstream agent may act: `bridge` = client hosts the tools; `plan` = text only; `agent` = Cursor's own tools. */
+export type UpstreamMode = 'bridge' | 'plan' | 'agent';
+
+export type UpstreamPrompt = {
+  text: string;
+  images: Array<{ mediaType: string; data: string }>;
+};
+
+export interface UpstreamRunInput {
+  prompt: UpstreamPrompt;
+  /** The host tools to mirror for this run (replaces the previous run's set). Empty in plan mode. */
+  tools: TurnTool[];
+  /** The model id, provider prefix already removed. */
+  model: string;
+  reasoning: TurnReasoning;
+}
+
+/**
+ * Events of one run. Ordering contract:
+ * - `reasoning-delta`s of one thinking block are followed by `reasoning-end` before text of the same step;
+ * - every `tool-call` of a step is emitted before that step's `tool-batch-end`; the upstream decides
+ *   batch completeness from its own signals (or a short bounded wait when they are absent);
+ * - `usage` is per model turn (not cumulative);
+ * - the stream ends with exactly one `end` or `error`, then the iterator completes.
+ */
+export type UpstreamEvent =
+  | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
+  | { type: 'reasoning-end' }
+  /** A host tool call, parked until {@link UpstreamRun.resolveToolCalls} settles it. */
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: Record<string, unknown> }
+  | { type: 'tool-batch-end' }
+  | { type: 'usage'; usage: TurnUsage }
+  | { type: 'end'; status: 'finished' | 'cancelled' }
+  | { type: 'error'; error: TurnError };
+
+export type UpstreamToolResult = { toolCallId: string; content: TurnUserPart[]; isError: boolean };
+
+export interface UpstreamRun {
+  readonly id: string;
+  /** Single consumer. Completes after the terminal `end` / `error` event. */
+  readonly events: AsyncIterator<UpstreamEvent>;
+  /** Ids of tool calls emitted and not yet resolved. */
+  pendingToolCalls(): string[];
+  /**
+   * Settle parked calls. Unknown ids are ignored and returned, so the engine can decide to replay.
+   * Resolving the same id twice is a no-op.
+   */
+  resolveToolCalls(results: UpstreamToolResult[]): { unknown: string[] };
+  /** Cancel the run for real; parked calls are settled; resolves when the run has retired. */
+  cancel(): Promise<void>;
+}
+
+export interface UpstreamSession {
+  readonly id: string;
+  /**
+   * Start a run. Resolves once the run has started; failures before that (auth, model, network) reject
+   * with a BridgeError, failures after it arrive as an `error` event. One active run at a time.
+   */
+  startRun(input: UpstreamRunInput): Promise<UpstreamRun>;
+  /** Cancel any active run, settle every parked call, release the agent. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+export interface UpstreamSessionOptions {
+  /** The scratch workspace the agent runs in (its cwd). */
+  workspaceDir: string;
+  mode: UpstreamMode;
+}
+
+export interface UpstreamPort {
+  createSession(options: UpstreamSessionOptions): Promise<UpstreamSession>;
+  /** Release shared resources; every session must be disposed first or is disposed here. */
+  close(): Promise<void>;
+}
