@@ -83,6 +83,12 @@ export interface UpstreamSessionOptions {
 }
 
 export interface UpstreamPort {
+  /**
+   * Check, before the client's response starts, everything that can fail as a plain HTTP error:
+   * credentials, the model catalog, the model and reasoning selection. Fast once cached. Rejects with a
+   * BridgeError (e.g. `authentication` with retryable false).
+   */
+  preflight(input: { model: string; reasoning: TurnReasoning }): Promise<void>;
   createSession(options: UpstreamSessionOptions): Promise<UpstreamSession>;
   /** Release shared resources; every session must be disposed first or is disposed here. */
   close(): Promise<void>;

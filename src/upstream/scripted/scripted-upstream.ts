@@ -43,8 +43,15 @@ export class ScriptedUpstream implements UpstreamPort {
   readonly sessions: ScriptedSession[] = [];
   #source: ScriptSource;
 
+  /** When set, `preflight` rejects with it (an auth or model failure before the stream opens). */
+  preflightError: TurnError | undefined;
+
   constructor(source: ScriptSource) {
     this.#source = source;
+  }
+
+  async preflight(): Promise<void> {
+    if (this.preflightError !== undefined) throw new BridgeError(this.preflightError);
   }
 
   async createSession(options: UpstreamSessionOptions): Promise<UpstreamSession> {
