@@ -67,7 +67,10 @@ export class EventPump {
       if (next.done) {
         yield* this.#close();
         this.outcome = { kind: 'failed' };
-        yield { type: 'error', error: { kind: 'api', message: 'The Cursor run ended without a result.', retryable: true } };
+        yield {
+          type: 'error',
+          error: { kind: 'api', message: 'The Cursor run ended without a result.', retryable: true },
+        };
         return;
       }
       const event = next.value;
@@ -95,7 +98,10 @@ export class EventPump {
         case 'tool-batch-end':
           if (this.output.toolCalls.length === 0) break;
           yield* this.#close();
-          this.outcome = { kind: 'tool-use', toolCallIds: this.output.toolCalls.map((call) => call.toolCallId) };
+          this.outcome = {
+            kind: 'tool-use',
+            toolCallIds: this.output.toolCalls.map((call) => call.toolCallId),
+          };
           yield { type: 'turn-end', stopReason: 'tool-use', usage: this.#usage };
           return;
         case 'usage':

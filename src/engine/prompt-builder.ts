@@ -18,7 +18,8 @@ export const currentRequestStart = (messages: readonly TurnMessage[]): number =>
   return messages.length;
 };
 
-const section = (tag: string, body: string): string => (body.trim() === '' ? '' : `<${tag}>\n${body}\n</${tag}>`);
+const section = (tag: string, body: string): string =>
+  body.trim() === '' ? '' : `<${tag}>\n${body}\n</${tag}>`;
 
 const assemble = (parts: string[], images: PromptImage[]): UpstreamPrompt => ({
   text: parts.filter((part) => part.trim() !== '').join('\n\n'),
@@ -37,11 +38,15 @@ export const buildFullPrompt = (request: TurnRequest, grounding: Grounding): Ups
       grounding.head,
       section(
         'client_system_prompt',
-        system === '' ? '' : `The client application's system prompt (context for you, from the user's side):\n${system}`,
+        system === ''
+          ? ''
+          : `The client application's system prompt (context for you, from the user's side):\n${system}`,
       ),
       section(
         'conversation_so_far',
-        earlier.length === 0 ? '' : `Earlier turns of this conversation:\n\n${messagesToText(earlier, images)}`,
+        earlier.length === 0
+          ? ''
+          : `Earlier turns of this conversation:\n\n${messagesToText(earlier, images)}`,
       ),
       section('current_request', messagesToText(current, images)),
       grounding.tail,
@@ -51,7 +56,13 @@ export const buildFullPrompt = (request: TurnRequest, grounding: Grounding): Ups
 };
 
 /** A follow-up for an agent that already holds the conversation: only the new messages. */
-export const buildSlimPrompt = (newMessages: readonly TurnMessage[], grounding: Grounding): UpstreamPrompt => {
+export const buildSlimPrompt = (
+  newMessages: readonly TurnMessage[],
+  grounding: Grounding,
+): UpstreamPrompt => {
   const images: PromptImage[] = [];
-  return assemble([grounding.head, section('current_request', messagesToText(newMessages, images)), grounding.tail], images);
+  return assemble(
+    [grounding.head, section('current_request', messagesToText(newMessages, images)), grounding.tail],
+    images,
+  );
 };

@@ -22,7 +22,8 @@ const partsText = (parts: readonly TurnUserPart[], images: PromptImage[]): strin
 
 export const joinText = (parts: readonly TurnTextPart[]): string => parts.map((part) => part.text).join('\n');
 
-const stringifyInput = (input: unknown): string => (typeof input === 'string' ? input : JSON.stringify(input));
+const stringifyInput = (input: unknown): string =>
+  typeof input === 'string' ? input : JSON.stringify(input);
 
 /** One transcript entry as delimited text. */
 export const messageToText = (message: TurnMessage, images: PromptImage[]): string => {

@@ -193,6 +193,8 @@ class ScriptedRun implements UpstreamRun {
 
   *#emit(event: UpstreamEvent): Generator<UpstreamEvent> {
     if (event.type === 'tool-call') this.#pending.add(event.toolCallId);
+    // A run is over once its terminal event exists, whether or not anyone reads further.
+    if (event.type === 'end' || event.type === 'error') this.running = false;
     yield event;
   }
 

@@ -1,0 +1,57 @@
+/**
+ * What the engine needs from the workspace layer, as narrow ports so the engine can be tested with
+ * plain objects. The CLI wires them to `src/workspace/`.
+ */
+
+import type { TurnRequest } from '../turn/turn-request.js';
+import type { Grounding } from './prompt-builder.js';
+
+export type PreparedWorkspace = {
+  /** The scratch directory the agent runs in. */
+  workspaceDir: string;
+  /** Grounding head and tail for this turn's prompt, stating the current host facts. */
+  grounding: Grounding;
+  /** The host's project root when the request reported one. */
+  hostRoot?: string;
+};
+
+export interface WorkspacePort {
+  /**
+   * Re-read the host facts from every text of the request, make sure the session's scratch workspace
+   * exists with up-to-date AGENTS.md and deny-hooks (rewritten only when the facts changed), and render
+   * the prompt grounding.
+   */
+  prepare(sessionKey: string, request: TurnRequest): Promise<PreparedWorkspace>;
+  /** Remove the session's scratch workspace (only ever inside the workspace root). */
+  remove(sessionKey: string): Promise<void>;
+}
+
+export type ToolCallCheck = { forward: true } | { forward: false; correction: string };
+
+/** Checks each host tool call before it reaches the client (scratch-path detection). */
+export interface ToolCallGuard {
+  check(
+    sessionKey: string,
+    call: { toolCallId: string; toolName: string; input: Record<string, unknown> },
+    context: { workspaceDir: string; hostRoot?: string },
+  ): ToolCallCheck;
+  /** Called once per client response, for the per-turn summary. */
+  endTurn(sessionKey: string): void;
+  /** Forget the session's counters. */
+  forget(sessionKey: string): void;
+}
+
+/** A workspace port for tests and plan mode: a fixed directory, empty grounding. */
+export const createStaticWorkspace = (
+  workspaceDir: string,
+  grounding: Grounding = { head: '', tail: '' },
+): WorkspacePort => ({
+  prepare: async () => ({ workspaceDir, grounding }),
+  remove: async () => {},
+});
+
+export const allowAllToolCalls: ToolCallGuard = {
+  check: () => ({ forward: true }),
+  endTurn: () => {},
+  forget: () => {},
+};

@@ -1,0 +1,325 @@
+/**
+ * The engine: maps each client request onto a conversation's Cursor agent and streams the turn.
+ * It owns the session registry, plans resume / slim follow-up / full replay, guards host tool calls,
+ * and turns upstream runs into TurnEvents for the server.
+ */
+
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { BridgeError, createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
+import type { TurnEvent } from '../turn/turn-event.js';
+import type { TurnRequest } from '../turn/turn-request.js';
+import type { UpstreamMode, UpstreamPort, UpstreamRunInput } from '../upstream/upstream-port.js';
+import { allowAllToolCalls, type ToolCallGuard, type WorkspacePort } from './engine-deps.js';
+import { EventPump } from './event-pump.js';
+import { buildFullPrompt, buildSlimPrompt } from './prompt-builder.js';
+import { Session } from './session.js';
+import { assistantDigest, messageDigest } from './transcript-digest.js';
+import { planTurn, type Plan } from './turn-planner.js';
+
+export type ResolvedModel = { model: string };
+
+export type EngineOptions = {
+  upstream: UpstreamPort;
+  workspace: WorkspacePort;
+  guard?: ToolCallGuard;
+  logger: Logger;
+  mode: UpstreamMode;
+  /** Route the client's model name to a Cursor model id; throws a BridgeError for an unusable route. */
+  resolveModel: (request: TurnRequest) => ResolvedModel;
+  maxSessions?: number;
+  idleTtlMs?: number;
+  /** How long a parked run waits for the client's tool results before it is cancelled. */
+  parkTimeoutMs?: number;
+  /** Bound on waiting for an SDK run or agent to retire. */
+  retireTimeoutMs?: number;
+  /** How long a failed streaming turn's error is replayed to the client's non-streaming retry. */
+  failureReplayMs?: number;
+};
+
+type Counters = {
+  turns: number;
+  failedTurns: number;
+  resumed: number;
+  slim: number;
+  replayed: number;
+  evicted: number;
+};
+
+const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+export class Engine {
+  readonly #options: Required<Omit<EngineOptions, 'guard'>> & { guard: ToolCallGuard };
+  readonly #sessions = new Map<string, Session>();
+  readonly #failures = new Map<string, { error: TurnError; at: number }>();
+  readonly #counters: Counters = { turns: 0, failedTurns: 0, resumed: 0, slim: 0, replayed: 0, evicted: 0 };
+  readonly #sweeper: NodeJS.Timeout;
+  #closed = false;
+
+  constructor(options: EngineOptions) {
+    this.#options = {
+      maxSessions: 32,
+      idleTtlMs: 15 * 60_000,
+      parkTimeoutMs: 30 * 60_000,
+      retireTimeoutMs: 5_000,
+      failureReplayMs: 60_000,
+      guard: allowAllToolCalls,
+      ...options,
+    };
+    this.#sweeper = setInterval(() => void this.#evictIdle(), 60_000);
+    this.#sweeper.unref();
+  }
+
+  /** The server's TurnHandler. */
+  handleTurn = async (request: TurnRequest, signal: AbortSignal): Promise<AsyncIterable<TurnEvent>> => {
+    if (this.#closed) throw new BridgeError(createTurnError('overloaded', 'The bridge is shutting down.'));
+    const { model } = this.#options.resolveModel(request);
+    await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
+
+    const fingerprint = sha(
+      `${request.protocol}\0${model}\0${request.messages.map(messageDigest).join('\0')}`,
+    );
+    const failure = this.#failures.get(fingerprint);
+    if (failure !== undefined && Date.now() - failure.at < this.#options.failureReplayMs) {
+      // Claude Code retries a turn that failed in-stream without streaming; answer with the same error
+      // instead of starting a second run.
+      throw new BridgeError(failure.error);
+    }
+    const session = this.#sessionFor(request);
+    return this.#turn(session, request, model, fingerprint, signal);
+  };
+
+  metrics(): Record<string, unknown> {
+    let inFlight = 0;
+    for (const session of this.#sessions.values()) if (session.inFlight) inFlight += 1;
+    return { sessions: this.#sessions.size, inFlightSessions: inFlight, ...this.#counters };
+  }
+
+  /** Dispose every session (settling parked calls), then the upstream. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#sweeper);
+    const sessions = [...this.#sessions.values()];
+    this.#sessions.clear();
+    await Promise.all(sessions.map((session) => this.#dispose(session)));
+    await this.#options.upstream.close();
+  }
+
+  /** Identity v1: the native session id (or none) plus the first user text. */
+  #identityKey(request: TurnRequest): string {
+    const firstUser = request.messages.find((message) => message.role === 'user');
+    const firstText =
+      firstUser?.role === 'user'
+        ? firstUser.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n')
+        : '';
+    const native = request.identity.nativeSessionId?.value ?? request.identity.promptCacheKey ?? '';
+    return sha(`${request.protocol}\0${native}\0${firstText}`);
+  }
+
+  #sessionFor(request: TurnRequest): Session {
+    const key = this.#identityKey(request);
+    const existing = this.#sessions.get(key);
+    if (existing !== undefined && !existing.busy) {
+      this.#sessions.delete(key);
+      this.#sessions.set(key, existing);
+      return existing;
+    }
+    const session = new Session();
+    // A busy conversation's side call (a title request, a parallel task) gets its own agent and does not
+    // take the main conversation over.
+    if (existing === undefined) {
+      this.#sessions.set(key, session);
+      this.#evictOverflow();
+    }
+    return session;
+  }
+
+  #evictOverflow(): void {
+    for (const [key, session] of this.#sessions) {
+      if (this.#sessions.size <= this.#options.maxSessions) return;
+      if (session.inFlight) continue;
+      this.#sessions.delete(key);
+      this.#counters.evicted += 1;
+      void this.#dispose(session);
+    }
+  }
+
+  async #evictIdle(): Promise<void> {
+    const now = Date.now();
+    for (const [key, session] of this.#sessions) {
+      if (session.inFlight || now - session.lastUsedAt < this.#options.idleTtlMs) continue;
+      this.#sessions.delete(key);
+      this.#counters.evicted += 1;
+      await this.#dispose(session);
+    }
+    for (const [fingerprint, failure] of this.#failures) {
+      if (now - failure.at >= this.#options.failureReplayMs) this.#failures.delete(fingerprint);
+    }
+  }
+
+  async #dispose(session: Session): Promise<void> {
+    try {
+      await session.dispose(this.#options.retireTimeoutMs);
+    } finally {
+      this.#options.guard.forget(session.key);
+      await this.#options.workspace.remove(session.key).catch((error: unknown) => {
+        this.#options.logger.warn({ err: error, session: session.key }, 'could not remove workspace');
+      });
+    }
+  }
+
+  async *#turn(
+    session: Session,
+    request: TurnRequest,
+    model: string,
+    fingerprint: string,
+    signal: AbortSignal,
+  ): AsyncGenerator<TurnEvent, void> {
+    const log = this.#options.logger.child({ session: session.key, protocol: request.protocol });
+    session.busy = true;
+    session.lastUsedAt = Date.now();
+    session.clearParkDeadline();
+    this.#counters.turns += 1;
+    const digests = request.messages.map(messageDigest);
+    const tools = this.#options.mode === 'bridge' ? request.tools : [];
+    const pump = new EventPump({
+      tools,
+      forwardToolCall: (call) => {
+        const check = this.#options.guard.check(session.key, call, {
+          workspaceDir: session.workspaceDir,
+          ...(session.hostRoot === undefined ? {} : { hostRoot: session.hostRoot }),
+        });
+        if (check.forward) return true;
+        session.run?.resolveToolCalls([
+          { toolCallId: call.toolCallId, content: [{ type: 'text', text: check.correction }], isError: true },
+        ]);
+        return false;
+      },
+    });
+    const onAbort = (): void => void session.retireRun(this.#options.retireTimeoutMs);
+    let completed = false;
+    try {
+      const plan = planTurn(
+        {
+          hasAgent: session.upstream !== undefined,
+          parkedToolCallIds: session.parkedToolCallIds,
+          committed: session.committed,
+          interrupted: session.interrupted,
+        },
+        request.messages,
+        digests,
+      );
+      log.debug(
+        { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
+        'planned turn',
+      );
+      await this.#startOrResume(session, request, model, plan, tools);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const events = session.events;
+      if (events === undefined)
+        throw new BridgeError(createTurnError('api', 'The Cursor run is not available.'));
+      for await (const event of pump.pump(events)) {
+        if (event.type === 'error') {
+          this.#counters.failedTurns += 1;
+          if (request.stream) this.#failures.set(fingerprint, { error: event.error, at: Date.now() });
+        }
+        yield event;
+      }
+      completed = true;
+    } catch (error) {
+      const turnError = toTurnError(error);
+      log.warn({ error: turnError, err: error }, 'turn failed');
+      this.#counters.failedTurns += 1;
+      if (request.stream) this.#failures.set(fingerprint, { error: turnError, at: Date.now() });
+      pump.outcome = { kind: 'failed' };
+      completed = true;
+      yield { type: 'error', error: turnError };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.#options.guard.endTurn(session.key);
+      await this.#settle(session, pump, digests, completed && !signal.aborted, log);
+      session.busy = false;
+      session.lastUsedAt = Date.now();
+    }
+  }
+
+  async #startOrResume(
+    session: Session,
+    request: TurnRequest,
+    model: string,
+    plan: Plan,
+    tools: TurnRequest['tools'],
+  ): Promise<void> {
+    if (plan.kind === 'resume') {
+      this.#counters.resumed += 1;
+      session.run?.resolveToolCalls(plan.results);
+      session.parkedToolCallIds = [];
+      return;
+    }
+    if (plan.kind === 'replay') {
+      this.#counters.replayed += 1;
+      if (session.upstream !== undefined) await session.dispose(this.#options.retireTimeoutMs);
+    } else {
+      this.#counters.slim += 1;
+      await session.retireRun(this.#options.retireTimeoutMs);
+    }
+    const prepared = await this.#options.workspace.prepare(session.key, request);
+    session.workspaceDir = prepared.workspaceDir;
+    session.hostRoot = prepared.hostRoot;
+    session.upstream ??= await this.#options.upstream.createSession({
+      workspaceDir: prepared.workspaceDir,
+      mode: this.#options.mode,
+    });
+    const input: UpstreamRunInput = {
+      prompt:
+        plan.kind === 'slim'
+          ? buildSlimPrompt(plan.newMessages, prepared.grounding)
+          : buildFullPrompt(request, prepared.grounding),
+      tools,
+      model,
+      reasoning: request.reasoning,
+    };
+    // Until the run reports otherwise, the agent holds the transcript up to this request.
+    session.committed = request.messages.map(messageDigest);
+    session.interrupted = false;
+    const run = await session.upstream.startRun(input);
+    session.run = run;
+    session.events = run.events;
+  }
+
+  /** Record what the agent now holds and what happens to the run after this response. */
+  async #settle(
+    session: Session,
+    pump: EventPump,
+    digests: string[],
+    completed: boolean,
+    log: Logger,
+  ): Promise<void> {
+    const outcome = pump.outcome;
+    if (completed && outcome.kind === 'tool-use') {
+      session.parkedToolCallIds = outcome.toolCallIds;
+      session.committed = [...digests, assistantDigest(pump.output.text, pump.output.toolCalls)];
+      session.armParkDeadline(this.#options.parkTimeoutMs, () => {
+        log.warn('parked tool calls expired without a client result; cancelling the run');
+        void session.retireRun(this.#options.retireTimeoutMs);
+      });
+      return;
+    }
+    if (completed && outcome.kind === 'finished') {
+      session.run = undefined;
+      session.events = undefined;
+      session.committed = [...digests, assistantDigest(pump.output.text, [])];
+      return;
+    }
+    // Failed, cancelled or interrupted: stop the run. The agent still holds the history up to this
+    // request, so a following request can continue with a slim follow-up.
+    await session.retireRun(this.#options.retireTimeoutMs);
+    if (outcome.kind === 'failed') {
+      session.committed = undefined;
+      return;
+    }
+    session.committed = digests;
+    session.interrupted = true;
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * One client conversation and the Cursor agent that serves it. A session is busy while a client response
+ * streams; between responses its run may stay parked on host tool calls.
+ */
+
+import { randomBytes } from 'node:crypto';
+import type { UpstreamEvent, UpstreamRun, UpstreamSession } from '../upstream/upstream-port.js';
+
+export const createSessionKey = (): string => randomBytes(16).toString('hex');
+
+export class Session {
+  /** 32 hex chars; names the scratch workspace. Opaque, never derived from conversation text. */
+  readonly key = createSessionKey();
+  upstream: UpstreamSession | undefined;
+  run: UpstreamRun | undefined;
+  events: AsyncIterator<UpstreamEvent> | undefined;
+  /** Digests of the transcript the agent holds, or undefined when unknown. */
+  committed: string[] | undefined;
+  parkedToolCallIds: string[] = [];
+  interrupted = false;
+  busy = false;
+  lastUsedAt = Date.now();
+  /** The scratch workspace and host root used by the current run. */
+  workspaceDir = '';
+  hostRoot: string | undefined;
+  #parkDeadline: NodeJS.Timeout | undefined;
+
+  /** True when eviction would lose work: a live stream, a running run or parked tools. */
+  get inFlight(): boolean {
+    return this.busy || this.parkedToolCallIds.length > 0 || this.run !== undefined;
+  }
+
+  /** Cancel a parked run if the client never comes back. */
+  armParkDeadline(ms: number, onExpire: () => void): void {
+    this.clearParkDeadline();
+    this.#parkDeadline = setTimeout(onExpire, ms);
+    this.#parkDeadline.unref();
+  }
+
+  clearParkDeadline(): void {
+    if (this.#parkDeadline) clearTimeout(this.#parkDeadline);
+    this.#parkDeadline = undefined;
+  }
+
+  /** Cancel the run (settling its parked calls) and forget it; bounded so a stuck SDK cannot hang us. */
+  async retireRun(timeoutMs: number): Promise<void> {
+    this.clearParkDeadline();
+    const run = this.run;
+    this.run = undefined;
+    this.events = undefined;
+    this.parkedToolCallIds = [];
+    if (run === undefined) return;
+    await Promise.race([run.cancel(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+  }
+
+  /** Retire the run and release the agent. */
+  async dispose(timeoutMs: number): Promise<void> {
+    await this.retireRun(timeoutMs);
+    const upstream = this.upstream;
+    this.upstream = undefined;
+    this.committed = undefined;
+    if (upstream !== undefined) {
+      await Promise.race([
+        upstream.dispose(),
+        new Promise((resolve) => setTimeout(resolve, timeoutMs).unref()),
+      ]);
+    }
+  }
+}

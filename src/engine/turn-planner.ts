@@ -1,0 +1,79 @@
+/**
+ * Decides how a request continues a conversation's agent: resume the parked run with the client's tool
+ * results, send a slim follow-up to an idle agent that holds the history, or replay the whole transcript
+ * to a fresh agent. Anything that does not line up exactly is replayed — never forced.
+ */
+
+import type { TurnMessage } from '../turn/turn-request.js';
+import type { UpstreamToolResult } from '../upstream/upstream-port.js';
+import { startsWith } from './transcript-digest.js';
+
+export type Plan =
+  | { kind: 'resume'; results: UpstreamToolResult[] }
+  | { kind: 'slim'; newMessages: TurnMessage[] }
+  | { kind: 'replay'; reason: string };
+
+export type AgentView = {
+  /** The agent exists and holds history. */
+  hasAgent: boolean;
+  /** Ids of tool calls the live run has parked, awaiting results. */
+  parkedToolCallIds: readonly string[];
+  /** Digests of the transcript the agent holds, when known exactly. */
+  committed: readonly string[] | undefined;
+  /** The last turn's stream died mid-turn; the agent holds a partial answer the client may not show. */
+  interrupted: boolean;
+};
+
+const systemReminder = /<system-reminder>[\s\S]*?<\/system-reminder>/g;
+
+/** User text that steers the model, as opposed to client bookkeeping (system reminders, blanks). */
+export const isMeaningfulUserMessage = (message: TurnMessage): boolean =>
+  message.role === 'user' &&
+  message.content.some(
+    (part) => part.type === 'image' || part.text.replace(systemReminder, '').trim() !== '',
+  );
+
+export const planTurn = (
+  agent: AgentView,
+  messages: readonly TurnMessage[],
+  digests: readonly string[],
+): Plan => {
+  if (!agent.hasAgent) return { kind: 'replay', reason: 'no agent yet' };
+  const committed = agent.committed;
+  if (committed === undefined) return { kind: 'replay', reason: 'agent history unknown' };
+  if (!startsWith(digests, committed)) return { kind: 'replay', reason: 'transcript diverged' };
+  const suffix = messages.slice(committed.length);
+
+  if (agent.parkedToolCallIds.length > 0) {
+    const results = suffix.filter((message) => message.role === 'tool');
+    const rest = suffix.filter((message) => message.role !== 'tool');
+    const ids = new Set(results.map((message) => message.toolCallId));
+    const exact =
+      ids.size === agent.parkedToolCallIds.length && agent.parkedToolCallIds.every((id) => ids.has(id));
+    if (!exact) return { kind: 'replay', reason: 'tool results do not match the parked calls' };
+    if (rest.some((message) => message.role !== 'user' || isMeaningfulUserMessage(message))) {
+      return { kind: 'replay', reason: 'new user text alongside tool results' };
+    }
+    return {
+      kind: 'resume',
+      results: results.flatMap((message) =>
+        message.role === 'tool'
+          ? [{ toolCallId: message.toolCallId, content: message.content, isError: message.isError }]
+          : [],
+      ),
+    };
+  }
+
+  if (suffix.length === 1 && suffix[0]?.role === 'user') return { kind: 'slim', newMessages: suffix };
+  if (
+    agent.interrupted &&
+    suffix.at(-1)?.role === 'user' &&
+    suffix.every((message) => message.role === 'user' || message.role === 'assistant')
+  ) {
+    return { kind: 'slim', newMessages: suffix };
+  }
+  return {
+    kind: 'replay',
+    reason: suffix.length === 0 ? 'nothing new to send' : 'more than one new message',
+  };
+};

@@ -1,0 +1,72 @@
+import { pino } from 'pino';
+import { Engine, type EngineOptions } from '../../src/engine/engine.js';
+import { createStaticWorkspace } from '../../src/engine/engine-deps.js';
+import type { TurnEvent } from '../../src/turn/turn-event.js';
+import type { TurnMessage, TurnRequest } from '../../src/turn/turn-request.js';
+import { ScriptedUpstream, type ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
+
+export const silentLogger = pino({ level: 'silent' });
+
+export const createTestEngine = (source: ScriptSource, options: Partial<EngineOptions> = {}) => {
+  const upstream = new ScriptedUpstream(source);
+  const engine = new Engine({
+    upstream,
+    workspace: createStaticWorkspace('/tmp/scratch', { head: 'HEAD', tail: 'TAIL' }),
+    logger: silentLogger,
+    mode: 'bridge',
+    resolveModel: (request) => ({ model: request.model }),
+    ...options,
+  });
+  return { engine, upstream };
+};
+
+export const user = (text: string): TurnMessage => ({ role: 'user', content: [{ type: 'text', text }] });
+export const assistant = (
+  text: string,
+  calls: Array<{ id: string; name: string; input?: unknown }> = [],
+): TurnMessage => ({
+  role: 'assistant',
+  content: [
+    ...(text === '' ? [] : [{ type: 'text' as const, text }]),
+    ...calls.map((call) => ({
+      type: 'tool-call' as const,
+      toolCallId: call.id,
+      toolName: call.name,
+      input: call.input ?? {},
+    })),
+  ],
+});
+export const toolResult = (id: string, text: string, isError = false): TurnMessage => ({
+  role: 'tool',
+  toolCallId: id,
+  content: [{ type: 'text', text }],
+  isError,
+});
+
+export const request = (messages: TurnMessage[], extra: Partial<TurnRequest> = {}): TurnRequest => ({
+  protocol: 'anthropic',
+  model: 'composer-2',
+  system: [{ type: 'text', text: 'You are Claude Code.' }],
+  messages,
+  tools: [{ kind: 'function', name: 'Bash', description: 'Run a command', inputSchema: { type: 'object' } }],
+  toolChoice: { type: 'auto' },
+  reasoning: { requested: false },
+  stream: true,
+  includeStreamUsage: true,
+  identity: { nativeSessionId: { value: 'session-1', source: 'x-claude-code-session-id' } },
+  headers: {},
+  warnings: [],
+  ...extra,
+});
+
+export const collect = async (events: AsyncIterable<TurnEvent>, limit = Infinity): Promise<TurnEvent[]> => {
+  const out: TurnEvent[] = [];
+  for await (const event of events) {
+    out.push(event);
+    if (out.length >= limit) break;
+  }
+  return out;
+};
+
+export const textOf = (events: TurnEvent[]): string =>
+  events.flatMap((event) => (event.type === 'text-delta' ? [event.delta] : [])).join('');
