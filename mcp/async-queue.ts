@@ -1,0 +1,48 @@
+/**
+ * An unbounded single-consumer queue exposed as an async iterator. Items pushed before the consumer
+ * asks are buffered in order; `end()` lets the consumer drain what is buffered, then completes it.
+ */
+export class AsyncQueue<T> implements AsyncIterableIterator<T> {
+  readonly #buffer: T[] = [];
+  readonly #waiting: Array<(result: IteratorResult<T, undefined>) => void> = [];
+  readonly #onReturn: (() => void) | undefined;
+  #ended = false;
+
+  /** `onReturn` runs once when the queue ends, whether by `end()` or by the consumer's `return()`. */
+  constructor(onReturn?: () => void) {
+    this.#onReturn = onReturn;
+  }
+
+  /** Appends an item; ignored once the queue has ended. */
+  push(item: T): void {
+    if (this.#ended) return;
+    const waiter = this.#waiting.shift();
+    if (waiter) waiter({ value: item, done: false });
+    else this.#buffer.push(item);
+  }
+
+  /** Ends the queue: buffered items are still delivered, then every `next()` reports done. Idempotent. */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    for (const waiter of this.#waiting.splice(0)) waiter({ value: undefined, done: true });
+    this.#onReturn?.();
+  }
+
+  next(): Promise<IteratorResult<T, undefined>> {
+    if (this.#buffer.length > 0) return Promise.resolve({ value: this.#buffer.shift() as T, done: false });
+    if (this.#ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** The consumer stops early (`break` in `for await`): buffered items are dropped. */
+  return(): Promise<IteratorResult<T, undefined>> {
+    this.#buffer.length = 0;
+    this.end();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * JSON Schema tool definitions (as clients send them) → MCP `Tool` entries.
+ *
+ * Arguments are never validated against the schema (the client validates; calls pass through), so the
+ * schema only has to satisfy MCP's own `Tool` shape, which `Client.listTools()` enforces on the other end:
+ * root `type: "object"`, `properties` an object of object schemas, `required` a string array. Everything
+ * else is kept, `$schema` included (SDK 1.32 accepts it; it tells peers the draft when it is not 2020-12).
+ */
+
+import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from './is-record.js';
+
+/** A host tool as the bridge knows it; `TurnTool` from the neutral model fits this shape. */
+export type ToolDefinition = {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. Anything that is not an object becomes `{type:"object"}`. */
+  inputSchema?: Record<string, unknown>;
+  annotations?: ToolAnnotations;
+};
+
+/** The MCP tool input schema: an object schema, other JSON Schema keywords kept as given. */
+export type McpInputSchema = Tool['inputSchema'];
+
+const ANNOTATION_FLAGS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
+/** Converts one definition. Unknown keys on the definition itself are dropped. */
+export function mirrorToolDefinition(definition: ToolDefinition): Tool {
+  const tool: Tool = { name: definition.name, inputSchema: normalizeInputSchema(definition.inputSchema) };
+  if (typeof definition.description === 'string') tool.description = definition.description;
+  const annotations = normalizeAnnotations(definition.annotations);
+  if (annotations) tool.annotations = annotations;
+  return tool;
+}
+
+/**
+ * Makes any JSON Schema acceptable as an MCP tool input schema. A root `type` other than `"object"`
+ * (including `["object","null"]`) becomes `"object"`: MCP tool arguments are always an object.
+ * Boolean property schemas become their object forms (`true` → `{}`, `false` → `{not:{}}`).
+ */
+export function normalizeInputSchema(schema: unknown): McpInputSchema {
+  const source = isRecord(schema) ? schema : {};
+  const { required, properties, ...rest } = source;
+  const normalized: McpInputSchema = { ...rest, type: 'object', properties: normalizeProperties(properties) };
+  if (Array.isArray(required)) {
+    normalized.required = required.filter((name): name is string => typeof name === 'string');
+  }
+  return normalized;
+}
+
+function normalizeProperties(properties: unknown): Record<string, object> {
+  if (!isRecord(properties)) return {};
+  const normalized: Record<string, object> = {};
+  for (const [name, schema] of Object.entries(properties)) {
+    normalized[name] = isRecord(schema) ? schema : schema === false ? { not: {} } : {};
+  }
+  return normalized;
+}
+
+/** Keeps only the annotation fields MCP defines, with the right types (a wrong one fails `listTools`). */
+function normalizeAnnotations(annotations: unknown): ToolAnnotations | undefined {
+  if (!isRecord(annotations)) return undefined;
+  const normalized: ToolAnnotations = {};
+  if (typeof annotations.title === 'string') normalized.title = annotations.title;
+  for (const flag of ANNOTATION_FLAGS) {
+    const value = annotations[flag];
+    if (typeof value === 'boolean') normalized[flag] = value;
+  }
+  return Object.keys(normalized).length > 0 ? normalized : undefined;
+}
