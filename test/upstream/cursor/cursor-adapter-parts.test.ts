@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { DeltaMerger } from '../../../src/upstream/cursor/delta-merger.js';
+import { mapCursorRunError, mapCursorSdkError } from '../../../src/upstream/cursor/map-cursor-error.js';
+import { mapCursorUsage } from '../../../src/upstream/cursor/map-cursor-usage.js';
+import { ToolBatchTracker } from '../../../src/upstream/cursor/tool-batch-tracker.js';
+
+describe('DeltaMerger', () => {
+  it('emits each part of the shared sequence once, whichever source is ahead', () => {
+    const merger = new DeltaMerger();
+    expect(merger.accept('delta', 'Hel')).toBe('Hel');
+    expect(merger.accept('stream', 'He')).toBe('');
+    expect(merger.accept('stream', 'llo')).toBe('lo');
+    expect(merger.accept('delta', 'lo')).toBe('');
+    expect(merger.accept('delta', ' world')).toBe(' world');
+    expect(merger.accept('stream', ' world')).toBe('');
+    merger.reset();
+    expect(merger.accept('stream', 'next')).toBe('next');
+  });
+});
+
+describe('ToolBatchTracker', () => {
+  it('completes only when every listed and started call is parked', () => {
+    const tracker = new ToolBatchTracker();
+    tracker.listed(2);
+    tracker.started('a');
+    tracker.parked('a');
+    expect(tracker.complete).toBe(false);
+    tracker.started('b');
+    expect(tracker.complete).toBe(false);
+    tracker.parked('b');
+    expect(tracker.complete).toBe(true);
+    expect(tracker.waitingWithoutListing).toBe(false);
+  });
+
+  it('without a listing signal, reports a tentative completion the caller confirms after a short wait', () => {
+    const tracker = new ToolBatchTracker();
+    tracker.started('a');
+    expect(tracker.complete).toBe(false);
+    tracker.parked('a');
+    expect(tracker.complete).toBe(true);
+    expect(tracker.waitingWithoutListing).toBe(true);
+    tracker.reset();
+    expect(tracker.parkedCount).toBe(0);
+  });
+});
+
+describe('mapCursorUsage', () => {
+  it('bounds cache reads by the input and takes them out of it', () => {
+    expect(
+      mapCursorUsage({
+        inputTokens: 1200,
+        outputTokens: 34,
+        cacheReadTokens: 1000,
+        cacheWriteTokens: 5,
+        reasoningTokens: 7,
+      }),
+    ).toEqual({
+      inputTokens: 200,
+      outputTokens: 34,
+      cacheReadTokens: 1000,
+      cacheWriteTokens: 5,
+      reasoningTokens: 7,
+    });
+    expect(
+      mapCursorUsage({ inputTokens: 100, outputTokens: 1, cacheReadTokens: 5000, cacheWriteTokens: 0 }),
+    ).toMatchObject({
+      inputTokens: 0,
+      cacheReadTokens: 100,
+    });
+  });
+});
+
+describe('Cursor error mapping', () => {
+  const named = (name: string, message: string): Error => Object.assign(new Error(message), { name });
+
+  it.each([
+    ['AuthenticationError', 'authentication', false],
+    ['RateLimitError', 'rate-limit', true],
+    ['ConfigurationError', 'invalid-request', false],
+    ['NetworkError', 'overloaded', true],
+    ['UnknownAgentError', 'api', true],
+  ] as const)('%s → %s', (name, kind, retryable) => {
+    const error = mapCursorSdkError(named(name, 'details'));
+    expect(error).toMatchObject({ kind, retryable });
+    expect(error.message).toContain('details');
+  });
+
+  it('tells the user how to fix a rejected key', () => {
+    expect(mapCursorSdkError(named('AuthenticationError', 'Invalid API key')).message).toMatch(
+      /crsr_.*CURSOR_API_KEY/,
+    );
+  });
+
+  it.each([
+    [{ message: '[unknown] Invalid API key (fake)' }, 'authentication'],
+    [{ message: 'usage limit exceeded' }, 'rate-limit'],
+    [{ message: '[unknown] Failed to connect to API key exchange endpoint: fetch failed' }, 'overloaded'],
+    [{ message: 'fetch failed' }, 'overloaded'],
+    [{ message: 'model crashed', code: 'internal' }, 'api'],
+  ] as const)('run error %j → %s', (runError, kind) => {
+    expect(mapCursorRunError(runError).kind).toBe(kind);
+  });
+});
