@@ -1,0 +1,427 @@
+import type { z } from 'zod';
+import { createTurnError } from '../../turn/turn-error.js';
+import type {
+  TurnAssistantPart,
+  TurnIdentityHints,
+  TurnMessage,
+  TurnReasoning,
+  TurnReasoningEffort,
+  TurnRequest,
+  TurnTextPart,
+  TurnTool,
+  TurnToolChoice,
+  TurnUserPart,
+  TurnWarning,
+} from '../../turn/turn-request.js';
+import type { ParseResult } from '../protocol-adapter.js';
+import {
+  describeOpenaiChatSchemaIssue,
+  openaiChatAssistantMessageSchema,
+  openaiChatCustomToolCallSchema,
+  openaiChatFunctionToolCallSchema,
+  openaiChatFunctionToolSchema,
+  openaiChatImageUrlPartSchema,
+  openaiChatRefusalPartSchema,
+  openaiChatRequestSchema,
+  openaiChatSystemMessageSchema,
+  openaiChatTextPartSchema,
+  openaiChatToolChoiceSchema,
+  openaiChatToolMessageSchema,
+  openaiChatToolSchema,
+  openaiChatUserMessageSchema,
+  type OpenaiChatContent,
+  type OpenaiChatRequest,
+} from './openai-chat-schema.js';
+
+/** A bad field deep inside the body; caught once at the top and turned into an invalid-request error. */
+class RequestFault {
+  constructor(
+    readonly param: string,
+    readonly message: string,
+  ) {}
+}
+
+const parseAt = <T extends z.ZodType>(schema: T, value: unknown, path: string): z.infer<T> => {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = describeOpenaiChatSchemaIssue(result.error, path.split('.'));
+  throw new RequestFault(issue.path, issue.message);
+};
+
+const safeParseJson = (text: string): { success: true; value: unknown } | { success: false } => {
+  try {
+    return { success: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { success: false };
+  }
+};
+
+/** Session headers in the order the product spec lists them; the first present one wins. */
+const identityHeaders = [
+  'x-opencode-session',
+  'x-kilocode-taskid',
+  'x-kilo-session',
+  'x-grok-session-id',
+  'x-grok-conv-id',
+  'x-conversation-id',
+  'session-id',
+  'x-session-id',
+  'x-session-affinity',
+] as const;
+
+const secretHeaders: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'cookie',
+]);
+
+/** Parameters we accept but cannot honour upstream; reported as warnings, never rejected. */
+const ignoredFields = [
+  'temperature',
+  'top_p',
+  'stop',
+  'response_format',
+  'logprobs',
+  'top_logprobs',
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'functions',
+  'function_call',
+  'audio',
+  'modalities',
+  'prediction',
+  'web_search_options',
+  'verbosity',
+] as const;
+
+const reasoningEfforts: ReadonlySet<string> = new Set<TurnReasoningEffort>([
+  'minimal',
+  'low',
+  'medium',
+  'high',
+  'xhigh',
+  'max',
+]);
+
+const emptyInputSchema = (): Record<string, unknown> => ({ type: 'object', properties: {} });
+
+type Context = { warnings: TurnWarning[]; toolNames: Map<string, string> };
+
+const warn = (context: Context, code: TurnWarning['code'], message: string): void => {
+  context.warnings.push({ code, message });
+};
+
+const convertImageUrl = (url: string, path: string, context: Context): TurnUserPart | undefined => {
+  const dataUrl = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s.exec(url);
+  if (dataUrl) {
+    if (!dataUrl[2]?.split(';').includes('base64')) {
+      warn(context, 'unsupported-content', `${path}: only base64 data URLs are supported; image dropped`);
+      return undefined;
+    }
+    const mediaType = dataUrl[1] || 'application/octet-stream';
+    return { type: 'image', source: { kind: 'base64', mediaType, data: dataUrl[3] ?? '' } };
+  }
+  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { kind: 'url', url } };
+  warn(context, 'unsupported-content', `${path}: image URL scheme is not supported; image dropped`);
+  return undefined;
+};
+
+/** Text-only content (system/developer). Non-text parts are dropped with a warning; empty text is skipped. */
+const convertTextContent = (content: OpenaiChatContent, path: string, context: Context): TurnTextPart[] => {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  const parts: TurnTextPart[] = [];
+  content.forEach((part, index) => {
+    const partPath = `${path}.${index}`;
+    if (part.type === 'text') {
+      const { text } = parseAt(openaiChatTextPartSchema, part, partPath);
+      if (text !== '') parts.push({ type: 'text', text });
+    } else {
+      warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+    }
+  });
+  return parts;
+};
+
+/** User and tool-result content: text and images (data URL → base64, http(s) → url). */
+const convertUserContent = (content: OpenaiChatContent, path: string, context: Context): TurnUserPart[] => {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  const parts: TurnUserPart[] = [];
+  content.forEach((part, index) => {
+    const partPath = `${path}.${index}`;
+    if (part.type === 'text') {
+      parts.push({ type: 'text', text: parseAt(openaiChatTextPartSchema, part, partPath).text });
+    } else if (part.type === 'image_url') {
+      const { image_url: image } = parseAt(openaiChatImageUrlPartSchema, part, partPath);
+      const converted = convertImageUrl(typeof image === 'string' ? image : image.url, partPath, context);
+      if (converted) parts.push(converted);
+    } else {
+      warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+    }
+  });
+  return parts;
+};
+
+const convertToolCallArguments = (value: string | Record<string, unknown> | null | undefined): unknown => {
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'string') return value;
+  if (value.trim() === '') return {};
+  const parsed = safeParseJson(value);
+  return parsed.success ? parsed.value : value;
+};
+
+const convertAssistantMessage = (message: unknown, path: string, context: Context): TurnAssistantPart[] => {
+  const assistant = parseAt(openaiChatAssistantMessageSchema, message, path);
+  const parts: TurnAssistantPart[] = [];
+  if (assistant.reasoning_content) parts.push({ type: 'reasoning', text: assistant.reasoning_content });
+  const content = assistant.content ?? '';
+  if (typeof content === 'string') {
+    if (content !== '') parts.push({ type: 'text', text: content });
+  } else {
+    content.forEach((part, index) => {
+      const partPath = `${path}.content.${index}`;
+      if (part.type === 'text') {
+        const { text } = parseAt(openaiChatTextPartSchema, part, partPath);
+        if (text !== '') parts.push({ type: 'text', text });
+      } else if (part.type === 'refusal') {
+        parts.push({ type: 'text', text: parseAt(openaiChatRefusalPartSchema, part, partPath).refusal });
+      } else {
+        warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+      }
+    });
+  }
+  if (assistant.refusal && !parts.some((part) => part.type === 'text')) {
+    parts.push({ type: 'text', text: assistant.refusal });
+  }
+  (assistant.tool_calls ?? []).forEach((call, index) => {
+    const callPath = `${path}.tool_calls.${index}`;
+    if (call.type === 'custom') {
+      const { id, custom } = parseAt(openaiChatCustomToolCallSchema, call, callPath);
+      context.toolNames.set(id, custom.name);
+      parts.push({ type: 'tool-call', toolCallId: id, toolName: custom.name, input: custom.input });
+      return;
+    }
+    const { id, function: fn } = parseAt(openaiChatFunctionToolCallSchema, call, callPath);
+    context.toolNames.set(id, fn.name);
+    parts.push({
+      type: 'tool-call',
+      toolCallId: id,
+      toolName: fn.name,
+      input: convertToolCallArguments(fn.arguments),
+    });
+  });
+  return parts;
+};
+
+/**
+ * The leading run of system/developer messages becomes `system`; later ones stay in the transcript as
+ * role `system` entries. Tool results keep their position and learn their tool name from the call.
+ */
+const convertMessages = (
+  messages: OpenaiChatRequest['messages'],
+  context: Context,
+): { system: TurnTextPart[]; messages: TurnMessage[] } => {
+  const system: TurnTextPart[] = [];
+  const converted: TurnMessage[] = [];
+  let leading = true;
+  messages.forEach((message, index) => {
+    const path = `messages.${index}`;
+    const isSystem = message.role === 'system' || message.role === 'developer';
+    if (!isSystem) leading = false;
+    switch (message.role) {
+      case 'system':
+      case 'developer': {
+        const { content } = parseAt(openaiChatSystemMessageSchema, message, path);
+        const parts = convertTextContent(content, `${path}.content`, context);
+        if (leading) system.push(...parts);
+        else if (parts.length > 0) converted.push({ role: 'system', content: parts });
+        return;
+      }
+      case 'user': {
+        const { content } = parseAt(openaiChatUserMessageSchema, message, path);
+        const parts = convertUserContent(content, `${path}.content`, context);
+        if (parts.length > 0) converted.push({ role: 'user', content: parts });
+        return;
+      }
+      case 'assistant': {
+        const parts = convertAssistantMessage(message, path, context);
+        if (parts.length > 0) converted.push({ role: 'assistant', content: parts });
+        return;
+      }
+      case 'tool': {
+        const tool = parseAt(openaiChatToolMessageSchema, message, path);
+        const toolName = context.toolNames.get(tool.tool_call_id);
+        converted.push({
+          role: 'tool',
+          toolCallId: tool.tool_call_id,
+          ...(toolName === undefined ? {} : { toolName }),
+          content: convertUserContent(tool.content, `${path}.content`, context),
+          isError: false,
+        });
+        return;
+      }
+      default:
+        warn(
+          context,
+          'unsupported-content',
+          `${path}: message role "${message.role}" is not supported; dropped`,
+        );
+    }
+  });
+  return { system, messages: converted };
+};
+
+const convertTools = (tools: readonly unknown[], context: Context): TurnTool[] => {
+  const converted: TurnTool[] = [];
+  tools.forEach((tool, index) => {
+    const path = `tools.${index}`;
+    const entry = openaiChatToolSchema.safeParse(tool);
+    if (!entry.success) {
+      warn(context, 'unsupported-tool', `${path}: not a tool object; dropped`);
+      return;
+    }
+    if (entry.data.type !== 'function') {
+      warn(context, 'unsupported-tool', `${path}: tool type "${entry.data.type}" is not supported; dropped`);
+      return;
+    }
+    const parsed = openaiChatFunctionToolSchema.safeParse(tool);
+    if (!parsed.success) {
+      const issue = describeOpenaiChatSchemaIssue(parsed.error, [path]);
+      warn(context, 'unsupported-tool', `${issue.path}: ${issue.message}; tool dropped`);
+      return;
+    }
+    const { name, description, parameters } = parsed.data.function;
+    converted.push({
+      kind: 'function',
+      name,
+      ...(typeof description === 'string' ? { description } : {}),
+      inputSchema: parameters ?? emptyInputSchema(),
+    });
+  });
+  return converted;
+};
+
+const convertToolChoice = (value: unknown, context: Context): TurnToolChoice => {
+  if (value === undefined || value === null) return { type: 'auto' };
+  const parsed = openaiChatToolChoiceSchema.safeParse(value);
+  if (!parsed.success) {
+    warn(context, 'unsupported-field', 'tool_choice: unsupported value; using "auto"');
+    return { type: 'auto' };
+  }
+  const choice = parsed.data;
+  if (typeof choice === 'string') return { type: choice };
+  return { type: 'tool', name: choice.function.name };
+};
+
+const convertReasoning = (request: OpenaiChatRequest, context: Context): TurnReasoning => {
+  const effort = request.reasoning_effort ?? request.reasoning?.effort;
+  if (effort === undefined || effort === null || effort === 'none') return { requested: false };
+  if (reasoningEfforts.has(effort)) return { requested: true, effort: effort as TurnReasoningEffort };
+  warn(
+    context,
+    'unsupported-field',
+    `reasoning_effort: unknown level "${effort}"; the model default is used`,
+  );
+  return { requested: true };
+};
+
+const nonEmpty = (value: string | null | undefined): string | undefined =>
+  typeof value === 'string' && value.trim() !== '' ? value : undefined;
+
+const convertIdentity = (request: OpenaiChatRequest, headers: Record<string, string>): TurnIdentityHints => {
+  const identity: TurnIdentityHints = {};
+  for (const name of identityHeaders) {
+    const value = nonEmpty(headers[name]);
+    if (value !== undefined) {
+      identity.nativeSessionId = { value, source: name };
+      break;
+    }
+  }
+  if (identity.nativeSessionId === undefined) {
+    const { conversation } = request;
+    const value =
+      nonEmpty(typeof conversation === 'object' ? conversation?.id : conversation) ??
+      nonEmpty(request.conversation_id);
+    if (value !== undefined) identity.nativeSessionId = { value, source: 'conversation' };
+  }
+  const promptCacheKey = nonEmpty(request.prompt_cache_key);
+  if (promptCacheKey !== undefined) identity.promptCacheKey = promptCacheKey;
+  return identity;
+};
+
+/** Lower-cases header names and drops credentials so they never reach the turn (or its logs). */
+const sanitizeHeaders = (headers: Record<string, string>): Record<string, string> => {
+  const sanitized: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const key = name.toLowerCase();
+    if (!secretHeaders.has(key)) sanitized[key] = value;
+  }
+  return sanitized;
+};
+
+const warnIgnoredFields = (body: Record<string, unknown>, context: Context): void => {
+  for (const field of ignoredFields) {
+    if (body[field] !== undefined && body[field] !== null) {
+      warn(context, 'unsupported-field', `${field}: not supported by the upstream; ignored`);
+    }
+  }
+  if (typeof body['n'] === 'number' && body['n'] !== 1) {
+    warn(context, 'unsupported-field', 'n: only one choice is produced; ignored');
+  }
+};
+
+const invalidRequest = (param: string, reason: string): ParseResult => ({
+  success: false,
+  error: createTurnError(
+    'invalid-request',
+    param === '' ? `Invalid request body: ${reason}` : `Invalid request: ${param}: ${reason}`,
+    param === '' ? {} : { param },
+  ),
+});
+
+/**
+ * Converts a Chat Completions body (already `JSON.parse`d) and its headers into a {@link TurnRequest}.
+ * Unknown fields, roles, content parts and tool kinds never fail the request: they are dropped with a
+ * {@link TurnWarning}. A field we read with the wrong shape fails with an `invalid-request` error whose
+ * `param` is the dot path of the field (e.g. `messages.2.content`).
+ */
+export const convertOpenaiChatRequestToTurn = (
+  body: unknown,
+  headers: Record<string, string>,
+): ParseResult => {
+  const parsed = openaiChatRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = describeOpenaiChatSchemaIssue(parsed.error);
+    return invalidRequest(issue.path, issue.message);
+  }
+  const request = parsed.data;
+  const context: Context = { warnings: [], toolNames: new Map() };
+  const cleanHeaders = sanitizeHeaders(headers);
+  try {
+    const tools = convertTools(request.tools ?? [], context);
+    const { system, messages } = convertMessages(request.messages, context);
+    warnIgnoredFields(request, context);
+    const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens;
+    const turn: TurnRequest = {
+      protocol: 'openai-chat',
+      model: request.model,
+      system,
+      messages,
+      tools,
+      toolChoice: convertToolChoice(request.tool_choice, context),
+      reasoning: convertReasoning(request, context),
+      ...(maxOutputTokens === undefined || maxOutputTokens === null ? {} : { maxOutputTokens }),
+      stream: request.stream ?? false,
+      includeStreamUsage: request.stream_options?.include_usage ?? false,
+      identity: convertIdentity(request, cleanHeaders),
+      headers: cleanHeaders,
+      warnings: context.warnings,
+    };
+    return { success: true, value: turn };
+  } catch (error) {
+    if (error instanceof RequestFault) return invalidRequest(error.param, error.message);
+    throw error;
+  }
+};
