@@ -1,0 +1,100 @@
+/**
+ * Loose zod schemas for the Anthropic Messages request: only the fields the bridge reads are validated,
+ * unknown keys are kept. Content blocks and tools are validated one by one in `anthropic-to-turn.ts`, so an
+ * unknown block or tool kind becomes a warning instead of a 400.
+ * @see https://docs.anthropic.com/en/api/messages
+ */
+
+import { z } from 'zod';
+
+/** `string | block[]`; the blocks are checked individually by the converter. */
+const contentSchema = z.union([z.string(), z.array(z.unknown())], {
+  error: 'expected a string or an array of content blocks',
+});
+
+export const anthropicMessageSchema = z.looseObject({
+  role: z.enum(['user', 'assistant', 'system']),
+  content: contentSchema,
+});
+export type AnthropicMessage = z.infer<typeof anthropicMessageSchema>;
+
+export const anthropicToolChoiceSchema = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('auto') }),
+  z.looseObject({ type: z.literal('any') }),
+  z.looseObject({ type: z.literal('none') }),
+  z.looseObject({ type: z.literal('tool'), name: z.string() }),
+]);
+export type AnthropicToolChoice = z.infer<typeof anthropicToolChoiceSchema>;
+
+/** `enabled` (with `budget_tokens`), `adaptive` (with `display`), `disabled`; other types are tolerated. */
+export const anthropicThinkingSchema = z.looseObject({
+  type: z.string(),
+  budget_tokens: z.number().int().nonnegative().optional(),
+});
+
+export const anthropicRequestSchema = z.looseObject({
+  model: z.string(),
+  system: z.union([z.string(), z.array(z.unknown())]).optional(),
+  messages: z.array(anthropicMessageSchema),
+  tools: z.array(z.unknown()).optional(),
+  tool_choice: anthropicToolChoiceSchema.optional(),
+  thinking: anthropicThinkingSchema.optional(),
+  output_config: z.looseObject({ effort: z.string().nullish() }).nullish(),
+  max_tokens: z.number().int().positive().optional(),
+  stream: z.boolean().optional(),
+  metadata: z.looseObject({ user_id: z.string().nullish() }).nullish(),
+  stop_sequences: z.array(z.string()).nullish(),
+});
+export type AnthropicRequest = z.infer<typeof anthropicRequestSchema>;
+
+/** Every content block has a string `type`; the rest depends on it. */
+export const anthropicBlockHeadSchema = z.looseObject({ type: z.string() });
+
+export const anthropicTextBlockSchema = z.looseObject({ type: z.literal('text'), text: z.string() });
+
+export const anthropicImageBlockSchema = z.looseObject({
+  type: z.literal('image'),
+  source: z.looseObject({ type: z.string() }),
+});
+
+export const anthropicBase64SourceSchema = z.looseObject({
+  type: z.literal('base64'),
+  media_type: z.string(),
+  data: z.string(),
+});
+
+export const anthropicUrlSourceSchema = z.looseObject({ type: z.literal('url'), url: z.string() });
+
+export const anthropicToolUseBlockSchema = z.looseObject({
+  type: z.literal('tool_use'),
+  id: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+});
+
+export const anthropicToolResultBlockSchema = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string(),
+  content: contentSchema.optional(),
+  is_error: z.boolean().nullish(),
+});
+
+export const anthropicThinkingBlockSchema = z.looseObject({
+  type: z.literal('thinking'),
+  thinking: z.string(),
+  signature: z.string().nullish(),
+});
+
+/** Claude Code's ToolSearch answers with these inside a tool_result. */
+export const anthropicToolReferenceBlockSchema = z.looseObject({
+  type: z.literal('tool_reference'),
+  tool_name: z.string(),
+});
+
+/** A client-hosted tool: `{name, description?, input_schema}` (`type` absent or `custom`). */
+export const anthropicFunctionToolSchema = z.looseObject({
+  name: z.string(),
+  description: z.string().optional(),
+  input_schema: z.record(z.string(), z.unknown()),
+  type: z.literal('custom').nullish(),
+});

@@ -1,0 +1,431 @@
+import type { z } from 'zod';
+
+import type { ParseResult } from '../protocol-adapter.js';
+import { BridgeError, createTurnError } from '../../turn/turn-error.js';
+import type {
+  TurnAssistantPart,
+  TurnIdentityHints,
+  TurnMessage,
+  TurnReasoning,
+  TurnReasoningEffort,
+  TurnTextPart,
+  TurnTool,
+  TurnToolChoice,
+  TurnUserPart,
+  TurnWarning,
+} from '../../turn/turn-request.js';
+import {
+  anthropicBase64SourceSchema,
+  anthropicBlockHeadSchema,
+  anthropicFunctionToolSchema,
+  anthropicImageBlockSchema,
+  anthropicRequestSchema,
+  anthropicTextBlockSchema,
+  anthropicThinkingBlockSchema,
+  anthropicToolReferenceBlockSchema,
+  anthropicToolResultBlockSchema,
+  anthropicToolUseBlockSchema,
+  anthropicUrlSourceSchema,
+  type AnthropicMessage,
+  type AnthropicRequest,
+  type AnthropicToolChoice,
+} from './anthropic-schema.js';
+
+/** Headers never copied onto the turn (they would end up in logs). */
+const secretHeaders: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'cookie',
+]);
+
+/** Top-level fields read by the converter, or harmless to ignore without a warning. */
+const knownFields: ReadonlySet<string> = new Set([
+  'model',
+  'system',
+  'messages',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'output_config',
+  'max_tokens',
+  'stream',
+  'metadata',
+  'stop_sequences',
+  'context_management',
+  'temperature',
+  'top_p',
+  'top_k',
+  'service_tier',
+  'cache_control',
+]);
+
+const efforts: ReadonlySet<string> = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
+
+/** Claude Code's first system block: a per-version billing line, not prompt text. */
+const billingHeaderPrefix = 'x-anthropic-billing-header:';
+
+type Context = { warnings: TurnWarning[] };
+
+const fail = (param: string, message: string): never => {
+  throw new BridgeError(
+    createTurnError('invalid-request', `Invalid request: ${param}: ${message}`, { param, retryable: false }),
+  );
+};
+
+const parseAt = <T extends z.ZodType>(schema: T, value: unknown, path: string): z.infer<T> => {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const param = [path, ...(issue?.path ?? []).map(String)].filter((part) => part !== '').join('.');
+  return fail(param, issue?.message ?? 'invalid value');
+};
+
+const warn = (context: Context, code: TurnWarning['code'], message: string): void => {
+  context.warnings.push({ code, message });
+};
+
+const parseJsonLoosely = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+};
+
+const convertImageSource = (source: unknown, path: string, context: Context): TurnUserPart | undefined => {
+  const head = parseAt(anthropicBlockHeadSchema, source, path);
+  if (head.type === 'base64') {
+    const base64 = parseAt(anthropicBase64SourceSchema, source, path);
+    return { type: 'image', source: { kind: 'base64', mediaType: base64.media_type, data: base64.data } };
+  }
+  if (head.type === 'url') {
+    return {
+      type: 'image',
+      source: { kind: 'url', url: parseAt(anthropicUrlSourceSchema, source, path).url },
+    };
+  }
+  warn(context, 'unsupported-content', `${path}: image source type "${head.type}" is not supported; dropped`);
+  return undefined;
+};
+
+/** A text or image block of user content or of a tool result; other kinds are dropped with a warning. */
+const convertUserBlock = (block: unknown, path: string, context: Context): TurnUserPart | undefined => {
+  const { type } = parseAt(anthropicBlockHeadSchema, block, path);
+  switch (type) {
+    case 'text':
+      return { type: 'text', text: parseAt(anthropicTextBlockSchema, block, path).text };
+    case 'image':
+      return convertImageSource(
+        parseAt(anthropicImageBlockSchema, block, path).source,
+        `${path}.source`,
+        context,
+      );
+    case 'tool_reference':
+      // ToolSearch loaded a deferred tool; every tool is already callable upstream, so keep it as a note.
+      return {
+        type: 'text',
+        text: `Loaded tool: ${parseAt(anthropicToolReferenceBlockSchema, block, path).tool_name}`,
+      };
+    default:
+      warn(context, 'unsupported-content', `${path}: content block type "${type}" is not supported; dropped`);
+      return undefined;
+  }
+};
+
+const convertTextOnly = (content: string | unknown[], path: string, context: Context): TurnTextPart[] => {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  const parts: TurnTextPart[] = [];
+  content.forEach((block, index) => {
+    const blockPath = `${path}.${index}`;
+    const { type } = parseAt(anthropicBlockHeadSchema, block, blockPath);
+    if (type === 'text')
+      parts.push({ type: 'text', text: parseAt(anthropicTextBlockSchema, block, blockPath).text });
+    else warn(context, 'unsupported-content', `${blockPath}: "${type}" is not text; dropped`);
+  });
+  return parts;
+};
+
+const convertToolResultContent = (
+  content: string | unknown[] | undefined,
+  path: string,
+  context: Context,
+): TurnUserPart[] => {
+  if (content === undefined) return [];
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.flatMap((block, index) => convertUserBlock(block, `${path}.${index}`, context) ?? []);
+};
+
+/** A user message: text and images; each tool_result becomes its own `tool` entry, order preserved. */
+const convertUserMessage = (content: string | unknown[], path: string, context: Context): TurnMessage[] => {
+  if (typeof content === 'string') return [{ role: 'user', content: [{ type: 'text', text: content }] }];
+  const messages: TurnMessage[] = [];
+  let pending: TurnUserPart[] = [];
+  const flush = (): void => {
+    if (pending.length > 0) messages.push({ role: 'user', content: pending });
+    pending = [];
+  };
+  content.forEach((block, index) => {
+    const blockPath = `${path}.${index}`;
+    const { type } = parseAt(anthropicBlockHeadSchema, block, blockPath);
+    if (type !== 'tool_result') {
+      const part = convertUserBlock(block, blockPath, context);
+      if (part) pending.push(part);
+      return;
+    }
+    const result = parseAt(anthropicToolResultBlockSchema, block, blockPath);
+    flush();
+    messages.push({
+      role: 'tool',
+      toolCallId: result.tool_use_id,
+      content: convertToolResultContent(result.content, `${blockPath}.content`, context),
+      isError: result.is_error === true,
+    });
+  });
+  flush();
+  return messages;
+};
+
+const convertAssistantBlock = (
+  block: unknown,
+  path: string,
+  context: Context,
+): TurnAssistantPart | undefined => {
+  const { type } = parseAt(anthropicBlockHeadSchema, block, path);
+  switch (type) {
+    case 'text':
+      return { type: 'text', text: parseAt(anthropicTextBlockSchema, block, path).text };
+    case 'tool_use': {
+      const call = parseAt(anthropicToolUseBlockSchema, block, path);
+      const input = typeof call.input === 'string' ? parseJsonLoosely(call.input) : (call.input ?? {});
+      return { type: 'tool-call', toolCallId: call.id, toolName: call.name, input };
+    }
+    case 'thinking': {
+      const thinking = parseAt(anthropicThinkingBlockSchema, block, path);
+      return {
+        type: 'reasoning',
+        text: thinking.thinking,
+        ...(thinking.signature ? { signature: thinking.signature } : {}),
+      };
+    }
+    case 'redacted_thinking':
+      // Opaque Anthropic ciphertext: meaningless to any other model.
+      return undefined;
+    default:
+      warn(context, 'unsupported-content', `${path}: content block type "${type}" is not supported; dropped`);
+      return undefined;
+  }
+};
+
+const convertMessage = (message: AnthropicMessage, path: string, context: Context): TurnMessage[] => {
+  const contentPath = `${path}.content`;
+  switch (message.role) {
+    case 'system': {
+      const content = convertTextOnly(message.content, contentPath, context);
+      return content.length > 0 ? [{ role: 'system', content }] : [];
+    }
+    case 'user':
+      return convertUserMessage(message.content, contentPath, context);
+    case 'assistant': {
+      const content: TurnAssistantPart[] =
+        typeof message.content === 'string'
+          ? [{ type: 'text', text: message.content }]
+          : message.content.flatMap(
+              (block, index) => convertAssistantBlock(block, `${contentPath}.${index}`, context) ?? [],
+            );
+      return content.length > 0 ? [{ role: 'assistant', content }] : [];
+    }
+    default: {
+      const _exhaustive: never = message.role;
+      return _exhaustive;
+    }
+  }
+};
+
+const convertSystem = (system: AnthropicRequest['system'], context: Context): TurnTextPart[] => {
+  if (system === undefined) return [];
+  if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
+  return convertTextOnly(system, 'system', context).filter(
+    (part) => !part.text.startsWith(billingHeaderPrefix),
+  );
+};
+
+/** Client tools (with `input_schema`) are kept, `defer_loading` ones too; server tools are dropped. */
+const convertTools = (tools: unknown[] | undefined, context: Context): TurnTool[] =>
+  (tools ?? []).flatMap((tool, index): TurnTool[] => {
+    const parsed = anthropicFunctionToolSchema.safeParse(tool);
+    if (parsed.success) {
+      const { name, description, input_schema } = parsed.data;
+      return [
+        {
+          kind: 'function',
+          name,
+          ...(description === undefined ? {} : { description }),
+          inputSchema: input_schema,
+        },
+      ];
+    }
+    const head = typeof tool === 'object' && tool !== null ? (tool as Record<string, unknown>) : {};
+    const label = [head.type, head.name].filter((value) => typeof value === 'string').join(' ') || 'tool';
+    warn(
+      context,
+      'unsupported-tool',
+      `tools.${index}: ${label} is not a client tool with an input_schema; dropped`,
+    );
+    return [];
+  });
+
+const convertToolChoice = (choice: AnthropicToolChoice | undefined): TurnToolChoice => {
+  if (choice === undefined) return { type: 'auto' };
+  switch (choice.type) {
+    case 'auto':
+      return { type: 'auto' };
+    case 'any':
+      return { type: 'required' };
+    case 'none':
+      return { type: 'none' };
+    case 'tool':
+      return { type: 'tool', name: choice.name };
+    default: {
+      const _exhaustive: never = choice;
+      return _exhaustive;
+    }
+  }
+};
+
+/**
+ * `thinking` plus `output_config.effort`. No thinking field but an effort still asks for reasoning
+ * (the spec: "no thinking / effort / reasoning" means none requested); `disabled` always wins.
+ */
+const convertReasoning = (request: AnthropicRequest, context: Context): TurnReasoning => {
+  const rawEffort = request.output_config?.effort;
+  let effort: TurnReasoningEffort | undefined;
+  if (typeof rawEffort === 'string') {
+    if (efforts.has(rawEffort)) effort = rawEffort as TurnReasoningEffort;
+    else warn(context, 'unsupported-field', `output_config.effort "${rawEffort}" is not supported; ignored`);
+  }
+  const withEffort = effort === undefined ? {} : { effort };
+  const thinking = request.thinking;
+  if (thinking === undefined) return { requested: effort !== undefined, ...withEffort };
+  switch (thinking.type) {
+    case 'disabled':
+      return { requested: false };
+    case 'enabled':
+      return {
+        requested: true,
+        ...withEffort,
+        ...(thinking.budget_tokens === undefined ? {} : { budgetTokens: thinking.budget_tokens }),
+      };
+    case 'adaptive':
+    case 'between_tools':
+      return { requested: true, ...withEffort };
+    default:
+      warn(
+        context,
+        'unsupported-field',
+        `thinking.type "${thinking.type}" is not supported; treated as adaptive`,
+      );
+      return { requested: true, ...withEffort };
+  }
+};
+
+/**
+ * Claude Code's `metadata.user_id` is a JSON string with `session_id`; older versions end it with
+ * `_session_<id>`; other clients put an opaque id there. A JSON value without `session_id` only names the
+ * device, so it falls through to the `x-claude-code-session-id` header.
+ */
+const convertIdentity = (
+  userId: string | null | undefined,
+  headers: Record<string, string>,
+): TurnIdentityHints => {
+  const fromMetadata = (value: string): TurnIdentityHints => ({
+    nativeSessionId: { value, source: 'metadata.user_id' },
+  });
+  if (typeof userId === 'string' && userId !== '') {
+    const parsed = parseJsonLoosely(userId);
+    if (typeof parsed === 'object' && parsed !== null) {
+      const sessionId = (parsed as Record<string, unknown>).session_id;
+      if (typeof sessionId === 'string' && sessionId !== '') return fromMetadata(sessionId);
+    } else {
+      const legacy = /_session_([^_]+)$/.exec(userId)?.[1];
+      return fromMetadata(legacy ?? userId);
+    }
+  }
+  const header = headers['x-claude-code-session-id'];
+  return header ? { nativeSessionId: { value: header, source: 'x-claude-code-session-id' } } : {};
+};
+
+const normalizeHeaders = (headers: Record<string, string>): Record<string, string> => {
+  const normalized: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!secretHeaders.has(lower)) normalized[lower] = value;
+  }
+  return normalized;
+};
+
+const warnIgnoredFields = (
+  body: Record<string, unknown>,
+  request: AnthropicRequest,
+  context: Context,
+): void => {
+  const unknown = Object.keys(body).filter((key) => !knownFields.has(key));
+  if (unknown.length > 0)
+    warn(context, 'unsupported-field', `ignored unsupported fields: ${unknown.join(', ')}`);
+  if (request.stop_sequences && request.stop_sequences.length > 0) {
+    warn(context, 'unsupported-field', 'stop_sequences are not supported; ignored');
+  }
+  if (request.output_config && 'format' in request.output_config && request.output_config.format != null) {
+    warn(context, 'unsupported-field', 'output_config.format (structured output) is not supported; ignored');
+  }
+};
+
+/**
+ * Convert an Anthropic Messages request body (already `JSON.parse`d) and its headers into a TurnRequest.
+ * Never throws. A malformed field gives `{success: false}` with an `invalid-request` error whose `param`
+ * is the field path (`messages.2.content`); unknown fields, block kinds and server tools become warnings.
+ */
+export const convertAnthropicRequestToTurn = (
+  body: unknown,
+  headers: Record<string, string>,
+): ParseResult => {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return {
+      success: false,
+      error: createTurnError('invalid-request', 'Invalid request: the body must be a JSON object', {
+        retryable: false,
+      }),
+    };
+  }
+  const context: Context = { warnings: [] };
+  try {
+    const request = parseAt(anthropicRequestSchema, body, '');
+    const normalizedHeaders = normalizeHeaders(headers);
+    warnIgnoredFields(body as Record<string, unknown>, request, context);
+    const system = convertSystem(request.system, context);
+    const messages = request.messages.flatMap((message, index) =>
+      convertMessage(message, `messages.${index}`, context),
+    );
+    return {
+      success: true,
+      value: {
+        protocol: 'anthropic',
+        model: request.model,
+        system,
+        messages,
+        tools: convertTools(request.tools, context),
+        toolChoice: convertToolChoice(request.tool_choice),
+        reasoning: convertReasoning(request, context),
+        ...(request.max_tokens === undefined ? {} : { maxOutputTokens: request.max_tokens }),
+        stream: request.stream === true,
+        includeStreamUsage: true,
+        identity: convertIdentity(request.metadata?.user_id, normalizedHeaders),
+        headers: normalizedHeaders,
+        warnings: context.warnings,
+      },
+    };
+  } catch (error) {
+    if (error instanceof BridgeError) return { success: false, error: error.turnError };
+    throw error;
+  }
+};
