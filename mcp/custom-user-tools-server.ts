@@ -1,0 +1,116 @@
+/**
+ * The `custom-user-tools` MCP server: mirrors the host's tools and parks every call in a
+ * {@link ParkedCallBroker} until the bridge settles it with the client's result.
+ *
+ * Transport-agnostic: the bridge connects it to an in-process client (`connectInProcess`); a standalone
+ * tool host connects it to stdio or Streamable HTTP. One `Server` serves one transport at a time, so a
+ * host with several peers creates one server per peer, sharing the broker.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolDefinition } from './mirror-tool-definition.js';
+import type { ParkedCallBroker } from './parked-call-broker.js';
+import { createErrorResult } from './tool-call-result.js';
+import type { ToolCallResult } from './tool-call-result.js';
+import { ToolMirror } from './tool-mirror.js';
+import { waitForParkedResult } from './wait-for-parked-result.js';
+import type { ToolRequestExtra } from './wait-for-parked-result.js';
+
+/** The MCP server name; `@cursor/sdk` also uses it as the provider identifier of custom tools. */
+export const CUSTOM_USER_TOOLS_SERVER_NAME = 'custom-user-tools';
+
+/**
+ * The `tools/call` request `_meta` key carrying the SDK's `toolCallId` (MCP has no such field).
+ * Calls without it (any other MCP client) get a generated id.
+ */
+export const TOOL_CALL_ID_META_KEY = 'toolCallId';
+
+export type CustomUserToolsServerOptions = {
+  tools: readonly ToolDefinition[];
+  broker: ParkedCallBroker;
+  /** Reported in `serverInfo`. Default `0.0.0`. */
+  version?: string;
+  /** Sent to peers at initialization. */
+  instructions?: string;
+  /** Ids for calls that arrive without one. Default `mcp-call-<uuid>`. */
+  generateToolCallId?: () => string;
+  /** Keep peers that asked for progress alive with a `notifications/progress` this often. Default: off. */
+  progressIntervalMs?: number;
+};
+
+export type CustomUserToolsServer = {
+  /** The low-level MCP server; connect it to exactly one transport. */
+  readonly server: Server;
+  readonly broker: ParkedCallBroker;
+  /** The currently mirrored tools. */
+  tools(): Tool[];
+  /** Replaces the mirrored set; sends `notifications/tools/list_changed` if it changed. Returns whether it did. */
+  setTools(tools: readonly ToolDefinition[]): boolean;
+  /**
+   * Closes the server and its transport. Calls parked under a generated id are settled (their peer is
+   * gone); calls parked under an SDK id stay with the broker, whose owner settles or closes it. Idempotent.
+   */
+  close(): Promise<void>;
+};
+
+export function createCustomUserToolsServer(options: CustomUserToolsServerOptions): CustomUserToolsServer {
+  const { broker } = options;
+  const generateToolCallId = options.generateToolCallId ?? (() => `mcp-call-${randomUUID()}`);
+  const server = new Server(
+    { name: CUSTOM_USER_TOOLS_SERVER_NAME, version: options.version ?? '0.0.0' },
+    {
+      capabilities: { tools: { listChanged: true } },
+      ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    },
+  );
+  const mirror = new ToolMirror(server, options.tools);
+
+  const callTool = async (request: CallToolRequest, extra: ToolRequestExtra): Promise<ToolCallResult> => {
+    const { name } = request.params;
+    const sdkToolCallId = readToolCallId(request.params._meta);
+    // A retried SDK call attaches to its parked call even if the tool list changed in between.
+    const known = sdkToolCallId !== undefined && broker.status(sdkToolCallId) !== 'unknown';
+    if (!known && mirror.get(name) === undefined) {
+      const available = mirror.list().map((tool) => tool.name);
+      return createErrorResult(`Unknown tool "${name}". Available tools: ${available.join(', ') || 'none'}.`);
+    }
+    const toolCallId = sdkToolCallId ?? generateToolCallId();
+    const parked = broker.park({ toolCallId, toolName: name, args: request.params.arguments ?? {} });
+    const result = await waitForParkedResult(parked, extra, {
+      // A generated id has exactly one waiter, this request: settle it so it cannot leak. An SDK id may
+      // have other waiters (retries), and the bridge owns its lifecycle.
+      onAbort: () => {
+        if (sdkToolCallId === undefined)
+          broker.reject(toolCallId, 'The tool call was cancelled by the MCP client.');
+      },
+      progressIntervalMs: options.progressIntervalMs,
+    });
+    return ensureTransportable(result);
+  };
+  server.setRequestHandler(CallToolRequestSchema, callTool);
+
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    broker,
+    tools: () => mirror.list(),
+    setTools: (tools) => mirror.setTools(tools),
+    close: () => (closing ??= server.close()),
+  };
+}
+
+function readToolCallId(meta: CallToolRequest['params']['_meta']): string | undefined {
+  const value = meta?.[TOOL_CALL_ID_META_KEY];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** A result MCP cannot carry (e.g. bad base64) would become a protocol error; report it as a tool error. */
+function ensureTransportable(result: ToolCallResult): ToolCallResult {
+  const parsed = CallToolResultSchema.safeParse(result);
+  if (parsed.success) return result;
+  const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+  return createErrorResult(`The tool host returned a result that MCP cannot carry (${detail}).`);
+}
