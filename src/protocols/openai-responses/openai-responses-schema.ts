@@ -1,0 +1,89 @@
+/**
+ * Loose zod schemas for the parts of an OpenAI Responses request (`POST /v1/responses`) the bridge uses.
+ * Unknown keys are kept; unknown input item, content part and tool types are validated only for a string
+ * `type` and become warnings in the converter, never 400s.
+ *
+ * @see https://platform.openai.com/docs/api-reference/responses/create
+ */
+
+import { z } from 'zod';
+
+/** Any typed object; the converter dispatches on `type` and validates the specific shape. */
+export const openaiResponsesTypedObjectSchema = z.looseObject({ type: z.string() });
+
+export const openaiResponsesRequestSchema = z.looseObject({
+  model: z.string(),
+  instructions: z.string().nullish(),
+  /** A plain string is one user message; otherwise the list of input items (validated item by item). */
+  input: z.union([z.string(), z.array(z.unknown())]),
+  tools: z.array(z.unknown()).nullish(),
+  tool_choice: z
+    .union([z.string(), z.looseObject({ type: z.string(), name: z.string().optional() })])
+    .nullish(),
+  reasoning: z.looseObject({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
+  max_output_tokens: z.number().int().positive().nullish(),
+  stream: z.boolean().nullish(),
+  prompt_cache_key: z.string().nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  previous_response_id: z.string().nullish(),
+  conversation: z.unknown().optional(),
+});
+export type OpenaiResponsesRequest = z.infer<typeof openaiResponsesRequestSchema>;
+
+/** The item discriminator; a message may omit `type` (the SDK's `EasyInputMessage`, sent by @ai-sdk/openai). */
+export const openaiResponsesItemSchema = z.looseObject({ type: z.string().optional() });
+
+export const openaiResponsesMessageItemSchema = z.looseObject({
+  role: z.enum(['user', 'assistant', 'system', 'developer']),
+  content: z.union([z.string(), z.array(openaiResponsesTypedObjectSchema)]),
+});
+export type OpenaiResponsesMessageItem = z.infer<typeof openaiResponsesMessageItemSchema>;
+
+export const openaiResponsesTextPartSchema = z.looseObject({ text: z.string() });
+
+export const openaiResponsesRefusalPartSchema = z.looseObject({ refusal: z.string() });
+
+export const openaiResponsesImagePartSchema = z.looseObject({
+  image_url: z.string().nullish(),
+  file_id: z.string().nullish(),
+});
+
+export const openaiResponsesFunctionCallItemSchema = z.looseObject({
+  call_id: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+});
+
+export const openaiResponsesCustomToolCallItemSchema = z.looseObject({
+  call_id: z.string(),
+  name: z.string(),
+  input: z.string(),
+});
+
+/** `function_call_output` and `custom_tool_call_output`. */
+export const openaiResponsesToolOutputItemSchema = z.looseObject({
+  call_id: z.string(),
+  output: z.union([z.string(), z.array(openaiResponsesTypedObjectSchema)]),
+});
+export type OpenaiResponsesToolOutputItem = z.infer<typeof openaiResponsesToolOutputItemSchema>;
+
+export const openaiResponsesReasoningItemSchema = z.looseObject({
+  summary: z.array(z.looseObject({ type: z.string(), text: z.string() })).nullish(),
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })).nullish(),
+  encrypted_content: z.string().nullish(),
+});
+
+export const openaiResponsesFunctionToolSchema = z.looseObject({
+  name: z.string(),
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+});
+
+export const openaiResponsesCustomToolSchema = z.looseObject({
+  name: z.string(),
+  description: z.string().nullish(),
+  format: z
+    .looseObject({ type: z.string(), syntax: z.string().optional(), definition: z.string().optional() })
+    .nullish(),
+});
+export type OpenaiResponsesCustomTool = z.infer<typeof openaiResponsesCustomToolSchema>;

@@ -1,0 +1,500 @@
+import type { z } from 'zod';
+import type { ParseResult } from '../protocol-adapter.js';
+import { createTurnError } from '../../turn/turn-error.js';
+import type {
+  TurnAssistantPart,
+  TurnIdentityHints,
+  TurnImagePart,
+  TurnMessage,
+  TurnReasoning,
+  TurnRequest,
+  TurnTextPart,
+  TurnTool,
+  TurnToolChoice,
+  TurnUserPart,
+  TurnWarning,
+} from '../../turn/turn-request.js';
+import {
+  openaiResponsesCustomToolCallItemSchema,
+  openaiResponsesCustomToolSchema,
+  openaiResponsesFunctionCallItemSchema,
+  openaiResponsesFunctionToolSchema,
+  openaiResponsesImagePartSchema,
+  openaiResponsesItemSchema,
+  openaiResponsesMessageItemSchema,
+  openaiResponsesReasoningItemSchema,
+  openaiResponsesRefusalPartSchema,
+  openaiResponsesRequestSchema,
+  openaiResponsesTextPartSchema,
+  openaiResponsesToolOutputItemSchema,
+  openaiResponsesTypedObjectSchema,
+} from './openai-responses-schema.js';
+import type { OpenaiResponsesCustomTool, OpenaiResponsesRequest } from './openai-responses-schema.js';
+
+/** Session headers, most specific first; the first one present is the client's native session id. */
+export const openaiResponsesSessionHeaders: readonly string[] = [
+  'x-opencode-session',
+  'x-kilocode-taskid',
+  'x-kilo-session',
+  'x-grok-session-id',
+  'x-grok-conv-id',
+  'x-conversation-id',
+  'session-id',
+  'x-session-id',
+  'x-session-affinity',
+];
+
+const secretHeaders: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'cookie',
+]);
+
+const reasoningEfforts = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+
+type Path = readonly (string | number)[];
+
+/** A bad request shape found deep in the conversion; turned into an `invalid-request` ParseResult. */
+class RequestShapeError extends Error {
+  readonly param: string | undefined;
+
+  constructor(param: string | undefined, message: string) {
+    super(message);
+    this.param = param;
+  }
+}
+
+type ConversionState = {
+  system: TurnTextPart[];
+  messages: TurnMessage[];
+  warnings: TurnWarning[];
+  /** Tool names by call id, from earlier `function_call` / `custom_tool_call` items. */
+  toolNames: Map<string, string>;
+  /** True once a non-system item was seen: later system/developer messages stay in the transcript. */
+  conversationStarted: boolean;
+};
+
+/**
+ * Convert an OpenAI Responses request body and its headers into a {@link TurnRequest}.
+ * Unsupported but harmless inputs (hosted tools, unknown item types, file references) become warnings.
+ * A bad shape, `conversation` or `previous_response_id` (nothing is stored server-side) is an
+ * `invalid-request` error whose `param` names the field path, e.g. `input.2.content`.
+ */
+export const convertOpenaiResponsesRequestToTurn = (
+  body: unknown,
+  headers: Record<string, string>,
+): ParseResult => {
+  try {
+    return { success: true, value: convertRequest(body, headers) };
+  } catch (error) {
+    if (!(error instanceof RequestShapeError)) throw error;
+    const extra = error.param === undefined ? {} : { param: error.param };
+    return { success: false, error: createTurnError('invalid-request', error.message, extra) };
+  }
+};
+
+const convertRequest = (body: unknown, headers: Record<string, string>): TurnRequest => {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new RequestShapeError(undefined, 'Invalid request: the body must be a JSON object.');
+  }
+  rejectServerSideState(body as Record<string, unknown>);
+  const request = parseAt(openaiResponsesRequestSchema, body, []);
+  const state: ConversionState = {
+    system: request.instructions ? [{ type: 'text', text: request.instructions }] : [],
+    messages: [],
+    warnings: [],
+    toolNames: new Map(),
+    conversationStarted: false,
+  };
+  if (typeof request.input === 'string') {
+    state.messages.push({ role: 'user', content: [{ type: 'text', text: request.input }] });
+  } else {
+    request.input.forEach((item, index) => convertItem(item, ['input', index], state));
+  }
+  const cleanHeaders = sanitizeHeaders(headers);
+  return {
+    protocol: 'openai-responses',
+    model: request.model,
+    system: state.system,
+    messages: state.messages,
+    tools: convertTools(request.tools ?? [], state.warnings),
+    toolChoice: convertToolChoice(request.tool_choice, state.warnings),
+    reasoning: convertReasoning(request.reasoning, state.warnings),
+    ...(request.max_output_tokens == null ? {} : { maxOutputTokens: request.max_output_tokens }),
+    stream: request.stream ?? false,
+    includeStreamUsage: true,
+    identity: findIdentity(cleanHeaders, request.prompt_cache_key),
+    headers: cleanHeaders,
+    warnings: [...state.warnings, ...findFieldWarnings(request)],
+  };
+};
+
+const rejectServerSideState = (body: Record<string, unknown>): void => {
+  if (body['conversation'] != null) {
+    throw new RequestShapeError(
+      'conversation',
+      'conversation: this bridge does not support server-side conversations and stores nothing; ' +
+        'omit `conversation` and send the full conversation history in `input`.',
+    );
+  }
+  if (body['previous_response_id'] != null) {
+    throw new RequestShapeError(
+      'previous_response_id',
+      'previous_response_id: this bridge stores no responses, so earlier responses cannot be referenced; ' +
+        'omit `previous_response_id` and send the full conversation history in `input`.',
+    );
+  }
+};
+
+const parseAt = <Schema extends z.ZodType>(schema: Schema, value: unknown, path: Path): z.infer<Schema> => {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const fullPath = [...path, ...(issue?.path ?? [])].map(String);
+  const param = fullPath.length === 0 ? undefined : fullPath.join('.');
+  const detail = issue === undefined ? 'invalid value' : describeIssue(issue);
+  throw new RequestShapeError(param, `Invalid request: ${param ?? 'body'}: ${detail}`);
+};
+
+/** Zod reports a failed union as a bare "Invalid input"; list what each alternative expected instead. */
+const describeIssue = (issue: z.core.$ZodIssue): string => {
+  if (issue.code !== 'invalid_union') return issue.message;
+  const alternatives = issue.errors.flatMap((errors) => errors.slice(0, 1).map((error) => error.message));
+  return alternatives.length === 0 ? issue.message : [...new Set(alternatives)].join('; or ');
+};
+
+const warn = (state: { warnings: TurnWarning[] }, code: TurnWarning['code'], message: string): void => {
+  state.warnings.push({ code, message });
+};
+
+const convertItem = (item: unknown, path: Path, state: ConversionState): void => {
+  const { type } = parseAt(openaiResponsesItemSchema, item, path);
+  switch (type) {
+    case undefined:
+    case 'message':
+      convertMessageItem(item, path, state);
+      return;
+    case 'function_call': {
+      const call = parseAt(openaiResponsesFunctionCallItemSchema, item, path);
+      state.toolNames.set(call.call_id, call.name);
+      const input = parseJsonSafely(call.arguments);
+      appendAssistant(state, [
+        {
+          type: 'tool-call',
+          toolCallId: call.call_id,
+          toolName: call.name,
+          input: input.success ? input.value : call.arguments,
+        },
+      ]);
+      return;
+    }
+    case 'custom_tool_call': {
+      const call = parseAt(openaiResponsesCustomToolCallItemSchema, item, path);
+      state.toolNames.set(call.call_id, call.name);
+      appendAssistant(state, [
+        { type: 'tool-call', toolCallId: call.call_id, toolName: call.name, input: call.input },
+      ]);
+      return;
+    }
+    case 'function_call_output':
+    case 'custom_tool_call_output': {
+      const output = parseAt(openaiResponsesToolOutputItemSchema, item, path);
+      const content =
+        typeof output.output === 'string'
+          ? [{ type: 'text' as const, text: output.output }]
+          : convertUserParts(output.output, [...path, 'output'], state);
+      const toolName = state.toolNames.get(output.call_id);
+      state.conversationStarted = true;
+      state.messages.push({
+        role: 'tool',
+        toolCallId: output.call_id,
+        ...(toolName === undefined ? {} : { toolName }),
+        content,
+        isError: false,
+      });
+      return;
+    }
+    case 'reasoning': {
+      const reasoning = parseAt(openaiResponsesReasoningItemSchema, item, path);
+      const summary = (reasoning.summary ?? []).map((part) => part.text);
+      const texts =
+        summary.length > 0 ? summary : (reasoning.content ?? []).flatMap((part) => part.text ?? []);
+      const text = texts.join('\n\n');
+      const signature = reasoning.encrypted_content ?? undefined;
+      if (text === '' && !signature) return;
+      appendAssistant(state, [{ type: 'reasoning', text, ...(signature ? { signature } : {}) }]);
+      return;
+    }
+    default:
+      warn(
+        state,
+        'unsupported-content',
+        `${path.join('.')}: input item type '${type}' is not supported; dropped.`,
+      );
+  }
+};
+
+const convertMessageItem = (item: unknown, path: Path, state: ConversionState): void => {
+  const message = parseAt(openaiResponsesMessageItemSchema, item, path);
+  const contentPath = [...path, 'content'];
+  switch (message.role) {
+    case 'system':
+    case 'developer': {
+      const content =
+        typeof message.content === 'string'
+          ? [{ type: 'text' as const, text: message.content }]
+          : convertTextOnlyParts(message.content, contentPath, state);
+      if (content.length === 0) return;
+      if (state.conversationStarted) state.messages.push({ role: 'system', content });
+      else state.system.push(...content);
+      return;
+    }
+    case 'user': {
+      const content =
+        typeof message.content === 'string'
+          ? [{ type: 'text' as const, text: message.content }]
+          : convertUserParts(message.content, contentPath, state);
+      state.conversationStarted = true;
+      if (content.length > 0) state.messages.push({ role: 'user', content });
+      return;
+    }
+    case 'assistant': {
+      const content =
+        typeof message.content === 'string'
+          ? [{ type: 'text' as const, text: message.content }]
+          : convertTextOnlyParts(message.content, contentPath, state);
+      appendAssistant(state, content);
+      return;
+    }
+    default: {
+      const _exhaustive: never = message.role;
+      return _exhaustive;
+    }
+  }
+};
+
+/** Responses history is flat; consecutive assistant-side items (reasoning, text, calls) form one turn. */
+const appendAssistant = (state: ConversionState, parts: TurnAssistantPart[]): void => {
+  state.conversationStarted = true;
+  if (parts.length === 0) return;
+  const last = state.messages.at(-1);
+  if (last?.role === 'assistant') last.content.push(...parts);
+  else state.messages.push({ role: 'assistant', content: parts });
+};
+
+type TypedPart = z.infer<typeof openaiResponsesTypedObjectSchema>;
+
+const convertTextPart = (part: TypedPart, path: Path): TurnTextPart | undefined => {
+  switch (part.type) {
+    case 'input_text':
+    case 'output_text':
+    case 'text':
+      return { type: 'text', text: parseAt(openaiResponsesTextPartSchema, part, path).text };
+    case 'refusal':
+      return { type: 'text', text: parseAt(openaiResponsesRefusalPartSchema, part, path).refusal };
+    default:
+      return undefined;
+  }
+};
+
+const convertTextOnlyParts = (parts: TypedPart[], path: Path, state: ConversionState): TurnTextPart[] =>
+  parts.flatMap((part, index) => {
+    const partPath = [...path, index];
+    const text = convertTextPart(part, partPath);
+    if (text) return [text];
+    warn(
+      state,
+      'unsupported-content',
+      `${partPath.join('.')}: '${part.type}' content is not supported here; dropped.`,
+    );
+    return [];
+  });
+
+const convertUserParts = (parts: TypedPart[], path: Path, state: ConversionState): TurnUserPart[] =>
+  parts.flatMap((part, index): TurnUserPart[] => {
+    const partPath = [...path, index];
+    const text = convertTextPart(part, partPath);
+    if (text) return [text];
+    if (part.type === 'input_image') {
+      const image = convertImagePart(part, partPath, state);
+      return image ? [image] : [];
+    }
+    warn(
+      state,
+      'unsupported-content',
+      `${partPath.join('.')}: '${part.type}' content is not supported; dropped.`,
+    );
+    return [];
+  });
+
+const dataUrlPattern = /^data:([^;,]+)(?:;[^;,=]+=[^;,]*)*;base64,(.*)$/s;
+
+const convertImagePart = (part: TypedPart, path: Path, state: ConversionState): TurnImagePart | undefined => {
+  const image = parseAt(openaiResponsesImagePartSchema, part, path);
+  if (image.image_url) {
+    const match = dataUrlPattern.exec(image.image_url);
+    if (match?.[1] !== undefined && match[2] !== undefined) {
+      return { type: 'image', source: { kind: 'base64', mediaType: match[1], data: match[2] } };
+    }
+    return { type: 'image', source: { kind: 'url', url: image.image_url } };
+  }
+  const reason = image.file_id
+    ? 'images by file_id cannot be resolved (no file storage)'
+    : 'image without image_url';
+  warn(state, 'unsupported-content', `${path.join('.')}: ${reason}; dropped.`);
+  return undefined;
+};
+
+const convertTools = (tools: unknown[], warnings: TurnWarning[]): TurnTool[] =>
+  tools.flatMap((tool, index): TurnTool[] => {
+    const path = ['tools', index];
+    const { type, name } = parseAt(openaiResponsesTypedObjectSchema, tool, path);
+    switch (type) {
+      case 'function': {
+        const fn = parseAt(openaiResponsesFunctionToolSchema, tool, path);
+        return [
+          {
+            kind: 'function',
+            name: fn.name,
+            ...(fn.description ? { description: fn.description } : {}),
+            inputSchema: fn.parameters ?? { type: 'object', properties: {} },
+          },
+        ];
+      }
+      case 'custom': {
+        const custom = parseAt(openaiResponsesCustomToolSchema, tool, path);
+        return [
+          {
+            kind: 'custom',
+            name: custom.name,
+            ...(custom.description ? { description: custom.description } : {}),
+            inputSchema: {
+              type: 'object',
+              properties: { input: { type: 'string', description: describeCustomFormat(custom.format) } },
+              required: ['input'],
+            },
+          },
+        ];
+      }
+      default: {
+        const label = typeof name === 'string' ? `${type} tool '${name}'` : `${type} tool`;
+        warnings.push({
+          code: 'unsupported-tool',
+          message: `tools.${index}: ${label} is not supported by the bridge; dropped.`,
+        });
+        return [];
+      }
+    }
+  });
+
+const describeCustomFormat = (format: OpenaiResponsesCustomTool['format']): string => {
+  if (format?.type === 'grammar' && format.definition) {
+    const syntax = format.syntax ? `${format.syntax} ` : '';
+    return `The raw tool input as plain text (not JSON). It must match this ${syntax}grammar:\n${format.definition}`;
+  }
+  return 'The raw tool input as free-form plain text (not JSON).';
+};
+
+const convertToolChoice = (
+  choice: OpenaiResponsesRequest['tool_choice'],
+  warnings: TurnWarning[],
+): TurnToolChoice => {
+  if (choice == null) return { type: 'auto' };
+  if (typeof choice === 'string') {
+    if (choice === 'auto' || choice === 'none' || choice === 'required') return { type: choice };
+    warnings.push({
+      code: 'unsupported-field',
+      message: `tool_choice '${choice}' is not supported; using auto.`,
+    });
+    return { type: 'auto' };
+  }
+  if (choice.type === 'function' || choice.type === 'custom') {
+    if (choice.name === undefined) {
+      throw new RequestShapeError(
+        'tool_choice.name',
+        'Invalid request: tool_choice.name: a tool name is required.',
+      );
+    }
+    return { type: 'tool', name: choice.name };
+  }
+  if (choice.type === 'allowed_tools') {
+    warnings.push({
+      code: 'unsupported-field',
+      message: 'tool_choice allowed_tools: the tool subset is not enforced; all tools stay available.',
+    });
+    return choice['mode'] === 'required' ? { type: 'required' } : { type: 'auto' };
+  }
+  warnings.push({
+    code: 'unsupported-field',
+    message: `tool_choice type '${choice.type}' is not supported; using auto.`,
+  });
+  return { type: 'auto' };
+};
+
+const convertReasoning = (
+  reasoning: OpenaiResponsesRequest['reasoning'],
+  warnings: TurnWarning[],
+): TurnReasoning => {
+  const effort = reasoning?.effort;
+  if (effort == null || effort === 'none') return { requested: false };
+  const known = reasoningEfforts.find((level) => level === effort);
+  if (known) return { requested: true, effort: known };
+  warnings.push({
+    code: 'unsupported-field',
+    message: `reasoning.effort '${effort}' is not supported; ignored.`,
+  });
+  return { requested: false };
+};
+
+const findFieldWarnings = (request: OpenaiResponsesRequest): TurnWarning[] => {
+  const warnings: TurnWarning[] = [];
+  if (request.parallel_tool_calls === false) {
+    warnings.push({
+      code: 'unsupported-field',
+      message: 'parallel_tool_calls: false is not enforced; the model may still call several tools at once.',
+    });
+  }
+  const text = request['text'];
+  if (typeof text === 'object' && text !== null && 'format' in text) {
+    const format: unknown = text.format;
+    if (typeof format === 'object' && format !== null && 'type' in format && format.type !== 'text') {
+      warnings.push({
+        code: 'unsupported-field',
+        message: `text.format '${String(format.type)}' (structured output) is not enforced; plain text is returned.`,
+      });
+    }
+  }
+  return warnings;
+};
+
+const sanitizeHeaders = (headers: Record<string, string>): Record<string, string> => {
+  const clean: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!secretHeaders.has(lower)) clean[lower] = value;
+  }
+  return clean;
+};
+
+const findIdentity = (
+  headers: Record<string, string>,
+  promptCacheKey: string | null | undefined,
+): TurnIdentityHints => {
+  const source = openaiResponsesSessionHeaders.find((name) => headers[name]);
+  const value = source === undefined ? undefined : headers[source];
+  return {
+    ...(source !== undefined && value ? { nativeSessionId: { value, source } } : {}),
+    ...(promptCacheKey ? { promptCacheKey } : {}),
+  };
+};
+
+type JsonParseResult = { success: true; value: unknown } | { success: false; error: unknown };
+
+const parseJsonSafely = (text: string): JsonParseResult => {
+  try {
+    return { success: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { success: false, error };
+  }
+};

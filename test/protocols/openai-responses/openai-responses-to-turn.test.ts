@@ -1,0 +1,544 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { convertOpenaiResponsesRequestToTurn } from '../../../src/protocols/openai-responses/openai-responses-to-turn.js';
+import type { TurnRequest } from '../../../src/turn/turn-request.js';
+
+const readFixture = (name: string): unknown =>
+  JSON.parse(
+    readFileSync(new URL(`../../fixtures/openai-responses/${name}.request.json`, import.meta.url), 'utf8'),
+  );
+
+const convert = (body: unknown, headers: Record<string, string> = {}): TurnRequest => {
+  const result = convertOpenaiResponsesRequestToTurn(body, headers);
+  if (!result.success) throw new Error(`unexpected failure: ${result.error.message}`);
+  return result.value;
+};
+
+const convertError = (body: unknown) => {
+  const result = convertOpenaiResponsesRequestToTurn(body, {});
+  if (result.success) throw new Error('expected an invalid-request error');
+  return result.error;
+};
+
+const codexHeaders = {
+  'x-codex-beta-features': 'remote_compaction_v2',
+  'x-codex-window-id': '01a228db-05e9-7423-acdd-0c5da67c83c5:0',
+  'x-client-request-id': '01a228db-05e9-7423-acdd-0c5da67c83c5',
+  'session-id': '01a228db-05e9-7423-acdd-0c5da67c83c5',
+  'thread-id': '01a228db-05e9-7423-acdd-0c5da67c83c5',
+  accept: 'text/event-stream',
+  'content-type': 'application/json',
+  authorization: 'Bearer sk-test',
+  originator: 'codex_exec',
+  'user-agent': 'codex_exec/0.171.0 (Debian 12.0.0; x86_64) dumb (codex_exec; 0.171.0)',
+};
+
+const opencodeHeaders = {
+  authorization: 'Bearer sk-test',
+  'content-type': 'application/json',
+  'user-agent': 'opencode/1.18.33 ai-sdk/provider-utils/4.0.40 runtime/bun/1.3.14',
+  'x-session-affinity': 'ses_dd72396f8ffeoNcLlOihO0Zp8w',
+  'x-session-id': 'ses_dd72396f8ffeoNcLlOihO0Zp8w',
+};
+
+describe('convertOpenaiResponsesRequestToTurn — real client fixtures', () => {
+  it('maps a Codex 0.171.0 first turn', () => {
+    const turn = convert(readFixture('codex-turn-1'), codexHeaders);
+    expect(turn.protocol).toBe('openai-responses');
+    expect(turn.model).toBe('gpt-5.5');
+    expect(turn.stream).toBe(true);
+    expect(turn.includeStreamUsage).toBe(true);
+    expect(turn.system.map((part) => part.text.slice(0, 30))).toEqual([
+      'You are Codex, a coding agent ',
+      '<permissions instructions>\nFil',
+      '<skills_instructions>\n## Skill',
+    ]);
+    expect(turn.messages).toHaveLength(2);
+    expect(turn.messages[0]).toMatchObject({
+      role: 'user',
+      content: [{ type: 'text', text: expect.stringContaining('<cwd>/tmp/clients-work</cwd>') }],
+    });
+    expect(turn.messages[1]).toEqual({
+      role: 'user',
+      content: [{ type: 'text', text: 'Run echo hello-from-tool' }],
+    });
+    expect(turn.tools.map((tool) => [tool.kind, tool.name])).toEqual([
+      ['function', 'exec_command'],
+      ['function', 'write_stdin'],
+      ['custom', 'apply_patch'],
+    ]);
+    expect(turn.tools[0]?.inputSchema).toMatchObject({ required: ['cmd'], additionalProperties: false });
+    const applyPatch = turn.tools[2];
+    expect(applyPatch?.description).toMatch(/FREEFORM tool/);
+    expect(applyPatch?.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { input: { type: 'string', description: expect.stringContaining('lark grammar') } },
+      required: ['input'],
+    });
+    expect(JSON.stringify(applyPatch?.inputSchema)).toContain('*** Begin Patch');
+    expect(turn.warnings.filter((warning) => warning.code === 'unsupported-tool')).toEqual([
+      { code: 'unsupported-tool', message: expect.stringContaining("namespace tool 'multi_agent_v1'") },
+      { code: 'unsupported-tool', message: expect.stringContaining('web_search tool') },
+      { code: 'unsupported-tool', message: expect.stringContaining('tool_search tool') },
+    ]);
+    expect(turn.toolChoice).toEqual({ type: 'auto' });
+    expect(turn.reasoning).toEqual({ requested: true, effort: 'medium' });
+    expect(turn.maxOutputTokens).toBeUndefined();
+    expect(turn.identity).toEqual({
+      nativeSessionId: { value: '01a228db-05e9-7423-acdd-0c5da67c83c5', source: 'session-id' },
+      promptCacheKey: '01a228db-05e9-7423-acdd-0c5da67c83c5',
+    });
+    expect(turn.headers).not.toHaveProperty('authorization');
+    expect(turn.headers['originator']).toBe('codex_exec');
+  });
+
+  it('maps a Codex turn 2 with reasoning, function and custom tool history carrying ids', () => {
+    const turn = convert(readFixture('codex-turn-2'), codexHeaders);
+    expect(turn.system).toHaveLength(3);
+    expect(turn.messages.slice(2)).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'reasoning',
+            text: '**Running the command**\n\nThe user wants the echo output.',
+            signature: 'gAAAAB-fake-encrypted-reasoning',
+          },
+          { type: 'text', text: 'Running it.' },
+          {
+            type: 'tool-call',
+            toolCallId: 'call_fake_0001',
+            toolName: 'exec_command',
+            input: { cmd: 'echo hello-from-tool' },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_fake_0001',
+        toolName: 'exec_command',
+        content: [{ type: 'text', text: expect.stringContaining('Output:\nhello-from-tool\n') }],
+        isError: false,
+      },
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool-call',
+            toolCallId: 'call_fake_0002',
+            toolName: 'apply_patch',
+            input: '*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch\n',
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_fake_0002',
+        toolName: 'apply_patch',
+        content: [{ type: 'text', text: expect.stringContaining('A hello.txt') }],
+        isError: false,
+      },
+    ]);
+    expect(turn.warnings.filter((warning) => warning.code !== 'unsupported-tool')).toEqual([]);
+  });
+
+  it('maps an OpenCode (@ai-sdk/openai) first turn', () => {
+    const turn = convert(readFixture('opencode-turn-1'), opencodeHeaders);
+    expect(turn.model).toBe('fake-model');
+    expect(turn.system).toEqual([
+      { type: 'text', text: expect.stringContaining('<env>\n  Working directory:') },
+    ]);
+    expect(turn.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'say hi' }] }]);
+    expect(turn.maxOutputTokens).toBe(8192);
+    expect(turn.tools.map((tool) => tool.name)).toEqual(['bash', 'read']);
+    expect(turn.tools[0]).toMatchObject({
+      kind: 'function',
+      description: expect.stringContaining('bash command'),
+      inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', required: ['command'] },
+    });
+    expect(turn.reasoning).toEqual({ requested: false });
+    expect(turn.identity).toEqual({
+      nativeSessionId: { value: 'ses_dd72396f8ffeoNcLlOihO0Zp8w', source: 'x-session-id' },
+      promptCacheKey: 'ses_dd72396f8ffeoNcLlOihO0Zp8w',
+    });
+    expect(turn.warnings).toEqual([]);
+  });
+
+  it('maps an OpenCode tool round trip without item ids', () => {
+    const turn = convert(readFixture('opencode-turn-2'), opencodeHeaders);
+    expect(turn.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Run echo hello-from-tool with bash' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Running it.' },
+          {
+            type: 'tool-call',
+            toolCallId: 'call_fake_0001',
+            toolName: 'bash',
+            input: { command: 'echo hello-from-tool' },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_fake_0001',
+        toolName: 'bash',
+        content: [{ type: 'text', text: 'hello-from-tool\n' }],
+        isError: false,
+      },
+    ]);
+  });
+});
+
+describe('convertOpenaiResponsesRequestToTurn — mapping rules', () => {
+  it('turns a string input into one user message and defaults the rest', () => {
+    expect(convert({ model: 'm', input: 'hello' })).toEqual({
+      protocol: 'openai-responses',
+      model: 'm',
+      system: [],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }],
+      tools: [],
+      toolChoice: { type: 'auto' },
+      reasoning: { requested: false },
+      stream: false,
+      includeStreamUsage: true,
+      identity: {},
+      headers: {},
+      warnings: [],
+    });
+  });
+
+  it('puts instructions and leading system/developer messages in system, later ones in the transcript', () => {
+    const turn = convert({
+      model: 'm',
+      instructions: 'Be brief.',
+      input: [
+        { type: 'message', role: 'system', content: 'System string.' },
+        { role: 'developer', content: [{ type: 'input_text', text: 'Developer part.' }] },
+        { role: 'user', content: 'Hi' },
+        { role: 'developer', content: 'Mid-conversation string.' },
+        {
+          type: 'message',
+          role: 'system',
+          content: [{ type: 'input_text', text: 'Mid-conversation part.' }],
+        },
+      ],
+    });
+    expect(turn.system).toEqual([
+      { type: 'text', text: 'Be brief.' },
+      { type: 'text', text: 'System string.' },
+      { type: 'text', text: 'Developer part.' },
+    ]);
+    expect(turn.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+      { role: 'system', content: [{ type: 'text', text: 'Mid-conversation string.' }] },
+      { role: 'system', content: [{ type: 'text', text: 'Mid-conversation part.' }] },
+    ]);
+  });
+
+  it('maps user images given as data URLs and as URLs, and drops file references with warnings', () => {
+    const turn = convert({
+      model: 'm',
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'What is this?' },
+            { type: 'input_image', detail: 'auto', image_url: 'data:image/png;base64,iVBORw0KGgo=' },
+            { type: 'input_image', detail: 'high', image_url: 'https://example.com/cat.jpg' },
+            { type: 'input_image', detail: 'auto', file_id: 'file-abc' },
+            { type: 'input_file', file_id: 'file-def' },
+          ],
+        },
+      ],
+    });
+    expect(turn.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is this?' },
+          { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
+          { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.jpg' } },
+        ],
+      },
+    ]);
+    expect(turn.warnings).toEqual([
+      { code: 'unsupported-content', message: expect.stringMatching(/^input\.0\.content\.3: .*file_id/) },
+      { code: 'unsupported-content', message: expect.stringMatching(/^input\.0\.content\.4: 'input_file'/) },
+    ]);
+  });
+
+  it('maps tool outputs given as parts (text and images) in order, after their calls', () => {
+    const turn = convert({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'Take a screenshot' },
+        { type: 'function_call', call_id: 'c1', name: 'screenshot', arguments: '{}' },
+        { type: 'function_call', call_id: 'c2', name: 'ls', arguments: '{"path":' },
+        {
+          type: 'function_call_output',
+          call_id: 'c1',
+          output: [
+            { type: 'input_text', text: 'Here:' },
+            { type: 'input_image', image_url: 'data:image/jpeg;base64,/9j/4AAQ' },
+          ],
+        },
+        { type: 'function_call_output', call_id: 'c2', output: '' },
+        { type: 'function_call_output', call_id: 'unknown', output: 'orphan' },
+      ],
+    });
+    expect(turn.messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool-call', toolCallId: 'c1', toolName: 'screenshot', input: {} },
+          // Unparseable arguments are kept as the raw string.
+          { type: 'tool-call', toolCallId: 'c2', toolName: 'ls', input: '{"path":' },
+        ],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'c1',
+        toolName: 'screenshot',
+        content: [
+          { type: 'text', text: 'Here:' },
+          { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQ' } },
+        ],
+        isError: false,
+      },
+      {
+        role: 'tool',
+        toolCallId: 'c2',
+        toolName: 'ls',
+        content: [{ type: 'text', text: '' }],
+        isError: false,
+      },
+      { role: 'tool', toolCallId: 'unknown', content: [{ type: 'text', text: 'orphan' }], isError: false },
+    ]);
+  });
+
+  it('maps reasoning items (summary or content) and refusals; warns on unknown item types', () => {
+    const turn = convert({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'Q' },
+        {
+          type: 'reasoning',
+          id: 'rs_1',
+          summary: [],
+          content: [{ type: 'reasoning_text', text: 'raw thought' }],
+        },
+        { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: null },
+        { type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot.' }] },
+        { type: 'item_reference', id: 'msg_old' },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+      ],
+    });
+    expect(turn.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: 'raw thought' },
+        { type: 'text', text: 'I cannot.' },
+      ],
+    });
+    expect(turn.warnings).toEqual([
+      {
+        code: 'unsupported-content',
+        message: "input.4: input item type 'item_reference' is not supported; dropped.",
+      },
+      {
+        code: 'unsupported-content',
+        message: "input.5: input item type 'web_search_call' is not supported; dropped.",
+      },
+    ]);
+  });
+
+  it.each([
+    [undefined, { type: 'auto' }],
+    ['auto', { type: 'auto' }],
+    ['none', { type: 'none' }],
+    ['required', { type: 'required' }],
+    [
+      { type: 'function', name: 'bash' },
+      { type: 'tool', name: 'bash' },
+    ],
+    [
+      { type: 'custom', name: 'apply_patch' },
+      { type: 'tool', name: 'apply_patch' },
+    ],
+    [{ type: 'allowed_tools', mode: 'required', tools: [] }, { type: 'required' }],
+    [{ type: 'web_search_preview' }, { type: 'auto' }],
+  ])('maps tool_choice %j', (toolChoice, expected) => {
+    expect(convert({ model: 'm', input: 'x', tool_choice: toolChoice }).toolChoice).toEqual(expected);
+  });
+
+  it.each([
+    [undefined, { requested: false }],
+    [{ summary: 'auto' }, { requested: false }],
+    [{ effort: 'none' }, { requested: false }],
+    [{ effort: 'minimal' }, { requested: true, effort: 'minimal' }],
+    [
+      { effort: 'low', summary: 'detailed' },
+      { requested: true, effort: 'low' },
+    ],
+    [{ effort: 'high' }, { requested: true, effort: 'high' }],
+    [{ effort: 'xhigh' }, { requested: true, effort: 'xhigh' }],
+  ])('maps reasoning %j', (reasoning, expected) => {
+    expect(convert({ model: 'm', input: 'x', reasoning }).reasoning).toEqual(expected);
+  });
+
+  it('warns on an unknown reasoning effort, parallel_tool_calls false and structured output', () => {
+    const turn = convert({
+      model: 'm',
+      input: 'x',
+      reasoning: { effort: 'ludicrous' },
+      parallel_tool_calls: false,
+      text: { format: { type: 'json_schema', name: 'out', schema: {} }, verbosity: 'low' },
+    });
+    expect(turn.reasoning).toEqual({ requested: false });
+    expect(turn.warnings.map((warning) => warning.message)).toEqual([
+      expect.stringContaining("reasoning.effort 'ludicrous'"),
+      expect.stringContaining('parallel_tool_calls'),
+      expect.stringContaining("text.format 'json_schema'"),
+    ]);
+  });
+
+  it('describes a text-format custom tool as free-form input', () => {
+    const turn = convert({
+      model: 'm',
+      input: 'x',
+      tools: [
+        { type: 'custom', name: 'note', format: { type: 'text' } },
+        { type: 'custom', name: 'bare' },
+      ],
+    });
+    expect(turn.tools).toEqual([
+      {
+        kind: 'custom',
+        name: 'note',
+        inputSchema: {
+          type: 'object',
+          properties: { input: { type: 'string', description: expect.stringContaining('free-form') } },
+          required: ['input'],
+        },
+      },
+      expect.objectContaining({ kind: 'custom', name: 'bare' }),
+    ]);
+  });
+
+  it('gives a function tool without parameters an empty object schema', () => {
+    const turn = convert({
+      model: 'm',
+      input: 'x',
+      tools: [{ type: 'function', name: 'now', parameters: null }],
+    });
+    expect(turn.tools).toEqual([
+      { kind: 'function', name: 'now', inputSchema: { type: 'object', properties: {} } },
+    ]);
+  });
+
+  it('tolerates unknown fields and items carrying client ids and status', () => {
+    const turn = convert({
+      model: 'm',
+      input: [{ type: 'message', id: 'msg_1', status: 'completed', role: 'user', content: 'x', extra: 1 }],
+      store: false,
+      include: ['reasoning.encrypted_content'],
+      client_metadata: { a: 'b' },
+      truncation: 'auto',
+      metadata: { k: 'v' },
+      temperature: 0.2,
+      user: 'someone',
+      some_future_field: { nested: true },
+    });
+    expect(turn.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'x' }] }]);
+    expect(turn.warnings).toEqual([]);
+  });
+
+  it('lower-cases headers and removes secrets', () => {
+    const turn = convert(
+      { model: 'm', input: 'x' },
+      {
+        Authorization: 'Bearer k',
+        'X-Api-Key': 'k',
+        cookie: 'c',
+        'Proxy-Authorization': 'p',
+        'User-Agent': 'ua',
+      },
+    );
+    expect(turn.headers).toEqual({ 'user-agent': 'ua' });
+  });
+
+  it.each([
+    [
+      { 'x-session-id': 's1', 'session-id': 's2' },
+      { value: 's2', source: 'session-id' },
+    ],
+    [
+      { 'x-session-affinity': 'a', 'x-opencode-session': 'o' },
+      { value: 'o', source: 'x-opencode-session' },
+    ],
+    [
+      { 'x-grok-conv-id': 'g', 'x-conversation-id': 'c' },
+      { value: 'g', source: 'x-grok-conv-id' },
+    ],
+    [
+      { 'x-kilocode-taskid': 'k', 'x-kilo-session': 'ks' },
+      { value: 'k', source: 'x-kilocode-taskid' },
+    ],
+    [{ 'x-session-affinity': 'a' }, { value: 'a', source: 'x-session-affinity' }],
+  ])('finds the native session id in headers %j', (headers, nativeSessionId) => {
+    expect(convert({ model: 'm', input: 'x' }, headers).identity).toEqual({ nativeSessionId });
+  });
+});
+
+describe('convertOpenaiResponsesRequestToTurn — rejected requests', () => {
+  it('rejects a conversation (nothing is stored server-side)', () => {
+    const error = convertError({ model: 'm', input: 'x', conversation: 'conv_123' });
+    expect(error).toMatchObject({ kind: 'invalid-request', param: 'conversation', retryable: false });
+    expect(error.message).toMatch(/server-side conversations/);
+    expect(error.message).toMatch(/full conversation history in `input`/);
+  });
+
+  it('rejects previous_response_id', () => {
+    const error = convertError({ model: 'm', input: 'x', previous_response_id: 'resp_1' });
+    expect(error).toMatchObject({ kind: 'invalid-request', param: 'previous_response_id' });
+    expect(error.message).toMatch(/previous_response_id/);
+  });
+
+  it.each([
+    [[1, 2], undefined],
+    [{ input: 'x' }, 'model'],
+    [{ model: 'm' }, 'input'],
+    [{ model: 'm', input: [{ role: 'user', content: 'ok' }, 'oops'] }, 'input.1'],
+    [
+      {
+        model: 'm',
+        input: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'b' },
+          { role: 'user', content: 7 },
+        ],
+      },
+      'input.2.content',
+    ],
+    [{ model: 'm', input: [{ role: 'critic', content: 'x' }] }, 'input.0.role'],
+    [{ model: 'm', input: [{ role: 'user', content: [{ type: 'input_text' }] }] }, 'input.0.content.0.text'],
+    [{ model: 'm', input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }, 'input.0.call_id'],
+    [{ model: 'm', input: [{ type: 'function_call_output', call_id: 'c', output: 5 }] }, 'input.0.output'],
+    [
+      { model: 'm', input: 'x', tools: [{ type: 'function', name: 'a' }, { type: 'function' }] },
+      'tools.1.name',
+    ],
+    [{ model: 'm', input: 'x', tools: ['bash'] }, 'tools.0'],
+    [{ model: 'm', input: 'x', tool_choice: { type: 'function' } }, 'tool_choice.name'],
+    [{ model: 'm', input: 'x', max_output_tokens: 'many' }, 'max_output_tokens'],
+    [{ model: 'm', input: 'x', stream: 'yes' }, 'stream'],
+  ])('rejects a bad shape %j naming %s', (body, param) => {
+    const error = convertError(body);
+    expect(error.kind).toBe('invalid-request');
+    expect(error.retryable).toBe(false);
+    expect(error.param).toBe(param);
+    expect(error.message).toContain(param ?? 'body');
+  });
+});
