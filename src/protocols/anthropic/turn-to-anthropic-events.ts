@@ -1,0 +1,379 @@
+import type { ResponseMeta, StreamEncoder } from '../protocol-adapter.js';
+import type { SseFrame } from '../sse-frame.js';
+import { createTurnError } from '../../turn/turn-error.js';
+import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
+import { emptyUsage, type TurnUsage } from '../../turn/turn-usage.js';
+import { createAnthropicErrorFrame } from './anthropic-error.js';
+import { mapAnthropicStopReason, type AnthropicStopReason } from './map-anthropic-stop-reason.js';
+
+/** Anthropic `usage` as the bridge reports it (cache counts always present). */
+export type AnthropicUsage = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+};
+
+export type AnthropicContentBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown };
+
+/** The non-streaming Messages response body. */
+export type AnthropicMessageResponse = {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: AnthropicContentBlock[];
+  stop_reason: AnthropicStopReason;
+  stop_sequence: null;
+  usage: AnthropicUsage;
+};
+
+type ToolKind = 'function' | 'custom';
+
+type OpenBlock =
+  | { type: 'text' | 'thinking'; id: string; index: number }
+  | { type: 'tool_use'; id: string; index: number; kind: ToolKind; streamedInput: string };
+
+const toAnthropicUsage = (usage: TurnUsage): AnthropicUsage => ({
+  input_tokens: usage.inputTokens,
+  output_tokens: usage.outputTokens,
+  cache_read_input_tokens: usage.cacheReadTokens,
+  cache_creation_input_tokens: usage.cacheWriteTokens,
+});
+
+const frame = (data: { type: string } & Record<string, unknown>): SseFrame => ({
+  event: data.type,
+  data: JSON.stringify(data),
+});
+
+/** Custom (free-form) tools are mirrored as `{input: string}`, the only shape an Anthropic tool_use can carry. */
+const wrapCustomInput = (input: string): string => JSON.stringify({ input });
+
+const parseToolInput = (input: string, kind: ToolKind): unknown => {
+  if (kind === 'custom') return { input };
+  if (input === '') return {};
+  try {
+    return JSON.parse(input) as unknown;
+  } catch {
+    return {};
+  }
+};
+
+/**
+ * TurnEvent → Anthropic Messages SSE (`message_start`, `content_block_*` with increasing `index`,
+ * `message_delta`, `message_stop`).
+ *
+ * Robustness beyond the ordering contract of turn-event.ts: a delta for a block that is not open starts it;
+ * starting a block closes the open one; a tool_use block stays open after `tool-input-end` until its
+ * `tool-call`, so any argument text the deltas missed is sent before `content_block_stop`; events after
+ * the terminal one are ignored.
+ *
+ * Errors: the Anthropic API ends a failed stream with `event: error` and nothing after it, and the
+ * official SDK's `Stream` throws an `APIError` the moment it reads that event (MessageStream rejects
+ * `finalMessage()`; Claude Code then retries without streaming). So after an `error` event, and on `end()`
+ * without a terminal event, the `error` frame IS the terminal frame: no `content_block_stop`, no
+ * `message_delta`/`message_stop`. Closing an open tool_use block would hand a client that runs tools at
+ * `content_block_stop` a truncated input, and a `message_stop` would look like success to lenient parsers.
+ */
+export class AnthropicStreamEncoder implements StreamEncoder {
+  readonly #meta: ResponseMeta;
+  #started = false;
+  #ended = false;
+  #nextIndex = 0;
+  #open: OpenBlock | undefined;
+
+  constructor(meta: ResponseMeta) {
+    this.#meta = meta;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  start(): SseFrame[] {
+    if (this.#started || this.#ended) return [];
+    this.#started = true;
+    return [
+      frame({
+        type: 'message_start',
+        message: {
+          id: this.#meta.id,
+          type: 'message',
+          role: 'assistant',
+          model: this.#meta.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: toAnthropicUsage(emptyUsage()),
+        },
+      }),
+    ];
+  }
+
+  push(event: TurnEvent): SseFrame[] {
+    if (this.#ended) return [];
+    if (event.type === 'error') {
+      this.#ended = true;
+      return [createAnthropicErrorFrame(event.error)];
+    }
+    const frames = this.start();
+    switch (event.type) {
+      case 'text-start':
+        frames.push(...this.#openBlock({ type: 'text', id: event.id }));
+        break;
+      case 'text-delta':
+        frames.push(...this.#ensureOpen('text', event.id));
+        if (event.delta !== '') frames.push(this.#delta({ type: 'text_delta', text: event.delta }));
+        break;
+      case 'reasoning-start':
+        frames.push(...this.#openBlock({ type: 'thinking', id: event.id }));
+        break;
+      case 'reasoning-delta':
+        frames.push(...this.#ensureOpen('thinking', event.id));
+        if (event.delta !== '') frames.push(this.#delta({ type: 'thinking_delta', thinking: event.delta }));
+        break;
+      case 'reasoning-end':
+        if (this.#isOpen('thinking', event.id)) {
+          if (event.signature !== '') {
+            frames.push(this.#delta({ type: 'signature_delta', signature: event.signature }));
+          }
+          frames.push(...this.#closeBlock());
+        }
+        break;
+      case 'text-end':
+        if (this.#isOpen('text', event.id)) frames.push(...this.#closeBlock());
+        break;
+      case 'tool-input-start':
+        frames.push(
+          ...this.#openBlock({ type: 'tool_use', id: event.id, name: event.toolName, kind: event.kind }),
+        );
+        break;
+      case 'tool-input-delta':
+        // Without its start the tool name is unknown: drop the fragment, `tool-call` sends the full input.
+        if (this.#open?.type === 'tool_use' && this.#open.id === event.id) {
+          frames.push(...this.#appendToolInput(this.#open, event.delta));
+        }
+        break;
+      case 'tool-input-end':
+        // Kept open until `tool-call` (see the class comment).
+        break;
+      case 'tool-call':
+        frames.push(...this.#completeToolCall(event));
+        break;
+      case 'usage':
+        break;
+      case 'turn-end':
+        frames.push(...this.#closeBlock(), ...this.#finish(event.stopReason, event.usage));
+        break;
+      default: {
+        const _exhaustive: never = event;
+        return _exhaustive;
+      }
+    }
+    return frames;
+  }
+
+  end(): SseFrame[] {
+    if (this.#ended) return [];
+    return this.push({
+      type: 'error',
+      error: createTurnError('api', 'The upstream model stopped without finishing the response.'),
+    });
+  }
+
+  keepalive(): SseFrame {
+    return frame({ type: 'ping' });
+  }
+
+  #isOpen(type: OpenBlock['type'], id: string): boolean {
+    return this.#open?.type === type && this.#open.id === id;
+  }
+
+  #ensureOpen(type: 'text' | 'thinking', id: string): SseFrame[] {
+    return this.#isOpen(type, id) ? [] : this.#openBlock({ type, id });
+  }
+
+  #openBlock(
+    block:
+      | { type: 'text' | 'thinking'; id: string }
+      | { type: 'tool_use'; id: string; name: string; kind: ToolKind },
+  ): SseFrame[] {
+    const frames = this.#closeBlock();
+    const index = this.#nextIndex++;
+    let contentBlock: Record<string, unknown>;
+    if (block.type === 'tool_use') {
+      this.#open = { type: 'tool_use', id: block.id, index, kind: block.kind, streamedInput: '' };
+      contentBlock = { type: 'tool_use', id: block.id, name: block.name, input: {} };
+    } else {
+      this.#open = { type: block.type, id: block.id, index };
+      contentBlock =
+        block.type === 'text'
+          ? { type: 'text', text: '' }
+          : { type: 'thinking', thinking: '', signature: '' };
+    }
+    frames.push(frame({ type: 'content_block_start', index, content_block: contentBlock }));
+    return frames;
+  }
+
+  #delta(delta: { type: string } & Record<string, unknown>): SseFrame {
+    return frame({ type: 'content_block_delta', index: this.#open?.index ?? 0, delta });
+  }
+
+  #appendToolInput(block: Extract<OpenBlock, { type: 'tool_use' }>, text: string): SseFrame[] {
+    block.streamedInput += text;
+    // Custom tool input is raw text, not JSON: it is sent whole, wrapped, when the block closes.
+    if (block.kind === 'custom' || text === '') return [];
+    return [this.#delta({ type: 'input_json_delta', partial_json: text })];
+  }
+
+  #completeToolCall(event: Extract<TurnEvent, { type: 'tool-call' }>): SseFrame[] {
+    const frames: SseFrame[] = [];
+    if (!this.#isOpen('tool_use', event.toolCallId)) {
+      frames.push(
+        ...this.#openBlock({
+          type: 'tool_use',
+          id: event.toolCallId,
+          name: event.toolName,
+          kind: event.kind,
+        }),
+      );
+    }
+    const block = this.#open;
+    if (block?.type === 'tool_use') {
+      // Send what the deltas missed; if they disagree with the final input it is too late to correct.
+      if (block.kind === 'custom') block.streamedInput = event.input;
+      else if (event.input.startsWith(block.streamedInput)) {
+        frames.push(...this.#appendToolInput(block, event.input.slice(block.streamedInput.length)));
+      }
+    }
+    frames.push(...this.#closeBlock());
+    return frames;
+  }
+
+  #closeBlock(): SseFrame[] {
+    const block = this.#open;
+    if (block === undefined) return [];
+    const frames: SseFrame[] = [];
+    if (block.type === 'tool_use' && block.kind === 'custom') {
+      frames.push(
+        this.#delta({ type: 'input_json_delta', partial_json: wrapCustomInput(block.streamedInput) }),
+      );
+    }
+    frames.push(frame({ type: 'content_block_stop', index: block.index }));
+    this.#open = undefined;
+    return frames;
+  }
+
+  #finish(stopReason: TurnStopReason, usage: TurnUsage): SseFrame[] {
+    this.#ended = true;
+    return [
+      frame({
+        type: 'message_delta',
+        delta: { stop_reason: mapAnthropicStopReason(stopReason), stop_sequence: null },
+        usage: {
+          output_tokens: usage.outputTokens,
+          input_tokens: usage.inputTokens,
+          cache_read_input_tokens: usage.cacheReadTokens,
+          cache_creation_input_tokens: usage.cacheWriteTokens,
+          ...(usage.reasoningTokens === undefined
+            ? {}
+            : { output_tokens_details: { thinking_tokens: usage.reasoningTokens } }),
+        },
+      }),
+      frame({ type: 'message_stop' }),
+    ];
+  }
+}
+
+/**
+ * The non-streaming Messages body for a complete event list: blocks in event order (thinking with its
+ * signature, text, tool_use with the parsed input object), `stop_reason` and usage from `turn-end`
+ * (the last `usage` event and `end_turn` if the list lacks one). `error` events are ignored here.
+ */
+export const createAnthropicJsonResponse = (
+  meta: ResponseMeta,
+  events: readonly TurnEvent[],
+): AnthropicMessageResponse => {
+  const content: AnthropicContentBlock[] = [];
+  let current:
+    { id: string; block: Extract<AnthropicContentBlock, { type: 'text' | 'thinking' }> } | undefined;
+  let usage = emptyUsage();
+  let stopReason: TurnStopReason = 'end';
+  const openBlock = (id: string, block: Extract<AnthropicContentBlock, { type: 'text' | 'thinking' }>) => {
+    content.push(block);
+    current = { id, block };
+    return block;
+  };
+  for (const event of events) {
+    switch (event.type) {
+      case 'text-start':
+        openBlock(event.id, { type: 'text', text: '' });
+        break;
+      case 'text-delta': {
+        const block =
+          current?.id === event.id && current.block.type === 'text'
+            ? current.block
+            : openBlock(event.id, { type: 'text', text: '' });
+        if (block.type === 'text') block.text += event.delta;
+        break;
+      }
+      case 'reasoning-start':
+        openBlock(event.id, { type: 'thinking', thinking: '', signature: '' });
+        break;
+      case 'reasoning-delta': {
+        const block =
+          current?.id === event.id && current.block.type === 'thinking'
+            ? current.block
+            : openBlock(event.id, { type: 'thinking', thinking: '', signature: '' });
+        if (block.type === 'thinking') block.thinking += event.delta;
+        break;
+      }
+      case 'reasoning-end':
+        if (current?.id === event.id && current.block.type === 'thinking')
+          current.block.signature = event.signature;
+        current = undefined;
+        break;
+      case 'text-end':
+      case 'tool-input-start':
+      case 'tool-input-delta':
+      case 'tool-input-end':
+        current = undefined;
+        break;
+      case 'tool-call':
+        current = undefined;
+        content.push({
+          type: 'tool_use',
+          id: event.toolCallId,
+          name: event.toolName,
+          input: parseToolInput(event.input, event.kind),
+        });
+        break;
+      case 'usage':
+        usage = event.usage;
+        break;
+      case 'turn-end':
+        usage = event.usage;
+        stopReason = event.stopReason;
+        break;
+      case 'error':
+        break;
+      default: {
+        const _exhaustive: never = event;
+        return _exhaustive;
+      }
+    }
+  }
+  return {
+    id: meta.id,
+    type: 'message',
+    role: 'assistant',
+    model: meta.model,
+    content,
+    stop_reason: mapAnthropicStopReason(stopReason),
+    stop_sequence: null,
+    usage: toAnthropicUsage(usage),
+  };
+};
