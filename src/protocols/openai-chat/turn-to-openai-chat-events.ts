@@ -1,0 +1,287 @@
+import { createTurnError, type TurnError } from '../../turn/turn-error.js';
+import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
+import type { TurnRequest } from '../../turn/turn-request.js';
+import { emptyUsage, promptTokens, type TurnUsage } from '../../turn/turn-usage.js';
+import type { ResponseMeta, StreamEncoder } from '../protocol-adapter.js';
+import type { SseFrame } from '../sse-frame.js';
+import { createOpenaiChatErrorFrames } from './openai-chat-error.js';
+import { mapOpenaiChatStopReason, type OpenaiChatFinishReason } from './map-openai-chat-stop-reason.js';
+
+/** Chat Completions usage; `prompt_tokens` counts cache reads and writes, `cached_tokens` the reads. */
+export type OpenaiChatUsage = {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+  completion_tokens_details: { reasoning_tokens: number };
+};
+
+type ToolCallDelta =
+  | { index: number; id: string; type: 'function'; function: { name: string; arguments: string } }
+  | { index: number; function: { arguments: string } };
+
+type ChunkDelta = {
+  role?: 'assistant';
+  content?: string;
+  reasoning_content?: string;
+  tool_calls?: ToolCallDelta[];
+};
+
+/** One `chat.completion.chunk`. `choices` is empty only in the trailing usage chunk. */
+export type OpenaiChatChunk = {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{ index: 0; delta: ChunkDelta; finish_reason: OpenaiChatFinishReason | null }>;
+  usage?: OpenaiChatUsage;
+};
+
+export type OpenaiChatToolCall = {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+};
+
+/** The non-streaming `chat.completion` body. */
+export type OpenaiChatCompletion = {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: 0;
+    message: {
+      role: 'assistant';
+      content: string | null;
+      reasoning_content?: string;
+      tool_calls?: OpenaiChatToolCall[];
+    };
+    finish_reason: OpenaiChatFinishReason;
+  }>;
+  usage: OpenaiChatUsage;
+};
+
+/** TurnUsage (Anthropic-style) → Chat Completions usage. */
+export const convertTurnUsageToOpenaiChat = (usage: TurnUsage): OpenaiChatUsage => {
+  const prompt = promptTokens(usage);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: usage.outputTokens,
+    total_tokens: prompt + usage.outputTokens,
+    prompt_tokens_details: { cached_tokens: usage.cacheReadTokens },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
+  };
+};
+
+const dataFrame = (payload: unknown): SseFrame => ({ data: JSON.stringify(payload) });
+
+const doneFrame: SseFrame = { data: '[DONE]' };
+
+/**
+ * TurnEvent stream → Chat Completions SSE. The wire has no block boundaries, so text and reasoning
+ * start/end events emit nothing and a delta needs no prior start. Tool calls get a distinct 0-based
+ * `index` in order of first appearance; the first chunk of a call carries `id`, `type` and `function.name`
+ * with empty `arguments`, later chunks only argument fragments. Argument deltas for a call that was never
+ * started are held back until its name is known (its `tool-input-start` or `tool-call`).
+ *
+ * Terminal frames: after `turn-end`, a finish chunk (with usage when the client asked for
+ * `stream_options.include_usage`, because CCR reads usage only from the finish chunk), the standard
+ * trailing `choices: []` usage chunk, then `[DONE]`; after `error` or a bare `end()`, the in-band error
+ * chunk then `[DONE]`.
+ */
+export class OpenaiChatStreamEncoder implements StreamEncoder {
+  readonly #meta: ResponseMeta;
+  readonly #includeUsage: boolean;
+  #started = false;
+  #ended = false;
+  readonly #toolCalls = new Map<string, { index: number; arguments: string }>();
+  /** Argument fragments of calls not started yet, by call id. */
+  readonly #heldArguments = new Map<string, string>();
+
+  constructor(request: Pick<TurnRequest, 'includeStreamUsage'>, meta: ResponseMeta) {
+    this.#meta = meta;
+    this.#includeUsage = request.includeStreamUsage;
+  }
+
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** The role chunk (`{role:"assistant", content:""}`); emitted once, lazily by `push`/`end` if needed. */
+  start(): SseFrame[] {
+    if (this.#started) return [];
+    this.#started = true;
+    return [this.#chunk({ role: 'assistant', content: '' })];
+  }
+
+  push(event: TurnEvent): SseFrame[] {
+    if (this.#ended) return [];
+    const frames = this.start();
+    switch (event.type) {
+      case 'text-start':
+      case 'text-end':
+      case 'reasoning-start':
+      case 'reasoning-end':
+      case 'tool-input-end':
+      case 'usage':
+        break;
+      case 'text-delta':
+        if (event.delta !== '') frames.push(this.#chunk({ content: event.delta }));
+        break;
+      case 'reasoning-delta':
+        if (event.delta !== '') frames.push(this.#chunk({ reasoning_content: event.delta }));
+        break;
+      case 'tool-input-start':
+        frames.push(...this.#startToolCall(event.id, event.toolName));
+        break;
+      case 'tool-input-delta':
+        if (this.#toolCalls.has(event.id)) frames.push(...this.#appendArguments(event.id, event.delta));
+        else this.#heldArguments.set(event.id, (this.#heldArguments.get(event.id) ?? '') + event.delta);
+        break;
+      case 'tool-call':
+        frames.push(...this.#startToolCall(event.toolCallId, event.toolName));
+        frames.push(...this.#completeArguments(event.toolCallId, event.input));
+        break;
+      case 'turn-end':
+        frames.push(...this.#finish(event.stopReason, event.usage));
+        break;
+      case 'error':
+        frames.push(...this.#fail(event.error));
+        break;
+      default: {
+        const _exhaustive: never = event;
+        return _exhaustive;
+      }
+    }
+    return frames;
+  }
+
+  end(): SseFrame[] {
+    if (this.#ended) return [];
+    const error = createTurnError('api', 'The upstream stream ended without finishing the response');
+    return [...this.start(), ...this.#fail(error)];
+  }
+
+  keepalive(): SseFrame {
+    return { comment: 'keepalive' };
+  }
+
+  #chunk(
+    delta: ChunkDelta,
+    finishReason: OpenaiChatFinishReason | null = null,
+    usage?: OpenaiChatUsage,
+  ): SseFrame {
+    const chunk: OpenaiChatChunk = {
+      id: this.#meta.id,
+      object: 'chat.completion.chunk',
+      created: this.#meta.createdAt,
+      model: this.#meta.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+      ...(usage === undefined ? {} : { usage }),
+    };
+    return dataFrame(chunk);
+  }
+
+  #startToolCall(id: string, name: string): SseFrame[] {
+    if (this.#toolCalls.has(id)) return [];
+    const index = this.#toolCalls.size;
+    this.#toolCalls.set(id, { index, arguments: '' });
+    const frames = [
+      this.#chunk({ tool_calls: [{ index, id, type: 'function', function: { name, arguments: '' } }] }),
+    ];
+    const held = this.#heldArguments.get(id);
+    if (held !== undefined) {
+      this.#heldArguments.delete(id);
+      frames.push(...this.#appendArguments(id, held));
+    }
+    return frames;
+  }
+
+  #appendArguments(id: string, fragment: string): SseFrame[] {
+    const call = this.#toolCalls.get(id);
+    if (call === undefined || fragment === '') return [];
+    call.arguments += fragment;
+    return [this.#chunk({ tool_calls: [{ index: call.index, function: { arguments: fragment } }] })];
+  }
+
+  /** `tool-call` carries the full arguments: send whatever the deltas have not sent yet. */
+  #completeArguments(id: string, input: string): SseFrame[] {
+    const call = this.#toolCalls.get(id);
+    if (call === undefined || !input.startsWith(call.arguments)) return [];
+    return this.#appendArguments(id, input.slice(call.arguments.length));
+  }
+
+  #finish(stopReason: TurnStopReason, turnUsage: TurnUsage): SseFrame[] {
+    this.#ended = true;
+    const finishReason = mapOpenaiChatStopReason(stopReason);
+    if (!this.#includeUsage) return [this.#chunk({}, finishReason), doneFrame];
+    const usage = convertTurnUsageToOpenaiChat(turnUsage);
+    const trailing = {
+      id: this.#meta.id,
+      object: 'chat.completion.chunk',
+      created: this.#meta.createdAt,
+      model: this.#meta.model,
+      choices: [],
+      usage,
+    } satisfies OpenaiChatChunk;
+    return [this.#chunk({}, finishReason, usage), dataFrame(trailing), doneFrame];
+  }
+
+  #fail(error: TurnError): SseFrame[] {
+    this.#ended = true;
+    return createOpenaiChatErrorFrames(error);
+  }
+}
+
+/**
+ * The non-streaming `chat.completion` for a complete event list. `content` is `null` when the turn is
+ * only tool calls; reasoning goes to `reasoning_content`. Tool arguments come from `tool-call` (falling
+ * back to the streamed fragments). A list without `turn-end` is treated as a plain `stop` with no usage.
+ */
+export const createOpenaiChatJsonResponse = (
+  meta: ResponseMeta,
+  events: readonly TurnEvent[],
+): OpenaiChatCompletion => {
+  let text = '';
+  let reasoning = '';
+  let end: { stopReason: TurnStopReason; usage: TurnUsage } | undefined;
+  const toolCalls = new Map<string, OpenaiChatToolCall>();
+  const toolCall = (id: string, name: string): OpenaiChatToolCall => {
+    const existing = toolCalls.get(id);
+    if (existing !== undefined) return existing;
+    const created: OpenaiChatToolCall = { id, type: 'function', function: { name, arguments: '' } };
+    toolCalls.set(id, created);
+    return created;
+  };
+  for (const event of events) {
+    if (event.type === 'text-delta') text += event.delta;
+    else if (event.type === 'reasoning-delta') reasoning += event.delta;
+    else if (event.type === 'tool-input-start') toolCall(event.id, event.toolName);
+    else if (event.type === 'tool-input-delta') toolCall(event.id, '').function.arguments += event.delta;
+    else if (event.type === 'tool-call') {
+      const call = toolCall(event.toolCallId, event.toolName);
+      call.function = { name: event.toolName, arguments: event.input };
+    } else if (event.type === 'turn-end') end = { stopReason: event.stopReason, usage: event.usage };
+  }
+  const calls = [...toolCalls.values()];
+  return {
+    id: meta.id,
+    object: 'chat.completion',
+    created: meta.createdAt,
+    model: meta.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: text === '' && calls.length > 0 ? null : text,
+          ...(reasoning === '' ? {} : { reasoning_content: reasoning }),
+          ...(calls.length === 0 ? {} : { tool_calls: calls }),
+        },
+        finish_reason: mapOpenaiChatStopReason(end?.stopReason ?? 'end'),
+      },
+    ],
+    usage: convertTurnUsageToOpenaiChat(end?.usage ?? emptyUsage()),
+  };
+};
