@@ -1,0 +1,91 @@
+/**
+ * The CCR-style `config.json` (CCR v1/v2 keys plus the bridge's own), validated once at startup after
+ * env interpolation. Loose: unknown keys are kept, so a full CCR config with keys the bridge does not
+ * use (`PROXY_URL`, `StatusLine`, …) is accepted as it is.
+ * @see /work/shared/facts/ccr.md §3.1 for the CCR keys
+ */
+import { z } from 'zod';
+
+/** Integers may arrive as strings after `$PORT`-style interpolation. */
+const integerSchema = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)], {
+  error: 'expected an integer',
+});
+
+const optionsSchema = z.record(z.string(), z.unknown(), { error: 'expected an options object' });
+
+/** One `transformer.use` entry: `"name"` or `["name", {options}]`. */
+export const transformerUseEntrySchema = z.union(
+  [z.string().min(1), z.tuple([z.string().min(1), optionsSchema.optional()])],
+  {
+    error: 'expected a transformer name or ["name", {options}]',
+  },
+);
+export type TransformerUseEntry = z.infer<typeof transformerUseEntrySchema>;
+
+const transformerUseSchema = z.looseObject({ use: z.array(transformerUseEntrySchema).optional() });
+
+/** Provider-level `use` plus per-model `"<model>": { use }` overrides. */
+export const providerTransformerSchema = transformerUseSchema.catchall(transformerUseSchema);
+
+export const providerSchema = z.looseObject({
+  name: z.string().min(1),
+  api_base_url: z.string().optional(),
+  api_key: z.string().optional(),
+  models: z.array(z.string().min(1)).default([]),
+  transformer: providerTransformerSchema.optional(),
+});
+export type Provider = z.infer<typeof providerSchema>;
+
+/** A Router value: `"provider,model"` (empty means unset). */
+const routeSchema = z
+  .string()
+  .regex(/^\s*$|^[^,]+,.+$/, { error: 'expected "provider,model", e.g. "cursor,composer-2"' });
+
+export const routerSchema = z.looseObject({
+  default: routeSchema.optional(),
+  background: routeSchema.optional(),
+  think: routeSchema.optional(),
+  longContext: routeSchema.optional(),
+  longContextThreshold: integerSchema.optional(),
+  webSearch: routeSchema.optional(),
+  image: routeSchema.optional(),
+});
+export type Router = z.infer<typeof routerSchema>;
+
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** pino's level names. */
+export type LogLevel = (typeof logLevels)[number];
+
+export const configFileSchema = z.looseObject({
+  HOST: z.string().min(1).optional(),
+  PORT: integerSchema
+    .refine((port) => port >= 0 && port <= 65535, { error: 'expected a port number 0-65535' })
+    .optional(),
+  APIKEY: z.string().optional(),
+  LOG_LEVEL: z
+    .preprocess((level) => (typeof level === 'string' ? level.toLowerCase() : level), z.enum(logLevels))
+    .optional(),
+  LOG: z.boolean().optional(),
+  Providers: z.array(providerSchema).optional(),
+  Router: routerSchema.optional(),
+  transformers: z
+    .array(z.looseObject({ path: z.string().min(1), options: optionsSchema.optional() }))
+    .optional(),
+  /** Directory whose files override the packaged `workspace-templates/`. */
+  cursorTemplatesDir: z.string().min(1).optional(),
+  /** Where scratch workspaces live (default `~/.claude-code-router/cursor-sdk-workspaces`). */
+  cursorWorkspacesDir: z.string().min(1).optional(),
+});
+export type ConfigFile = z.infer<typeof configFileSchema>;
+
+export const cursorModes = ['bridge', 'plan', 'agent'] as const;
+/** `bridge`: the client hosts tools; `plan`: text only; `agent`: Cursor's own tools. */
+export type CursorMode = (typeof cursorModes)[number];
+
+/** Options of the `cursor-sdk` transformer (`["cursor-sdk", {…}]` or `transformers[].options`). */
+export const cursorOptionsSchema = z.looseObject({
+  cursorMode: z.enum(cursorModes).optional(),
+  cursorCwd: z.string().min(1).optional(),
+  sandboxEnabled: z.boolean().optional(),
+});
+export type CursorOptions = z.infer<typeof cursorOptionsSchema>;

@@ -1,0 +1,235 @@
+/**
+ * Reads a CCR-style config.json into the bridge's resolved {@link BridgeConfig}: JSON5 → env
+ * interpolation → schema → defaults. Never logs: anything worth telling the user is returned in
+ * `warnings`; anything that makes the file unusable throws a {@link ConfigError}.
+ */
+import { readFile } from 'node:fs/promises';
+import { homedir as osHomedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+
+import { ConfigError, formatFieldPath } from './config-error.js';
+import { configFileSchema } from './config-schema.js';
+import type { CursorMode, LogLevel } from './config-schema.js';
+import { isCursorProvider, resolveCursorOptions } from './cursor-provider.js';
+import { interpolateEnv } from './interpolate.js';
+import type { Env } from './interpolate.js';
+import { parseJson5 } from './parse-json5.js';
+
+/** CCR's defaults (v1 `src/constants.ts`). */
+export const defaultHost = '127.0.0.1';
+export const defaultPort = 3456;
+export const defaultLongContextThreshold = 60_000;
+const defaultCursorProvider = { name: 'cursor', models: ['composer-2'] } as const;
+
+/** `Router` with the default route always present; values are `"provider,model"`. */
+export type RouterConfig = {
+  default: string;
+  background?: string;
+  think?: string;
+  longContext?: string;
+  longContextThreshold: number;
+  webSearch?: string;
+  image?: string;
+};
+
+/** The provider the bridge serves. */
+export type CursorProviderConfig = {
+  providerName: string;
+  /** The provider's `models` list (a routing hint; the SDK catalog is authoritative). */
+  models: string[];
+  mode: CursorMode;
+  /** `cursorCwd`, absolute; only used in `agent` mode. */
+  cwd?: string;
+  /** `sandboxEnabled` or `CCR_CURSOR_SANDBOX=1`; the upstream still forces it off where unsupported. */
+  sandboxEnabled: boolean;
+  /** The provider's `api_key` after interpolation, possibly still a `$VAR` literal; see `resolveCursorApiKey`. */
+  apiKeyConfigured?: string;
+};
+
+export type BridgeConfig = {
+  /** The config file path, and whether it existed (built-in defaults otherwise). */
+  file: { path: string; found: boolean };
+  host: string;
+  port: number;
+  /** `APIKEY`: when set, clients must send it as `x-api-key` or `Authorization: Bearer`. */
+  apiKey?: string;
+  logLevel: LogLevel;
+  /** `LOG`: logging is on unless the file says `false`. */
+  log: boolean;
+  /** Every configured provider, by name, so routing can explain a route to a non-Cursor provider. */
+  providers: Array<{ name: string; isCursor: boolean }>;
+  router: RouterConfig;
+  cursor: CursorProviderConfig;
+  /** `cursorTemplatesDir`, absolute: user overrides for the packaged workspace templates. */
+  templatesDir?: string;
+  /** Absolute root of the scratch workspaces. */
+  workspacesDir: string;
+  /** Things the user should know (defaults substituted, unsafe settings overridden). */
+  warnings: string[];
+};
+
+export type ConfigSourceOptions = {
+  /** The config path (for messages and relative paths). */
+  path: string;
+  env: Env;
+  /** Defaults to `os.homedir()`. */
+  homedir?: string;
+};
+
+/** `$CURSOR_BRIDGE_CONFIG` if set, else `~/.claude-code-router/config.json`. */
+export const defaultConfigPath = (env: Env, homedir: string): string => {
+  const override = env['CURSOR_BRIDGE_CONFIG'];
+  return override === undefined || override === ''
+    ? join(homedir, '.claude-code-router', 'config.json')
+    : expandHome(override, homedir);
+};
+
+/**
+ * Loads and resolves the config at `options.path`. A missing file yields the built-in defaults (one
+ * provider `cursor` with `composer-2`, Router.default `cursor,composer-2`, 127.0.0.1:3456).
+ * @throws ConfigError for an unreadable file, bad JSON5 (with line/column) or an invalid field.
+ */
+export const loadConfig = async (options: ConfigSourceOptions): Promise<BridgeConfig> => {
+  let text: string;
+  try {
+    text = await readFile(options.path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return resolveConfig({}, options, false);
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConfigError({ file: options.path }, `cannot read the config file: ${reason}`, { cause: error });
+  }
+  return parseConfigText(text, options);
+};
+
+/** {@link loadConfig} for text already in memory. */
+export const parseConfigText = (text: string, options: ConfigSourceOptions): BridgeConfig => {
+  const parsed = parseJson5(text);
+  if (!parsed.ok) {
+    const { line, column, message } = parsed.error;
+    throw new ConfigError({ file: options.path, line, column }, `invalid JSON5: ${message}`);
+  }
+  return resolveConfig(parsed.value, options, true);
+};
+
+/**
+ * Resolves an already-parsed config value (interpolation, validation, defaults). Pure apart from
+ * `os.homedir()` when `options.homedir` is absent.
+ * @throws ConfigError naming the file and field.
+ */
+export const resolveConfig = (raw: unknown, options: ConfigSourceOptions, found = true): BridgeConfig => {
+  const file = options.path;
+  const home = options.homedir ?? osHomedir();
+  const baseDir = dirname(resolve(file));
+  const parsed = configFileSchema.safeParse(interpolateEnv(raw, options.env));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = formatFieldPath(issue?.path ?? []);
+    throw new ConfigError({ file, ...(field === '' ? {} : { field }) }, issue?.message ?? 'invalid config');
+  }
+  const config = parsed.data;
+  const warnings: string[] = [];
+
+  const providers = config.Providers ?? [];
+  const cursorIndexes = providers.flatMap((provider, index) => (isCursorProvider(provider) ? [index] : []));
+  const cursorIndex = cursorIndexes[0];
+  if (cursorIndex === undefined && providers.length > 0) {
+    throw new ConfigError(
+      { file, field: 'Providers' },
+      `no Cursor provider: name one provider "cursor" or add "cursor-sdk" to its transformer.use (found: ${providers.map((provider) => provider.name).join(', ')})`,
+    );
+  }
+  if (config.Providers !== undefined && providers.length === 0) {
+    warnings.push(
+      `${file}: Providers is empty; serving the built-in "cursor" provider with models composer-2`,
+    );
+  }
+  if (cursorIndexes.length > 1) {
+    const ignored = cursorIndexes.slice(1).map((index) => providers[index]?.name);
+    warnings.push(
+      `${file}: several Cursor providers; serving "${providers[cursorIndex ?? 0]?.name}", ignoring ${ignored.join(', ')}`,
+    );
+  }
+
+  const provider = cursorIndex === undefined ? undefined : providers[cursorIndex];
+  const cursorOptions = cursorIndex === undefined ? {} : resolveCursorOptions(config, cursorIndex, file);
+  const providerName = provider?.name ?? defaultCursorProvider.name;
+  const models = provider?.models ?? [...defaultCursorProvider.models];
+  const apiKeyConfigured =
+    provider?.api_key === undefined || provider.api_key === '' ? undefined : provider.api_key;
+  const cursor: CursorProviderConfig = {
+    providerName,
+    models,
+    mode: cursorOptions.cursorMode ?? 'bridge',
+    sandboxEnabled: cursorOptions.sandboxEnabled === true || options.env['CCR_CURSOR_SANDBOX'] === '1',
+    ...(cursorOptions.cursorCwd === undefined
+      ? {}
+      : { cwd: expandPath(cursorOptions.cursorCwd, baseDir, home) }),
+    ...(apiKeyConfigured === undefined ? {} : { apiKeyConfigured }),
+  };
+
+  const apiKey = config.APIKEY === undefined || config.APIKEY === '' ? undefined : config.APIKEY;
+  const hostCheck = restrictHostWithoutApiKey(config.HOST ?? defaultHost, apiKey);
+  if (hostCheck.warning !== undefined) warnings.push(`${file}: ${hostCheck.warning}`);
+
+  const router: RouterConfig = {
+    default: `${providerName},${models[0] ?? defaultCursorProvider.models[0]}`,
+    longContextThreshold: config.Router?.longContextThreshold ?? defaultLongContextThreshold,
+  };
+  for (const scenario of routeScenarios) {
+    const route = config.Router?.[scenario]?.trim();
+    if (route !== undefined && route !== '') router[scenario] = route;
+  }
+
+  return {
+    file: { path: file, found },
+    host: hostCheck.host,
+    port: config.PORT ?? defaultPort,
+    ...(apiKey === undefined ? {} : { apiKey }),
+    logLevel: config.LOG_LEVEL ?? 'info',
+    log: config.LOG !== false,
+    providers: providers.map((entry, index) => ({
+      name: entry.name,
+      isCursor: cursorIndexes.includes(index),
+    })),
+    router,
+    cursor,
+    ...(config.cursorTemplatesDir === undefined
+      ? {}
+      : { templatesDir: expandPath(config.cursorTemplatesDir, baseDir, home) }),
+    workspacesDir:
+      config.cursorWorkspacesDir === undefined
+        ? join(home, '.claude-code-router', 'cursor-sdk-workspaces')
+        : expandPath(config.cursorWorkspacesDir, baseDir, home),
+    warnings,
+  };
+};
+
+const routeScenarios = ['default', 'background', 'think', 'longContext', 'webSearch', 'image'] as const;
+
+const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/**
+ * CCR's rule: listening beyond loopback needs `APIKEY`. A non-loopback host without a key is forced
+ * back to 127.0.0.1 with a warning. The CLI applies this to `--host` too.
+ */
+export const restrictHostWithoutApiKey = (
+  host: string,
+  apiKey: string | undefined,
+): { host: string; warning?: string } => {
+  if (loopbackHosts.has(host) || (apiKey !== undefined && apiKey !== '')) return { host };
+  return {
+    host: defaultHost,
+    warning: `HOST ${host} needs APIKEY (anyone on the network could use your Cursor account); listening on ${defaultHost} instead`,
+  };
+};
+
+const expandHome = (path: string, homedir: string): string => {
+  if (path === '~') return homedir;
+  return path.startsWith('~/') ? join(homedir, path.slice(2)) : path;
+};
+
+/** `~` / `~/x` → under the home directory; relative paths → against `baseDir` (the config's directory). */
+const expandPath = (path: string, baseDir: string, homedir: string): string => {
+  const expanded = expandHome(path, homedir);
+  return isAbsolute(expanded) ? expanded : resolve(baseDir, expanded);
+};
