@@ -10,8 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolRequest, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolDefinition } from './mirror-tool-definition.js';
+import type { CallToolRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { MirroredTool, ToolDefinition } from './mirror-tool-definition.js';
 import type { ParkedCallBroker } from './parked-call-broker.js';
 import { createErrorResult } from './tool-call-result.js';
 import type { ToolCallResult } from './tool-call-result.js';
@@ -46,7 +46,7 @@ export type CustomUserToolsServer = {
   readonly server: Server;
   readonly broker: ParkedCallBroker;
   /** The currently mirrored tools. */
-  tools(): Tool[];
+  tools(): MirroredTool[];
   /** Replaces the mirrored set; sends `notifications/tools/list_changed` if it changed. Returns whether it did. */
   setTools(tools: readonly ToolDefinition[]): boolean;
   /**

@@ -26,7 +26,12 @@ export type { CustomUserToolsServer, CustomUserToolsServerOptions } from './cust
 export { connectInProcess } from './in-process-client.js';
 export type { InProcessClient, InProcessClientOptions } from './in-process-client.js';
 export { mirrorToolDefinition, normalizeInputSchema } from './mirror-tool-definition.js';
-export type { McpInputSchema, ToolDefinition } from './mirror-tool-definition.js';
+export type {
+  McpInputSchema,
+  MirroredTool,
+  ToolAnnotations,
+  ToolDefinition,
+} from './mirror-tool-definition.js';
 export { MAX_TIMER_DELAY_MS, ParkedCallBroker } from './parked-call-broker.js';
 export type {
   ParkedCall,
@@ -38,3 +43,4 @@ export type {
 } from './parked-call-broker.js';
 export { createErrorResult, createTextResult, toToolCallResult } from './tool-call-result.js';
 export type { ToolCallResult, ToolResultContent } from './tool-call-result.js';
+export type { JsonObject, JsonValue } from './json-value.js';

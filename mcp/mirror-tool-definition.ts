@@ -1,14 +1,24 @@
 /**
- * JSON Schema tool definitions (as clients send them) → MCP `Tool` entries.
+ * JSON Schema tool definitions (as clients send them) → mirrored MCP tools.
  *
  * Arguments are never validated against the schema (the client validates; calls pass through), so the
  * schema only has to satisfy MCP's own `Tool` shape, which `Client.listTools()` enforces on the other end:
  * root `type: "object"`, `properties` an object of object schemas, `required` a string array. Everything
  * else is kept, `$schema` included (SDK 1.32 accepts it; it tells peers the draft when it is not 2020-12).
+ * The mirrored types are also valid `@cursor/sdk` `customTools` fields (`inputSchema`, `annotations`).
  */
 
-import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { isRecord } from './is-record.js';
+import type { JsonObject, JsonValue } from './json-value.js';
+
+/** MCP tool annotations (behaviour hints), exact-optional so they also fit `SDKToolAnnotations`. */
+export type ToolAnnotations = {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+};
 
 /** A host tool as the bridge knows it; `TurnTool` from the neutral model fits this shape. */
 export type ToolDefinition = {
@@ -19,14 +29,29 @@ export type ToolDefinition = {
   annotations?: ToolAnnotations;
 };
 
-/** The MCP tool input schema: an object schema, other JSON Schema keywords kept as given. */
-export type McpInputSchema = Tool['inputSchema'];
+/** An MCP tool input schema: an object schema, other JSON Schema keywords kept as given. */
+export type McpInputSchema = {
+  [keyword: string]: JsonValue;
+  type: 'object';
+  properties: Record<string, JsonObject>;
+};
+
+/** A mirrored tool: an MCP `Tool` as listed by `tools/list`. */
+export type MirroredTool = {
+  name: string;
+  description?: string;
+  inputSchema: McpInputSchema;
+  annotations?: ToolAnnotations;
+};
 
 const ANNOTATION_FLAGS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
 /** Converts one definition. Unknown keys on the definition itself are dropped. */
-export function mirrorToolDefinition(definition: ToolDefinition): Tool {
-  const tool: Tool = { name: definition.name, inputSchema: normalizeInputSchema(definition.inputSchema) };
+export function mirrorToolDefinition(definition: ToolDefinition): MirroredTool {
+  const tool: MirroredTool = {
+    name: definition.name,
+    inputSchema: normalizeInputSchema(definition.inputSchema),
+  };
   if (typeof definition.description === 'string') tool.description = definition.description;
   const annotations = normalizeAnnotations(definition.annotations);
   if (annotations) tool.annotations = annotations;
@@ -36,10 +61,12 @@ export function mirrorToolDefinition(definition: ToolDefinition): Tool {
 /**
  * Makes any JSON Schema acceptable as an MCP tool input schema. A root `type` other than `"object"`
  * (including `["object","null"]`) becomes `"object"`: MCP tool arguments are always an object.
- * Boolean property schemas become their object forms (`true` → `{}`, `false` → `{not:{}}`).
+ * Boolean property schemas become their object forms (`true` → `{}`, `false` → `{not:{}}`); a `required`
+ * that is not an array is dropped, and its non-string entries are.
  */
 export function normalizeInputSchema(schema: unknown): McpInputSchema {
-  const source = isRecord(schema) ? schema : {};
+  // Schemas arrive as parsed JSON, so their values are JSON values.
+  const source = (isRecord(schema) ? schema : {}) as JsonObject;
   const { required, properties, ...rest } = source;
   const normalized: McpInputSchema = { ...rest, type: 'object', properties: normalizeProperties(properties) };
   if (Array.isArray(required)) {
@@ -48,9 +75,9 @@ export function normalizeInputSchema(schema: unknown): McpInputSchema {
   return normalized;
 }
 
-function normalizeProperties(properties: unknown): Record<string, object> {
+function normalizeProperties(properties: JsonValue | undefined): Record<string, JsonObject> {
   if (!isRecord(properties)) return {};
-  const normalized: Record<string, object> = {};
+  const normalized: Record<string, JsonObject> = {};
   for (const [name, schema] of Object.entries(properties)) {
     normalized[name] = isRecord(schema) ? schema : schema === false ? { not: {} } : {};
   }

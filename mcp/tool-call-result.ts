@@ -4,6 +4,7 @@
  */
 
 import { isRecord } from './is-record.js';
+import type { JsonObject } from './json-value.js';
 
 /** One content block of a tool result. `data` is base64 without a `data:` prefix. */
 export type ToolResultContent =
@@ -13,7 +14,7 @@ export type ToolResultContent =
 export type ToolCallResult = {
   content: ToolResultContent[];
   isError?: boolean;
-  structuredContent?: Record<string, unknown>;
+  structuredContent?: JsonObject;
 };
 
 /** Builds an `isError` result carrying one text block. */
@@ -39,7 +40,10 @@ export function toToolCallResult(result: Record<string, unknown>): ToolCallResul
   }
   const converted: ToolCallResult = { content };
   if (result.isError === true) converted.isError = true;
-  if (isRecord(result.structuredContent)) converted.structuredContent = result.structuredContent;
+  // Results arrive as parsed JSON, so their objects hold JSON values only.
+  if (isRecord(result.structuredContent)) {
+    converted.structuredContent = result.structuredContent as JsonObject;
+  }
   return converted;
 }
 

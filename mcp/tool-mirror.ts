@@ -7,13 +7,12 @@
 
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { mirrorToolDefinition } from './mirror-tool-definition.js';
-import type { ToolDefinition } from './mirror-tool-definition.js';
+import type { MirroredTool, ToolDefinition } from './mirror-tool-definition.js';
 
 export class ToolMirror {
   readonly #server: Server;
-  #tools = new Map<string, Tool>();
+  #tools = new Map<string, MirroredTool>();
   #fingerprint = '';
 
   /**
@@ -27,12 +26,12 @@ export class ToolMirror {
   }
 
   /** The mirrored tools in definition order. Pagination is not used: one page holds every tool. */
-  list(): Tool[] {
+  list(): MirroredTool[] {
     return [...this.#tools.values()];
   }
 
   /** The mirrored tool with this exact name. */
-  get(name: string): Tool | undefined {
+  get(name: string): MirroredTool | undefined {
     return this.#tools.get(name);
   }
 
@@ -51,7 +50,7 @@ export class ToolMirror {
   }
 
   #replace(definitions: readonly ToolDefinition[]): boolean {
-    const tools = new Map<string, Tool>();
+    const tools = new Map<string, MirroredTool>();
     for (const definition of definitions) {
       if (typeof definition.name !== 'string' || definition.name === '') continue;
       tools.set(definition.name, mirrorToolDefinition(definition));
