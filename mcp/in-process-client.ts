@@ -19,7 +19,10 @@ import { toToolCallResult } from './tool-call-result.js';
 import type { ToolCallResult } from './tool-call-result.js';
 
 export type InProcessClientOptions = {
-  /** Request timeout for `callTool`, in ms. Default (and maximum) {@link MAX_TIMER_DELAY_MS}. */
+  /**
+   * Request timeout for `callTool`, in ms. Default (and maximum, `Infinity` included) {@link MAX_TIMER_DELAY_MS};
+   * a value that is not positive means the default.
+   */
   callTimeoutMs?: number;
   /** Reported to the server at initialization. */
   clientInfo?: { name: string; version: string };
@@ -47,7 +50,10 @@ export async function connectInProcess(
   server: Server,
   options: InProcessClientOptions = {},
 ): Promise<InProcessClient> {
-  const timeout = Math.min(Math.max(1, options.callTimeoutMs ?? MAX_TIMER_DELAY_MS), MAX_TIMER_DELAY_MS);
+  const requested = options.callTimeoutMs;
+  // NaN, zero or a negative delay would make a 1 ms Node timer: fall back to the default instead.
+  const timeout =
+    requested !== undefined && requested > 0 ? Math.min(requested, MAX_TIMER_DELAY_MS) : MAX_TIMER_DELAY_MS;
   const client = new Client(options.clientInfo ?? { name: 'cursor-bridge', version: '0.0.0' });
   const listeners = new Set<() => void>();
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {

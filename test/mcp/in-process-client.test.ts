@@ -49,6 +49,19 @@ describe('connectInProcess', () => {
     expect(await outcome).toMatchObject({ code: -32001 });
   });
 
+  it.each([Number.NaN, 0, -5, Number.POSITIVE_INFINITY])(
+    'treats callTimeoutMs %s as no timeout',
+    async (value) => {
+      fixture = await createMcpFixture({ client: { callTimeoutMs: value } });
+      vi.useFakeTimers({ toFake: [...TIMERS] });
+      const outcome = fixture.client.callTool('Bash', {}, 'toolu_odd').catch((error: unknown) => error);
+      await vi.advanceTimersByTimeAsync(HOUR);
+      expect(fixture.broker.pending()).toEqual(['toolu_odd']);
+      fixture.broker.resolve('toolu_odd', createTextResult('fine'));
+      expect(await outcome).toEqual(createTextResult('fine'));
+    },
+  );
+
   it('lists tools and calls without a toolCallId (the server generates one)', async () => {
     fixture = await createMcpFixture();
     const { client, broker, announced } = fixture;
