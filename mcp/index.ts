@@ -17,6 +17,7 @@
  * ```
  */
 
+export { AsyncQueue } from './async-queue.js';
 export {
   createCustomUserToolsServer,
   CUSTOM_USER_TOOLS_SERVER_NAME,

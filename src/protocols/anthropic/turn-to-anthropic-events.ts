@@ -74,9 +74,10 @@ const parseToolInput = (input: string, kind: ToolKind): unknown => {
  * Errors: the Anthropic API ends a failed stream with `event: error` and nothing after it, and the
  * official SDK's `Stream` throws an `APIError` the moment it reads that event (MessageStream rejects
  * `finalMessage()`; Claude Code then retries without streaming). So after an `error` event, and on `end()`
- * without a terminal event, the `error` frame IS the terminal frame: no `content_block_stop`, no
- * `message_delta`/`message_stop`. Closing an open tool_use block would hand a client that runs tools at
- * `content_block_stop` a truncated input, and a `message_stop` would look like success to lenient parsers.
+ * without a terminal event, the `error` frame is followed only by `message_stop`, so every stream still
+ * ends with its terminal event for parsers that read on: no `content_block_stop` (closing an open
+ * tool_use block would hand a client that runs tools at `content_block_stop` a truncated input) and no
+ * `message_delta` (there is no stop reason to report).
  */
 export class AnthropicStreamEncoder implements StreamEncoder {
   readonly #meta: ResponseMeta;
@@ -117,7 +118,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
     if (this.#ended) return [];
     if (event.type === 'error') {
       this.#ended = true;
-      return [createAnthropicErrorFrame(event.error)];
+      return [createAnthropicErrorFrame(event.error), frame({ type: 'message_stop' })];
     }
     const frames = this.start();
     switch (event.type) {

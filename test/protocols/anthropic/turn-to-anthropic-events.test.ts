@@ -123,7 +123,7 @@ describe('AnthropicStreamEncoder lifecycle', () => {
 });
 
 describe('AnthropicStreamEncoder errors', () => {
-  it('ends with the error event alone: no block stop, no message_stop', () => {
+  it('ends with the error event and message_stop: no block stop, no message_delta', () => {
     const encoder = new AnthropicStreamEncoder(meta);
     encoder.start();
     encoder.push({ type: 'tool-input-start', id: 'toolu_1', toolName: 'Bash', kind: 'function' });
@@ -131,6 +131,7 @@ describe('AnthropicStreamEncoder errors', () => {
     const frames = encoder.push({ type: 'error', error: createTurnError('rate-limit', 'slow down') });
     expect(payloads(frames)).toEqual([
       { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } },
+      { type: 'message_stop' },
     ]);
     expect(encoder.ended).toBe(true);
     expect(encoder.end()).toEqual([]);
@@ -142,15 +143,16 @@ describe('AnthropicStreamEncoder errors', () => {
     encoder.push({ type: 'text-delta', id: 'a', delta: 'x' });
     expect(payloads(encoder.end())).toEqual([
       { type: 'error', error: { type: 'api_error', message: expect.stringContaining('without finishing') } },
+      { type: 'message_stop' },
     ]);
     expect(encoder.ended).toBe(true);
   });
 
-  it('an error before start() is a lone error event', () => {
+  it('an error before start() is an error event and message_stop', () => {
     const encoder = new AnthropicStreamEncoder(meta);
     expect(
       types(encoder.push({ type: 'error', error: createTurnError('authentication', 'bad key') })),
-    ).toEqual(['error']);
+    ).toEqual(['error', 'message_stop']);
     expect(encoder.start()).toEqual([]);
   });
 });
