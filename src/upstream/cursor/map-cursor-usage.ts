@@ -5,7 +5,7 @@ export type CursorTurnUsage = {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
-  reasoningTokens?: number;
+  reasoningTokens?: number | undefined;
 };
 
 /**

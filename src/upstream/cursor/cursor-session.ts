@@ -1,0 +1,182 @@
+/**
+ * One conversation's SDK agent plus its `custom-user-tools` tool host. The agent is created at the first
+ * run (it needs the model) and keeps its bound model selection for its life; host tools are mirrored
+ * into the MCP server before every run, and the SDK's `customTools` reach that server through an
+ * in-process MCP client, where each call parks until the client posts its result.
+ */
+
+import type { Agent as AgentClass, ModelSelection, SDKAgent, SDKCustomTool, SDKJsonValue } from '@cursor/sdk';
+import type { Logger } from 'pino';
+import {
+  connectInProcess,
+  createCustomUserToolsServer,
+  ParkedCallBroker,
+  type CustomUserToolsServer,
+  type InProcessClient,
+  type ToolDefinition,
+} from '../../../mcp/index.js';
+import { BridgeError, createTurnError } from '../../turn/turn-error.js';
+import type { TurnTool } from '../../turn/turn-request.js';
+import type { UpstreamMode, UpstreamRun, UpstreamRunInput, UpstreamSession } from '../upstream-port.js';
+import { CursorRun } from './cursor-run.js';
+import { mapCursorSdkError } from './map-cursor-error.js';
+
+export type CursorSessionContext = {
+  Agent: typeof AgentClass;
+  apiKey: string;
+  logger: Logger;
+  mode: UpstreamMode;
+  /** The agent's cwd: the scratch workspace, or `cursorCwd` in agent mode. */
+  cwd: string;
+  sandboxEnabled: boolean;
+  enableAgentRetries: boolean;
+  /** Resolves the model selection for a run (from the cached catalog). */
+  selectModel: (input: UpstreamRunInput) => Promise<ModelSelection>;
+  /** A fresh in-memory store per agent: no conversation text on disk. */
+  createStore: () => NonNullable<NonNullable<Parameters<typeof AgentClass.create>[0]['local']>['store']>;
+};
+
+const toToolDefinition = (tool: TurnTool): ToolDefinition => ({
+  name: tool.name,
+  ...(tool.description === undefined ? {} : { description: tool.description }),
+  inputSchema: tool.inputSchema,
+});
+
+export class CursorSession implements UpstreamSession {
+  readonly id: string;
+  readonly #context: CursorSessionContext;
+  readonly #broker: ParkedCallBroker;
+  readonly #host: CustomUserToolsServer;
+  #client: Promise<InProcessClient> | undefined;
+  #agent: SDKAgent | undefined;
+  #bound: ModelSelection | undefined;
+  #active: CursorRun | undefined;
+  #disposed = false;
+
+  constructor(id: string, context: CursorSessionContext) {
+    this.id = id;
+    this.#context = context;
+    this.#broker = new ParkedCallBroker({ logger: context.logger });
+    this.#host = createCustomUserToolsServer({ tools: [], broker: this.#broker });
+    this.#broker.onParked((call) => this.#active?.parked(call));
+  }
+
+  async startRun(input: UpstreamRunInput): Promise<UpstreamRun> {
+    if (this.#disposed) throw new BridgeError(createTurnError('api', 'The Cursor session was disposed.'));
+    if (this.#active !== undefined && !this.#active.finished) {
+      throw new BridgeError(createTurnError('api', 'The Cursor agent already has an active run.'));
+    }
+    const selection = await this.#context.selectModel(input);
+    const tools = this.#context.mode === 'bridge' ? input.tools : [];
+    this.#host.setTools(tools.map(toToolDefinition));
+    const client = await (this.#client ??= connectInProcess(this.#host.server));
+    const agent = await this.#ensureAgent(selection);
+
+    const run = new CursorRun({
+      logger: this.#context.logger,
+      host: {
+        resolve: (toolCallId, result) => this.#broker.resolve(toolCallId, result),
+        settleAll: (reason) => void this.#broker.settleAll(reason),
+      },
+    });
+    this.#active = run;
+    const customTools: Record<string, SDKCustomTool> = {};
+    for (const tool of tools) {
+      customTools[tool.name] = {
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        inputSchema: tool.inputSchema as Record<string, SDKJsonValue>,
+        execute: async (args, context) => {
+          const toolCallId = context.toolCallId ?? run.claimStartedCall(tool.name);
+          const result = await client.callTool(tool.name, args as Record<string, unknown>, toolCallId);
+          return {
+            content: result.content,
+            ...(result.isError === true ? { isError: true } : {}),
+            // It crossed MCP as JSON, so its values are JSON values.
+            ...(result.structuredContent === undefined
+              ? {}
+              : { structuredContent: result.structuredContent as Record<string, SDKJsonValue> }),
+          };
+        },
+      };
+    }
+    // A live agent keeps its bound selection; only a different model id is switched per send.
+    const modelOverride =
+      this.#bound !== undefined && this.#bound.id !== selection.id ? { model: selection } : {};
+    try {
+      const sdkRun = await agent.send(
+        {
+          text: input.prompt.text,
+          ...(input.prompt.images.length === 0
+            ? {}
+            : {
+                images: input.prompt.images.map((image) => ({ data: image.data, mimeType: image.mediaType })),
+              }),
+        },
+        { onDelta: run.onDelta, local: { customTools }, ...modelOverride },
+      );
+      run.attach(sdkRun);
+      return run;
+    } catch (error) {
+      run.abandon();
+      throw new BridgeError(mapCursorSdkError(error), { cause: error });
+    }
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    try {
+      await this.#active?.cancel();
+    } finally {
+      this.#broker.close('the Cursor session was disposed');
+      const agent = this.#agent;
+      this.#agent = undefined;
+      agent?.close();
+      const client = await this.#client?.catch(() => undefined);
+      await client?.close();
+      await this.#host.close();
+    }
+  }
+
+  async #ensureAgent(selection: ModelSelection): Promise<SDKAgent> {
+    if (this.#agent !== undefined) return this.#agent;
+    const { Agent, apiKey, mode, cwd, logger } = this.#context;
+    const create = (sandbox: boolean): ReturnType<typeof Agent.create> =>
+      Agent.create({
+        apiKey,
+        model: selection,
+        name: 'cursor-bridge',
+        // `tools` and `settingSources` are not persisted by the SDK: they are passed on every create.
+        ...(mode === 'bridge'
+          ? { tools: ['mcp'] }
+          : mode === 'plan'
+            ? { tools: [], mode: 'plan' as const }
+            : {}),
+        local: {
+          cwd,
+          store: this.#context.createStore(),
+          enableAgentRetries: this.#context.enableAgentRetries,
+          sandboxOptions: { enabled: sandbox },
+          ...(mode === 'bridge' ? { settingSources: ['project' as const] } : {}),
+        },
+      });
+    try {
+      this.#agent = await create(this.#context.sandboxEnabled);
+    } catch (error) {
+      const sandboxRefused =
+        this.#context.sandboxEnabled && error instanceof Error && /sandbox/i.test(error.message);
+      if (!sandboxRefused) throw new BridgeError(mapCursorSdkError(error), { cause: error });
+      logger.warn(
+        { err: error },
+        'Cursor local sandboxing is not supported on this host; running without it',
+      );
+      try {
+        this.#agent = await create(false);
+      } catch (retryError) {
+        throw new BridgeError(mapCursorSdkError(retryError), { cause: retryError });
+      }
+    }
+    this.#bound = selection;
+    return this.#agent;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The upstream port over `@cursor/sdk`, in-process. The SDK is imported lazily: it reads
+ * `CURSOR_BACKEND_URL` once at import, and the bridge never overrides it.
+ */
+
+import type * as CursorSdk from '@cursor/sdk';
+import type { ModelSelection } from '@cursor/sdk';
+import type { Logger } from 'pino';
+import { BridgeError, createTurnError } from '../../turn/turn-error.js';
+import type { TurnReasoning } from '../../turn/turn-request.js';
+import type {
+  UpstreamMode,
+  UpstreamPort,
+  UpstreamSession,
+  UpstreamSessionOptions,
+} from '../upstream-port.js';
+import { CursorSession, type CursorSessionContext } from './cursor-session.js';
+import { mapCursorSdkError } from './map-cursor-error.js';
+import { createModelCatalog, selectModel, type CatalogModel, type ModelCatalog } from './model-selection.js';
+
+export type CursorAuth = { ok: true; apiKey: string } | { ok: false; message: string };
+
+export type CursorUpstreamOptions = {
+  auth: CursorAuth;
+  logger: Logger;
+  mode: UpstreamMode;
+  /** Agent mode only: the SDK cwd (`cursorCwd`); bridge and plan modes run in the scratch workspace. */
+  agentCwd?: string;
+  sandboxEnabled: boolean;
+  createStore: CursorSessionContext['createStore'];
+  /** The SDK's own retry of stalled streams; on by default (a retry re-calls `execute` with the same id). */
+  enableAgentRetries?: boolean;
+  catalogTtlMs?: number;
+  /** Loads the SDK; tests set `CURSOR_BACKEND_URL` first. */
+  loadSdk?: () => Promise<typeof CursorSdk>;
+};
+
+export class CursorUpstream implements UpstreamPort {
+  readonly #options: CursorUpstreamOptions;
+  readonly #sessions = new Set<CursorSession>();
+  #sdk: Promise<typeof CursorSdk> | undefined;
+  #catalog: ModelCatalog | undefined;
+  #sessionCount = 0;
+
+  constructor(options: CursorUpstreamOptions) {
+    this.#options = options;
+  }
+
+  async preflight(input: { model: string; reasoning: TurnReasoning }): Promise<void> {
+    await this.#select(input.model, input.reasoning);
+  }
+
+  /** The catalog as the SDK lists it (for `model get cursor`). */
+  async listModels(): Promise<readonly CatalogModel[]> {
+    return (await this.#catalogFor(this.#apiKey()).get()).models;
+  }
+
+  async createSession(options: UpstreamSessionOptions): Promise<UpstreamSession> {
+    const apiKey = this.#apiKey();
+    const sdk = await this.#loadSdk();
+    const session = new CursorSession(`cursor-${++this.#sessionCount}`, {
+      Agent: sdk.Agent,
+      apiKey,
+      logger: this.#options.logger,
+      mode: options.mode,
+      cwd:
+        options.mode === 'agent' && this.#options.agentCwd !== undefined
+          ? this.#options.agentCwd
+          : options.workspaceDir,
+      sandboxEnabled: this.#options.sandboxEnabled,
+      enableAgentRetries: this.#options.enableAgentRetries ?? true,
+      selectModel: (input) => this.#select(input.model, input.reasoning),
+      createStore: this.#options.createStore,
+    });
+    this.#sessions.add(session);
+    const dispose = session.dispose.bind(session);
+    session.dispose = async () => {
+      this.#sessions.delete(session);
+      await dispose();
+    };
+    return session;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#sessions].map((session) => session.dispose()));
+  }
+
+  #apiKey(): string {
+    const auth = this.#options.auth;
+    if (!auth.ok)
+      throw new BridgeError(createTurnError('authentication', auth.message, { retryable: false }));
+    return auth.apiKey;
+  }
+
+  #loadSdk(): Promise<typeof CursorSdk> {
+    return (this.#sdk ??= (this.#options.loadSdk ?? (() => import('@cursor/sdk')))());
+  }
+
+  #catalogFor(apiKey: string): ModelCatalog {
+    return (this.#catalog ??= createModelCatalog(
+      async () => {
+        const sdk = await this.#loadSdk();
+        return sdk.Cursor.models.list({ apiKey });
+      },
+      { ttlMs: this.#options.catalogTtlMs ?? 10 * 60_000 },
+    ));
+  }
+
+  async #select(model: string, reasoning: TurnReasoning): Promise<ModelSelection> {
+    const apiKey = this.#apiKey();
+    let snapshot;
+    try {
+      snapshot = await this.#catalogFor(apiKey).get();
+    } catch (error) {
+      throw new BridgeError(mapCursorSdkError(error), { cause: error });
+    }
+    if (snapshot.refreshError !== undefined) {
+      this.#options.logger.warn(
+        { err: snapshot.refreshError },
+        'Cursor model catalog refresh failed; using the last catalog',
+      );
+    }
+    const result = selectModel(snapshot.models, model, {
+      requested: reasoning.requested,
+      ...(reasoning.effort === undefined ? {} : { effort: reasoning.effort }),
+    });
+    if (!result.ok) throw new BridgeError(createTurnError('not-found', result.error, { retryable: false }));
+    for (const warning of result.warnings) this.#options.logger.debug({ model, warning }, 'model selection');
+    return result.selection;
+  }
+}
