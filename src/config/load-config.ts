@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 import { ConfigError, formatFieldPath } from './config-error.js';
 import { configFileSchema } from './config-schema.js';
-import type { CursorMode, LogLevel } from './config-schema.js';
+import type { ConfigFile, CursorMode, LogLevel } from './config-schema.js';
 import { isCursorProvider, resolveCursorOptions } from './cursor-provider.js';
 import { interpolateEnv } from './interpolate.js';
 import type { Env } from './interpolate.js';
@@ -94,7 +94,9 @@ export const loadConfig = async (options: ConfigSourceOptions): Promise<BridgeCo
   try {
     text = await readFile(options.path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return resolveConfig({}, options, false);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      return { ...resolveConfig({}, options), file: { path: options.path, found: false } };
+    }
     const reason = error instanceof Error ? error.message : String(error);
     throw new ConfigError({ file: options.path }, `cannot read the config file: ${reason}`, { cause: error });
   }
@@ -108,7 +110,7 @@ export const parseConfigText = (text: string, options: ConfigSourceOptions): Bri
     const { line, column, message } = parsed.error;
     throw new ConfigError({ file: options.path, line, column }, `invalid JSON5: ${message}`);
   }
-  return resolveConfig(parsed.value, options, true);
+  return resolveConfig(parsed.value, options);
 };
 
 /**
@@ -116,7 +118,7 @@ export const parseConfigText = (text: string, options: ConfigSourceOptions): Bri
  * `os.homedir()` when `options.homedir` is absent.
  * @throws ConfigError naming the file and field.
  */
-export const resolveConfig = (raw: unknown, options: ConfigSourceOptions, found = true): BridgeConfig => {
+export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): BridgeConfig => {
   const file = options.path;
   const home = options.homedir ?? osHomedir();
   const baseDir = dirname(resolve(file));
@@ -131,48 +133,19 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions, found 
 
   const providers = config.Providers ?? [];
   const cursorIndexes = providers.flatMap((provider, index) => (isCursorProvider(provider) ? [index] : []));
-  const cursorIndex = cursorIndexes[0];
-  if (cursorIndex === undefined && providers.length > 0) {
-    throw new ConfigError(
-      { file, field: 'Providers' },
-      `no Cursor provider: name one provider "cursor" or add "cursor-sdk" to its transformer.use (found: ${providers.map((provider) => provider.name).join(', ')})`,
-    );
-  }
-  if (config.Providers !== undefined && providers.length === 0) {
-    warnings.push(
-      `${file}: Providers is empty; serving the built-in "cursor" provider with models composer-2`,
-    );
-  }
-  if (cursorIndexes.length > 1) {
-    const ignored = cursorIndexes.slice(1).map((index) => providers[index]?.name);
-    warnings.push(
-      `${file}: several Cursor providers; serving "${providers[cursorIndex ?? 0]?.name}", ignoring ${ignored.join(', ')}`,
-    );
-  }
-
-  const provider = cursorIndex === undefined ? undefined : providers[cursorIndex];
-  const cursorOptions = cursorIndex === undefined ? {} : resolveCursorOptions(config, cursorIndex, file);
-  const providerName = provider?.name ?? defaultCursorProvider.name;
-  const models = provider?.models ?? [...defaultCursorProvider.models];
-  const apiKeyConfigured =
-    provider?.api_key === undefined || provider.api_key === '' ? undefined : provider.api_key;
-  const cursor: CursorProviderConfig = {
-    providerName,
-    models,
-    mode: cursorOptions.cursorMode ?? 'bridge',
-    sandboxEnabled: cursorOptions.sandboxEnabled === true || options.env['CCR_CURSOR_SANDBOX'] === '1',
-    ...(cursorOptions.cursorCwd === undefined
-      ? {}
-      : { cwd: expandPath(cursorOptions.cursorCwd, baseDir, home) }),
-    ...(apiKeyConfigured === undefined ? {} : { apiKeyConfigured }),
-  };
+  const cursor = resolveCursorProvider(
+    config,
+    cursorIndexes,
+    { ...options, baseDir, homedir: home },
+    warnings,
+  );
 
   const apiKey = config.APIKEY === undefined || config.APIKEY === '' ? undefined : config.APIKEY;
   const hostCheck = restrictHostWithoutApiKey(config.HOST ?? defaultHost, apiKey);
   if (hostCheck.warning !== undefined) warnings.push(`${file}: ${hostCheck.warning}`);
 
   const router: RouterConfig = {
-    default: `${providerName},${models[0] ?? defaultCursorProvider.models[0]}`,
+    default: `${cursor.providerName},${cursor.models[0] ?? defaultCursorProvider.models[0]}`,
     longContextThreshold: config.Router?.longContextThreshold ?? defaultLongContextThreshold,
   };
   for (const scenario of routeScenarios) {
@@ -181,7 +154,7 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions, found 
   }
 
   return {
-    file: { path: file, found },
+    file: { path: file, found: true },
     host: hostCheck.host,
     port: config.PORT ?? defaultPort,
     ...(apiKey === undefined ? {} : { apiKey }),
@@ -201,6 +174,57 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions, found 
         ? join(home, '.claude-code-router', 'cursor-sdk-workspaces')
         : expandPath(config.cursorWorkspacesDir, baseDir, home),
     warnings,
+  };
+};
+
+/** The first Cursor provider (or the built-in one when `Providers` is absent or empty) with its options. */
+const resolveCursorProvider = (
+  config: ConfigFile,
+  cursorIndexes: number[],
+  options: ConfigSourceOptions & { baseDir: string; homedir: string },
+  warnings: string[],
+): CursorProviderConfig => {
+  const file = options.path;
+  const providers = config.Providers ?? [];
+  const cursorIndex = cursorIndexes[0];
+  if (cursorIndex === undefined) {
+    if (providers.length > 0) {
+      const found = providers.map((provider) => provider.name).join(', ');
+      throw new ConfigError(
+        { file, field: 'Providers' },
+        `no Cursor provider: name one provider "cursor" or add "cursor-sdk" to its transformer.use (found: ${found})`,
+      );
+    }
+    if (config.Providers !== undefined) {
+      warnings.push(
+        `${file}: Providers is empty; serving the built-in "cursor" provider with models composer-2`,
+      );
+    }
+    return {
+      providerName: defaultCursorProvider.name,
+      models: [...defaultCursorProvider.models],
+      mode: 'bridge',
+      sandboxEnabled: options.env['CCR_CURSOR_SANDBOX'] === '1',
+    };
+  }
+  const provider = providers[cursorIndex];
+  if (cursorIndexes.length > 1) {
+    const ignored = cursorIndexes.slice(1).map((index) => providers[index]?.name);
+    warnings.push(
+      `${file}: several Cursor providers; serving "${provider?.name}", ignoring ${ignored.join(', ')}`,
+    );
+  }
+  const cursorOptions = resolveCursorOptions(config, cursorIndex, file);
+  const apiKey = provider?.api_key;
+  return {
+    providerName: provider?.name ?? defaultCursorProvider.name,
+    models: provider?.models ?? [],
+    mode: cursorOptions.cursorMode ?? 'bridge',
+    sandboxEnabled: cursorOptions.sandboxEnabled === true || options.env['CCR_CURSOR_SANDBOX'] === '1',
+    ...(cursorOptions.cursorCwd === undefined
+      ? {}
+      : { cwd: expandPath(cursorOptions.cursorCwd, options.baseDir, options.homedir) }),
+    ...(apiKey === undefined || apiKey === '' ? {} : { apiKeyConfigured: apiKey }),
   };
 };
 
