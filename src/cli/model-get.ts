@@ -38,10 +38,10 @@ export const applyModelList = (
   const wantedName = options.providerName?.toLowerCase();
   let provider: { node: JsonNode; name: string; index: number } | undefined;
   for (const [index, node] of providers.items.entries()) {
-    const value = convertJsonNodeToValue(node);
-    const name = isRecord(value) && typeof value['name'] === 'string' ? value['name'] : '';
+    const nameNode = findJsonProperty(node, 'name')?.value;
+    const name = nameNode?.type === 'literal' && typeof nameNode.value === 'string' ? nameNode.value : '';
     if (wantedName !== undefined && name.toLowerCase() !== wantedName) continue;
-    if (isCursorProvider(value)) {
+    if (isCursorProvider(convertJsonNodeToValue(node))) {
       provider = { node, name, index };
       break;
     }
@@ -79,9 +79,6 @@ export const applyModelList = (
 };
 
 type Layout = { text: string; eol: string };
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const splice = (text: string, start: number, end: number, insert: string): string =>
   text.slice(0, start) + insert + text.slice(end);
