@@ -1,0 +1,73 @@
+/**
+ * The names every workspace template may use, and how host facts become their values. The set is fixed
+ * (every name is always present, empty when unknown), so a template is checked once when it is loaded:
+ * a name outside this set makes the template broken.
+ */
+
+import type { HostFacts } from './host-facts.js';
+import type { TemplateContext } from './template-renderer.js';
+
+/** The MCP server that carries the client's tools; the only MCP server the deny-hook lets through. */
+export const hostToolServerName = 'custom-user-tools';
+
+/**
+ * Every placeholder a template may reference:
+ * - `hasFacts`, `hasRoot` (booleans, for `{{#if}}`);
+ * - `root`, `platform`, `shell`, `osVersion`, `gitRepo` (`yes` / `no`), `factsSource` — normalised facts;
+ * - `factsList` — every reported fact as a Markdown list (`- Key: value` lines);
+ * - `factsInline` — the same on one line (`Key: value; Key: value`);
+ * - `scratchDir` — this session's scratch workspace directory;
+ * - `toolServer` — {@link hostToolServerName};
+ * - `hookCommand` — the shell command that runs the deny-hook script (hooks.json);
+ * - `denyMessage` — the rendered `deny-message.md` (the hook script).
+ */
+export const templateContextKeys: ReadonlySet<string> = new Set([
+  'hasFacts',
+  'hasRoot',
+  'root',
+  'platform',
+  'shell',
+  'osVersion',
+  'gitRepo',
+  'factsSource',
+  'factsList',
+  'factsInline',
+  'scratchDir',
+  'toolServer',
+  'hookCommand',
+  'denyMessage',
+]);
+
+const sourceLabels: Record<HostFacts['source'], string> = {
+  'claude-code': 'Claude Code',
+  opencode: 'OpenCode',
+  codex: 'Codex',
+  'env-block': 'the client',
+};
+
+/** Values that only some templates need; empty when not given. */
+export type TemplateContextExtras = { scratchDir?: string; hookCommand?: string; denyMessage?: string };
+
+/** Build the full template context for `facts` (or for "no environment reported" when undefined). */
+export const buildTemplateContext = (
+  facts: HostFacts | undefined,
+  extras: TemplateContextExtras = {},
+): TemplateContext => {
+  const reported = facts?.facts.filter(({ value }) => value !== '') ?? [];
+  return {
+    hasFacts: reported.length > 0,
+    hasRoot: facts?.root !== undefined,
+    root: facts?.root ?? '',
+    platform: facts?.platform ?? '',
+    shell: facts?.shell ?? '',
+    osVersion: facts?.osVersion ?? '',
+    gitRepo: facts?.isGitRepo === undefined ? '' : facts.isGitRepo ? 'yes' : 'no',
+    factsSource: facts === undefined ? '' : sourceLabels[facts.source],
+    factsList: reported.map(({ key, value }) => `- ${key}: ${value}`).join('\n'),
+    factsInline: reported.map(({ key, value }) => `${key}: ${value}`).join('; '),
+    scratchDir: extras.scratchDir ?? '',
+    toolServer: hostToolServerName,
+    hookCommand: extras.hookCommand ?? '',
+    denyMessage: extras.denyMessage ?? '',
+  };
+};
