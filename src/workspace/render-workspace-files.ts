@@ -1,0 +1,56 @@
+/**
+ * The files of one scratch workspace, rendered from the templates and the current host facts: the
+ * AGENTS.md rules Cursor injects, the hooks.json that registers the deny-hook, and the hook script with
+ * the denial message (which states the real topology and the host facts) baked in.
+ */
+
+import { join } from 'node:path';
+import type { HostFacts } from './host-facts.js';
+import { buildTemplateContext } from './template-context.js';
+import { workspaceFileTemplates, type TemplateStore } from './template-store.js';
+
+/** Where the hook script lands inside a workspace. */
+export const hookScriptPath = '.cursor/hooks/deny-builtin.mjs';
+
+/** One rendered file: its path relative to the workspace (with `/`) and its content. */
+export type WorkspaceFile = { path: string; content: string };
+
+const quotePosix = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
+const quotePowerShell = (value: string): string => `'${value.replaceAll("'", "''")}'`;
+
+/**
+ * The command line Cursor runs for the hook. The SDK runs it through `$SHELL -lc` (PowerShell
+ * `-Command` on Windows) in the workspace directory; a login shell may change PATH, so the Node binary
+ * and the script are absolute.
+ */
+export const buildHookCommand = (nodePath: string, scriptPath: string, platform: NodeJS.Platform): string =>
+  platform === 'win32'
+    ? `& ${quotePowerShell(nodePath)} ${quotePowerShell(scriptPath)}`
+    : `${quotePosix(nodePath)} ${quotePosix(scriptPath)}`;
+
+export type RenderWorkspaceFilesOptions = {
+  /** The workspace directory (absolute). */
+  workspaceDir: string;
+  /** The Node binary that runs the hook (the bridge's own `process.execPath`). */
+  nodePath: string;
+  platform: NodeJS.Platform;
+};
+
+/** Render every workspace file for `facts`. Pure apart from reading the (already loaded) templates. */
+export const renderWorkspaceFiles = (
+  templates: TemplateStore,
+  facts: HostFacts | undefined,
+  options: RenderWorkspaceFilesOptions,
+): WorkspaceFile[] => {
+  const scratchDir = options.workspaceDir;
+  const hookCommand = buildHookCommand(
+    options.nodePath,
+    join(options.workspaceDir, ...hookScriptPath.split('/')),
+    options.platform,
+  );
+  const denyMessage = templates
+    .render('deny-message.md', buildTemplateContext(facts, { scratchDir, hookCommand }))
+    .trim();
+  const context = buildTemplateContext(facts, { scratchDir, hookCommand, denyMessage });
+  return workspaceFileTemplates.map((name) => ({ path: name, content: templates.render(name, context) }));
+};
