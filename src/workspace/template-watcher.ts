@@ -1,0 +1,80 @@
+/**
+ * Watches the template directories (the only chokidar importer) and calls `onChange` — reload the
+ * store, re-render live workspaces — once per burst of edits, debounced. Missing directories are watched
+ * through their nearest existing ancestor, so creating the override directory later is noticed.
+ *
+ * Ordering: `onChange` never overlaps itself; edits that arrive while it runs schedule exactly one more
+ * call. After `close()` starts, no further call begins.
+ */
+
+import { watch, type FSWatcher } from 'chokidar';
+import type { Logger } from 'pino';
+
+export type TemplateWatcherOptions = {
+  dirs: readonly string[];
+  onChange: () => void | Promise<void>;
+  logger: Logger;
+  /** Quiet period after the last event before `onChange` runs. Default 100 ms. */
+  debounceMs?: number;
+};
+
+export interface TemplateWatcher {
+  /** Stop watching; resolves after an in-flight `onChange` settles. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Start watching; resolves once the initial scan is done (edits after that are reported). */
+export const createTemplateWatcher = async (options: TemplateWatcherOptions): Promise<TemplateWatcher> => {
+  const debounceMs = options.debounceMs ?? 100;
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let pending = false;
+
+  const run = (): void => {
+    timer = undefined;
+    if (closed) return;
+    if (running !== undefined) {
+      pending = true;
+      return;
+    }
+    running = (async () => {
+      try {
+        await options.onChange();
+      } catch (error) {
+        options.logger.warn({ err: error }, 'template reload failed');
+      }
+    })().finally(() => {
+      running = undefined;
+      if (pending && !closed) {
+        pending = false;
+        schedule();
+      }
+    });
+  };
+  const schedule = (): void => {
+    if (closed) return;
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(run, debounceMs);
+    timer.unref();
+  };
+
+  const watcher: FSWatcher = watch([...options.dirs], { ignoreInitial: true, persistent: false });
+  watcher.on('all', schedule);
+  watcher.on('error', (error) => options.logger.warn({ err: error }, 'template watcher error'));
+  await new Promise<void>((resolve) => watcher.once('ready', resolve));
+
+  return {
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      try {
+        if (timer !== undefined) clearTimeout(timer);
+        timer = undefined;
+        await watcher.close();
+      } finally {
+        await running;
+      }
+    },
+  };
+};
