@@ -1,0 +1,59 @@
+/**
+ * What the engine calls per turn: read the host facts from every text of the request, bring the
+ * session's workspace up to date, and render the prompt grounding — plus removal on dispose. The CLI
+ * builds it from a {@link WorkspaceManager} and a {@link PromptGrounding} sharing one template store.
+ */
+
+import type { TurnRequest } from '../turn/turn-request.js';
+import { collectHostFactTexts, extractHostFacts, type HostFacts } from './host-facts.js';
+import type { PromptGrounding } from './prompt-grounding.js';
+import type { WorkspaceManager } from './workspace-manager.js';
+
+/** The result of {@link WorkspaceService.prepare}. */
+export type PreparedTurnWorkspace = {
+  /** The scratch directory the agent runs in. */
+  workspaceDir: string;
+  /** The prompt's grounding head and tail, stating this turn's host facts. */
+  grounding: { head: string; tail: string };
+  /** The host project root, when the request reported one. */
+  hostRoot?: string;
+  /** The facts found in this request (undefined: none reported). */
+  facts: HostFacts | undefined;
+};
+
+export class WorkspaceService {
+  readonly #manager: WorkspaceManager;
+  readonly #grounding: PromptGrounding;
+
+  constructor(manager: WorkspaceManager, grounding: PromptGrounding) {
+    this.#manager = manager;
+    this.#grounding = grounding;
+  }
+
+  /**
+   * Re-read the host facts from the request, ensure the session's workspace (files rewritten only when
+   * their bytes change) and render the grounding for this turn.
+   */
+  async prepare(
+    sessionKey: string,
+    request: Pick<TurnRequest, 'system' | 'messages'>,
+  ): Promise<PreparedTurnWorkspace> {
+    const facts = extractHostFacts(collectHostFactTexts(request));
+    const workspaceDir = await this.#manager.ensureWorkspace(sessionKey, facts);
+    const options = { scratchDir: workspaceDir };
+    return {
+      workspaceDir,
+      grounding: {
+        head: this.#grounding.renderPromptHead(facts, options),
+        tail: this.#grounding.renderPromptTail(facts, options),
+      },
+      ...(facts?.root === undefined ? {} : { hostRoot: facts.root }),
+      facts,
+    };
+  }
+
+  /** Remove the session's workspace (only ever a session-key directory directly under the root). */
+  async remove(sessionKey: string): Promise<void> {
+    await this.#manager.removeWorkspace(sessionKey);
+  }
+}

@@ -1,0 +1,98 @@
+import { lstat, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TurnRequest } from '../../src/turn/turn-request.js';
+import { PromptGrounding } from '../../src/workspace/prompt-grounding.js';
+import { createSessionKey } from '../../src/workspace/session-key.js';
+import { TemplateStore } from '../../src/workspace/template-store.js';
+import {
+  defaultTemplateOverrideDir,
+  defaultWorkspaceRoot,
+  resolveDefaultTemplateDir,
+} from '../../src/workspace/workspace-paths.js';
+import { WorkspaceManager } from '../../src/workspace/workspace-manager.js';
+import { WorkspaceService } from '../../src/workspace/workspace-service.js';
+import { createCapturingLogger, createTempDirs } from './workspace-test-helpers.js';
+
+const temp = createTempDirs();
+const managers: WorkspaceManager[] = [];
+afterEach(async () => {
+  await Promise.all(managers.splice(0).map((manager) => manager.close()));
+  await temp.cleanup();
+});
+
+const createService = async () => {
+  const templates = await TemplateStore.load({ defaultDir: resolveDefaultTemplateDir() });
+  const manager = new WorkspaceManager({
+    root: await temp.make(),
+    templates,
+    logger: createCapturingLogger().logger,
+  });
+  managers.push(manager);
+  return { service: new WorkspaceService(manager, new PromptGrounding(templates)), manager };
+};
+
+const request = (system: string, user: string): Pick<TurnRequest, 'system' | 'messages'> => ({
+  system: [{ type: 'text', text: system }],
+  messages: [{ role: 'user', content: [{ type: 'text', text: user }] }],
+});
+
+const openCodeEnv = (dir: string) =>
+  `Here is some useful information about the environment you are running in:\n<env>\n  Working directory: ${dir}\n  Workspace root folder: /\n  Is directory a git repo: no\n  Platform: linux\n  Today's date: Sun Nov 29 2026\n</env>`;
+
+describe('WorkspaceService.prepare', () => {
+  it('grounds the prompt head and tail, and AGENTS.md, in the facts of this request', async () => {
+    const { service } = await createService();
+    const key = createSessionKey();
+    const prepared = await service.prepare(key, request(openCodeEnv('/home/me/proj'), 'say hi'));
+    expect(prepared.hostRoot).toBe('/home/me/proj');
+    expect(prepared.facts?.source).toBe('opencode');
+    expect(prepared.grounding.head).toMatch(/^<bridge_environment>/);
+    expect(prepared.grounding.head).toContain(
+      "Your tools run on the user's machine (Working directory: /home/me/proj;",
+    );
+    expect(prepared.grounding.head).toContain(prepared.workspaceDir);
+    expect(prepared.grounding.tail).toMatch(
+      /^<bridge_reminder>[\s\S]*\/home\/me\/proj[\s\S]*<\/bridge_reminder>$/,
+    );
+    expect(await readFile(join(prepared.workspaceDir, 'AGENTS.md'), 'utf8')).toContain('`/home/me/proj`');
+
+    const moved = await service.prepare(key, request(openCodeEnv('/home/me/moved'), 'again'));
+    expect(moved.workspaceDir).toBe(prepared.workspaceDir);
+    expect(moved.grounding.head).toContain('/home/me/moved');
+    expect(await readFile(join(prepared.workspaceDir, 'AGENTS.md'), 'utf8')).toContain('`/home/me/moved`');
+  });
+
+  it('never guesses a root when the request has no environment block', async () => {
+    const { service } = await createService();
+    const prepared = await service.prepare(createSessionKey(), request('You are helpful.', 'hi'));
+    expect(prepared.hostRoot).toBeUndefined();
+    expect(prepared.facts).toBeUndefined();
+    expect(prepared.grounding.head).toContain('Use only absolute host paths that appear in the conversation');
+    expect(prepared.grounding.tail).toContain('Use only absolute host paths that appear in the conversation');
+    expect(prepared.grounding.head).not.toContain('(Working directory');
+  });
+
+  it('removes the workspace on dispose', async () => {
+    const { service } = await createService();
+    const key = createSessionKey();
+    const { workspaceDir } = await service.prepare(key, request('', 'hi'));
+    await service.remove(key);
+    await expect(lstat(workspaceDir)).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('workspace paths', () => {
+  it('follow the documented defaults under the home directory', () => {
+    expect(defaultWorkspaceRoot('/home/u')).toBe('/home/u/.claude-code-router/cursor-sdk-workspaces');
+    expect(defaultTemplateOverrideDir('/home/u')).toBe('/home/u/.claude-code-router/cursor-templates');
+  });
+
+  it('find the shipped templates from a module nested anywhere in the package', () => {
+    const root = resolveDefaultTemplateDir();
+    expect(root.endsWith('workspace-templates')).toBe(true);
+    const fromDist = new URL('../../dist/src/workspace/template-store.js', import.meta.url).href;
+    expect(resolveDefaultTemplateDir(fromDist)).toBe(root);
+    expect(() => resolveDefaultTemplateDir('file:///nowhere/at/all.js')).toThrow(/workspace-templates/);
+  });
+});
