@@ -198,7 +198,6 @@ export class Engine {
       },
     });
     const onAbort = (): void => void session.retireRun(this.#options.retireTimeoutMs);
-    let completed = false;
     try {
       const plan = planTurn(
         {
@@ -226,19 +225,19 @@ export class Engine {
         }
         yield event;
       }
-      completed = true;
     } catch (error) {
       const turnError = toTurnError(error);
       log.warn({ error: turnError, err: error }, 'turn failed');
       this.#counters.failedTurns += 1;
       if (request.stream) this.#failures.set(fingerprint, { error: turnError, at: Date.now() });
       pump.outcome = { kind: 'failed' };
-      completed = true;
       yield { type: 'error', error: turnError };
     } finally {
       signal.removeEventListener('abort', onAbort);
       this.#options.guard.endTurn(session.key);
-      await this.#settle(session, pump, digests, completed && !signal.aborted, log);
+      // The consumer may stop reading right after the terminal event; the pump's outcome, set before that
+      // event is yielded, says whether the response reached its boundary.
+      await this.#settle(session, pump, digests, log);
       session.busy = false;
       session.lastUsedAt = Date.now();
     }
@@ -306,7 +305,7 @@ export class Engine {
       });
       return;
     }
-    if (completed && outcome.kind === 'finished') {
+    if (outcome.kind === 'finished') {
       session.run = undefined;
       session.events = undefined;
       session.committed = [...digests, assistantDigest(pump.output.text, [])];

@@ -3,10 +3,8 @@
  * streams; between responses its run may stay parked on host tool calls.
  */
 
-import { randomBytes } from 'node:crypto';
 import type { UpstreamEvent, UpstreamRun, UpstreamSession } from '../upstream/upstream-port.js';
-
-export const createSessionKey = (): string => randomBytes(16).toString('hex');
+import { createSessionKey } from '../workspace/session-key.js';
 
 export class Session {
   /** 32 hex chars; names the scratch workspace. Opaque, never derived from conversation text. */

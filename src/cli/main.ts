@@ -1,0 +1,91 @@
+/**
+ * `cursor-bridge` command line: argv → config → run. The only place (with the other `cli/` modules)
+ * that reads `process.env` or decides exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
+ */
+
+import { homedir } from 'node:os';
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config/config-error.js';
+import { exitCodes, type CliIo } from './cli-io.js';
+import { runModelGet } from './model-get-command.js';
+import { packageVersion } from './package-info.js';
+import { runServe } from './serve.js';
+
+const usage = `Usage:
+  cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE]
+  cursor-bridge model get cursor [--config FILE]
+  cursor-bridge --help | --version
+
+Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json (missing = defaults).
+Env: CURSOR_API_KEY, LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk itself).
+`;
+
+const defaultIo = (): CliIo => ({
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+  cwd: process.cwd(),
+  homedir: homedir(),
+});
+
+export const main = async (argv: readonly string[], io: CliIo = defaultIo()): Promise<number> => {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        config: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (error) {
+    io.stderr(`cursor-bridge: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
+    return exitCodes.usage;
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) {
+    io.stdout(usage);
+    return exitCodes.ok;
+  }
+  if (values.version === true) {
+    io.stdout(`${await packageVersion()}\n`);
+    return exitCodes.ok;
+  }
+  const [command = 'serve', ...rest] = positionals;
+  try {
+    if (command === 'serve' && rest.length === 0) {
+      let port: number | undefined;
+      if (values.port !== undefined) {
+        port = Number(values.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+          io.stderr(`cursor-bridge: --port must be an integer from 0 to 65535, got "${values.port}"\n`);
+          return exitCodes.usage;
+        }
+      }
+      return await runServe(io, {
+        ...(values.host === undefined ? {} : { host: values.host }),
+        ...(port === undefined ? {} : { port }),
+        ...(values.config === undefined ? {} : { configPath: values.config }),
+      });
+    }
+    if (command === 'model' && rest[0] === 'get' && rest.length === 2) {
+      return await runModelGet(io, {
+        provider: rest[1] ?? '',
+        ...(values.config === undefined ? {} : { configPath: values.config }),
+      });
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr(`cursor-bridge: ${error.message}\n`);
+      return exitCodes.usage;
+    }
+    io.stderr(`cursor-bridge: ${error instanceof Error ? error.message : String(error)}\n`);
+    return exitCodes.failure;
+  }
+  io.stderr(`cursor-bridge: unknown command "${[command, ...rest].join(' ')}"\n\n${usage}`);
+  return exitCodes.usage;
+};

@@ -1,0 +1,77 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { pino } from 'pino';
+import { resolveCursorApiKey } from '../config/cursor-auth.js';
+import { defaultConfigPath, loadConfig } from '../config/load-config.js';
+import { toTurnError } from '../turn/turn-error.js';
+import { CursorUpstream } from '../upstream/cursor/cursor-upstream.js';
+import { InMemoryAgentStore } from '../upstream/cursor/in-memory-agent-store.js';
+import { exitCodes, type CliIo } from './cli-io.js';
+import { applyModelList, createDefaultConfigText } from './model-get.js';
+
+export type ModelGetOptions = { provider: string; configPath?: string };
+
+/**
+ * `cursor-bridge model get cursor`: list Cursor's catalog through the SDK (same auth rules as `serve`)
+ * and add the missing ids to the Cursor provider's `models`, keeping the rest of the file as it was.
+ */
+export const runModelGet = async (io: CliIo, options: ModelGetOptions): Promise<number> => {
+  const path =
+    options.configPath === undefined
+      ? defaultConfigPath(io.env, io.homedir)
+      : resolve(io.cwd, options.configPath);
+  const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
+  if (config.file.found && options.provider.toLowerCase() !== config.cursor.providerName.toLowerCase()) {
+    io.stderr(
+      `cursor-bridge: ${path}: provider "${options.provider}" is not a Cursor provider (name "cursor", or "cursor-sdk" in transformer.use); the Cursor provider here is "${config.cursor.providerName}".\n`,
+    );
+    return exitCodes.usage;
+  }
+  const auth = resolveCursorApiKey(config.cursor.apiKeyConfigured, io.env);
+  if (!auth.ok) {
+    io.stderr(`cursor-bridge: ${auth.message}\n`);
+    return exitCodes.failure;
+  }
+  const upstream = new CursorUpstream({
+    auth: { ok: true, apiKey: auth.apiKey },
+    logger: pino({ level: 'silent' }),
+    mode: config.cursor.mode,
+    sandboxEnabled: false,
+    createStore: () => new InMemoryAgentStore(),
+  });
+  let ids: string[];
+  try {
+    ids = (await upstream.listModels()).map((model) => model.id);
+  } catch (error) {
+    io.stderr(`cursor-bridge: could not list Cursor models: ${toTurnError(error).message}\n`);
+    return exitCodes.failure;
+  }
+  io.stdout(`Cursor catalog: ${ids.length} models\n`);
+
+  let text: string;
+  let added: string[];
+  if (config.file.found) {
+    const result = applyModelList(await readFile(path, 'utf8'), ids, { providerName: options.provider });
+    if (!result.ok) {
+      io.stderr(`cursor-bridge: ${path}: ${result.error}\n`);
+      return exitCodes.usage;
+    }
+    text = result.text;
+    added = result.added;
+  } else {
+    text = createDefaultConfigText(ids);
+    added = ids;
+  }
+  if (added.length === 0) {
+    io.stdout(`${path}: every catalog model is already listed; nothing changed.\n`);
+    return exitCodes.ok;
+  }
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, text, 'utf8');
+  await rename(temporary, path);
+  io.stdout(
+    `${path}: added ${added.length} model(s): ${added.join(', ')}\nRestart cursor-bridge to pick up the list.\n`,
+  );
+  return exitCodes.ok;
+};

@@ -1,0 +1,70 @@
+import { createLogger } from '../logging/logger.js';
+import { defaultConfigPath, loadConfig, restrictHostWithoutApiKey } from '../config/load-config.js';
+import { exitCodes, type CliIo } from './cli-io.js';
+import { createBridge } from './create-bridge.js';
+import { resolve } from 'node:path';
+
+export type ServeOptions = { host?: string; port?: number; configPath?: string };
+
+/** `cursor-bridge serve`: runs until SIGINT/SIGTERM, then closes everything and resolves 0. */
+export const runServe = async (io: CliIo, options: ServeOptions): Promise<number> => {
+  const path =
+    options.configPath === undefined
+      ? defaultConfigPath(io.env, io.homedir)
+      : resolve(io.cwd, options.configPath);
+  const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
+  const level = io.env['LOG_LEVEL'] ?? config.logLevel;
+  const logger = createLogger({ level: config.log ? (level as typeof config.logLevel) : 'silent' });
+  for (const warning of config.warnings) logger.warn(warning);
+  if (!config.file.found)
+    logger.info({ path }, 'no config file; using built-in defaults (provider cursor, cursor,composer-2)');
+
+  const host = options.host ?? config.host;
+  const safe = restrictHostWithoutApiKey(host, config.apiKey);
+  const bridge = await createBridge({
+    config,
+    env: io.env,
+    homedir: io.homedir,
+    logger,
+    watchTemplates: true,
+  });
+  const port = options.port ?? config.port;
+  const listenHost = safe.host;
+  if (safe.warning !== undefined) logger.warn(safe.warning);
+
+  try {
+    await new Promise<void>((resolveListen, reject) => {
+      bridge.server.once('error', reject);
+      bridge.server.listen(port, listenHost, () => {
+        bridge.server.off('error', reject);
+        resolveListen();
+      });
+    });
+  } catch (error) {
+    await bridge.close();
+    io.stderr(
+      `cursor-bridge: cannot listen on ${listenHost}:${port}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return exitCodes.failure;
+  }
+  const address = bridge.server.address();
+  const actualPort = typeof address === 'object' && address !== null ? address.port : port;
+  logger.info(
+    { host: listenHost, port: actualPort, mode: config.cursor.mode, config: path },
+    'cursor-bridge listening',
+  );
+  io.stderr(`cursor-bridge listening on http://${listenHost}:${actualPort}\n`);
+
+  await new Promise<void>((resolveStop) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      logger.info({ signal }, 'shutting down');
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolveStop();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await bridge.close();
+  return exitCodes.ok;
+};
