@@ -111,14 +111,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
   const engine = new Engine({
     upstream,
     workspace: new WorkspaceService(workspaces, new PromptGrounding(templates)),
-    guard: {
-      check: (sessionKey, call, context) => {
-        const check = guard.check(sessionKey, call, context);
-        return check.forward ? { forward: true } : { forward: false, correction: check.correction };
-      },
-      endTurn: (sessionKey) => guard.endTurn(sessionKey),
-      forget: (sessionKey) => guard.forget(sessionKey),
-    },
+    guard,
     logger,
     mode: cursor.mode,
     resolveModel: (request) => {
@@ -141,7 +134,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     logger,
     ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
     listModels: () => cursor.models,
-    metrics: () => engine.metrics(),
+    metrics: () => ({ ...engine.metrics(), ...guard.totals() }),
   });
 
   return {

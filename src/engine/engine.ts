@@ -292,11 +292,10 @@ export class Engine {
     session: Session,
     pump: EventPump,
     digests: string[],
-    completed: boolean,
     log: Logger,
   ): Promise<void> {
     const outcome = pump.outcome;
-    if (completed && outcome.kind === 'tool-use') {
+    if (outcome.kind === 'tool-use') {
       session.parkedToolCallIds = outcome.toolCallIds;
       session.committed = [...digests, assistantDigest(pump.output.text, pump.output.toolCalls)];
       session.armParkDeadline(this.#options.parkTimeoutMs, () => {

@@ -55,6 +55,16 @@ export class ScratchPathGuards {
     this.#guards.delete(sessionKey);
   }
 
+  /** Counters summed over every live session, for `/metrics`. */
+  totals(): ScratchPathMetrics {
+    const totals: ScratchPathMetrics = { scratchPathViolations: 0, scratchPathCorrections: 0 };
+    for (const guard of this.#guards.values()) {
+      totals.scratchPathViolations += guard.metrics.scratchPathViolations;
+      totals.scratchPathCorrections += guard.metrics.scratchPathCorrections;
+    }
+    return totals;
+  }
+
   /** The session's counters, or `undefined` when it made no checked call yet. */
   metrics(sessionKey: string): ScratchPathMetrics | undefined {
     return this.#guards.get(sessionKey)?.metrics;
