@@ -30,6 +30,17 @@ export type BridgeServerOptions = {
   metrics: () => Record<string, unknown>;
 };
 
+/** Everything one turn's response needs. */
+type TurnContext = {
+  adapter: ProtocolAdapter;
+  turn: TurnRequest;
+  meta: ResponseMeta;
+  events: AsyncIterable<TurnEvent>;
+  response: ServerResponse;
+  signal: AbortSignal;
+  log: Logger;
+};
+
 const defaultBodyLimit = 64 * 1024 * 1024;
 const defaultKeepaliveMs = 10_000;
 
@@ -135,19 +146,20 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       model: turn.model,
       createdAt: Math.floor(Date.now() / 1000),
     };
-    if (turn.stream) await streamTurn(adapter, turn, meta, events, response, abort.signal, log);
-    else await answerTurn(adapter, turn, meta, events, response, abort.signal, log);
+    const context: TurnContext = { adapter, turn, meta, events, response, signal: abort.signal, log };
+    if (turn.stream) await streamTurn(context);
+    else await answerTurn(context);
   };
 
-  const streamTurn = async (
-    adapter: ProtocolAdapter,
-    turn: TurnRequest,
-    meta: ResponseMeta,
-    events: AsyncIterable<TurnEvent>,
-    response: ServerResponse,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<void> => {
+  const streamTurn = async ({
+    adapter,
+    turn,
+    meta,
+    events,
+    response,
+    signal,
+    log,
+  }: TurnContext): Promise<void> => {
     const encoder = adapter.createStreamEncoder(turn, meta);
     const writer = new SseWriter(response, { keepaliveMs, keepalive: () => encoder.keepalive() });
     await writer.write(encoder.start());
@@ -166,15 +178,15 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     await writer.end(encoder.end());
   };
 
-  const answerTurn = async (
-    adapter: ProtocolAdapter,
-    turn: TurnRequest,
-    meta: ResponseMeta,
-    events: AsyncIterable<TurnEvent>,
-    response: ServerResponse,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<void> => {
+  const answerTurn = async ({
+    adapter,
+    turn,
+    meta,
+    events,
+    response,
+    signal,
+    log,
+  }: TurnContext): Promise<void> => {
     const collected: TurnEvent[] = [];
     let failure: TurnError | undefined;
     try {
