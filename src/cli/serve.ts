@@ -1,7 +1,7 @@
 import { createLogger } from '../logging/logger.js';
 import { defaultConfigPath, loadConfig, restrictHostWithoutApiKey } from '../config/load-config.js';
 import { exitCodes, type CliIo } from './cli-io.js';
-import { createBridge } from './create-bridge.js';
+import { createBridge } from '../bridge/create-bridge.js';
 import { resolve } from 'node:path';
 
 export type ServeOptions = { host?: string; port?: number; configPath?: string };
