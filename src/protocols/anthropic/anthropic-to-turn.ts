@@ -30,14 +30,9 @@ import {
   type AnthropicRequest,
   type AnthropicToolChoice,
 } from './anthropic-schema.js';
-
-/** Headers never copied onto the turn (they would end up in logs). */
-const secretHeaders: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'x-api-key',
-  'cookie',
-]);
+import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
+import { safeParseJson } from '../shared/safe-parse-json.js';
+import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 /** Top-level fields read by the converter, or harmless to ignore without a warning. */
 const knownFields: ReadonlySet<string> = new Set([
@@ -83,14 +78,6 @@ const parseAt = <T extends z.ZodType>(schema: T, value: unknown, path: string): 
 
 const warn = (context: Context, code: TurnWarning['code'], message: string): void => {
   context.warnings.push({ code, message });
-};
-
-const parseJsonLoosely = (text: string): unknown => {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
 };
 
 const convertImageSource = (source: unknown, path: string, context: Context): TurnUserPart | undefined => {
@@ -197,7 +184,7 @@ const convertAssistantBlock = (
       return { type: 'text', text: parseAt(anthropicTextBlockSchema, block, path).text };
     case 'tool_use': {
       const call = parseAt(anthropicToolUseBlockSchema, block, path);
-      const input = typeof call.input === 'string' ? parseJsonLoosely(call.input) : (call.input ?? {});
+      const input = typeof call.input === 'string' ? convertToolCallInput(call.input) : (call.input ?? {});
       return { type: 'tool-call', toolCallId: call.id, toolName: call.name, input };
     }
     case 'thinking': {
@@ -342,9 +329,9 @@ const convertIdentity = (
     nativeSessionId: { value, source: 'metadata.user_id' },
   });
   if (typeof userId === 'string' && userId !== '') {
-    const parsed = parseJsonLoosely(userId);
-    if (typeof parsed === 'object' && parsed !== null) {
-      const sessionId = (parsed as Record<string, unknown>).session_id;
+    const parsed = safeParseJson(userId);
+    if (parsed.success && typeof parsed.value === 'object' && parsed.value !== null) {
+      const sessionId = (parsed.value as Record<string, unknown>).session_id;
       if (typeof sessionId === 'string' && sessionId !== '') return fromMetadata(sessionId);
     } else {
       const legacy = /_session_([^_]+)$/.exec(userId)?.[1];
@@ -353,15 +340,6 @@ const convertIdentity = (
   }
   const header = headers['x-claude-code-session-id'];
   return header ? { nativeSessionId: { value: header, source: 'x-claude-code-session-id' } } : {};
-};
-
-const normalizeHeaders = (headers: Record<string, string>): Record<string, string> => {
-  const normalized: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase();
-    if (!secretHeaders.has(lower)) normalized[lower] = value;
-  }
-  return normalized;
 };
 
 const warnIgnoredFields = (
@@ -400,7 +378,7 @@ export const convertAnthropicRequestToTurn = (
   const context: Context = { warnings: [] };
   try {
     const request = parseAt(anthropicRequestSchema, body, '');
-    const normalizedHeaders = normalizeHeaders(headers);
+    const normalizedHeaders = sanitizeHeaders(headers);
     warnIgnoredFields(body as Record<string, unknown>, request, context);
     const system = convertSystem(request.system, context);
     const messages = request.messages.flatMap((message, index) =>

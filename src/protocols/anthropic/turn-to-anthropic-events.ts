@@ -3,6 +3,7 @@ import type { SseFrame } from '../sse-frame.js';
 import { createTurnError } from '../../turn/turn-error.js';
 import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
 import { emptyUsage, type TurnUsage } from '../../turn/turn-usage.js';
+import { safeParseJson } from '../shared/safe-parse-json.js';
 import { createAnthropicErrorFrame } from './anthropic-error.js';
 import { mapAnthropicStopReason, type AnthropicStopReason } from './map-anthropic-stop-reason.js';
 
@@ -55,11 +56,8 @@ const wrapCustomInput = (input: string): string => JSON.stringify({ input });
 const parseToolInput = (input: string, kind: ToolKind): unknown => {
   if (kind === 'custom') return { input };
   if (input === '') return {};
-  try {
-    return JSON.parse(input) as unknown;
-  } catch {
-    return {};
-  }
+  const parsed = safeParseJson(input);
+  return parsed.success ? parsed.value : {};
 };
 
 /**

@@ -32,6 +32,9 @@ import {
   type OpenaiChatContent,
   type OpenaiChatRequest,
 } from './openai-chat-schema.js';
+import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
+import { findSessionHeader } from '../shared/find-session-header.js';
+import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 /** A bad field deep inside the body; caught once at the top and turned into an invalid-request error. */
 class RequestFault {
@@ -47,34 +50,6 @@ const parseAt = <T extends z.ZodType>(schema: T, value: unknown, path: string): 
   const issue = describeOpenaiChatSchemaIssue(result.error, path.split('.'));
   throw new RequestFault(issue.path, issue.message);
 };
-
-const safeParseJson = (text: string): { success: true; value: unknown } | { success: false } => {
-  try {
-    return { success: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { success: false };
-  }
-};
-
-/** Session headers in the order the product spec lists them; the first present one wins. */
-const identityHeaders = [
-  'x-opencode-session',
-  'x-kilocode-taskid',
-  'x-kilo-session',
-  'x-grok-session-id',
-  'x-grok-conv-id',
-  'x-conversation-id',
-  'session-id',
-  'x-session-id',
-  'x-session-affinity',
-] as const;
-
-const secretHeaders: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'x-api-key',
-  'cookie',
-]);
 
 /** Parameters we accept but cannot honour upstream; reported as warnings, never rejected. */
 const ignoredFields = [
@@ -168,8 +143,7 @@ const convertToolCallArguments = (value: string | Record<string, unknown> | null
   if (value === null || value === undefined) return {};
   if (typeof value !== 'string') return value;
   if (value.trim() === '') return {};
-  const parsed = safeParseJson(value);
-  return parsed.success ? parsed.value : value;
+  return convertToolCallInput(value);
 };
 
 const convertAssistantMessage = (message: unknown, path: string, context: Context): TurnAssistantPart[] => {
@@ -332,33 +306,17 @@ const nonEmpty = (value: string | null | undefined): string | undefined =>
 
 const convertIdentity = (request: OpenaiChatRequest, headers: Record<string, string>): TurnIdentityHints => {
   const identity: TurnIdentityHints = {};
-  for (const name of identityHeaders) {
-    const value = nonEmpty(headers[name]);
-    if (value !== undefined) {
-      identity.nativeSessionId = { value, source: name };
-      break;
-    }
-  }
-  if (identity.nativeSessionId === undefined) {
-    const { conversation } = request;
-    const value =
-      nonEmpty(typeof conversation === 'object' ? conversation?.id : conversation) ??
-      nonEmpty(request.conversation_id);
-    if (value !== undefined) identity.nativeSessionId = { value, source: 'conversation' };
-  }
+  const { conversation } = request;
+  const conversationId =
+    nonEmpty(typeof conversation === 'object' ? conversation?.id : conversation) ??
+    nonEmpty(request.conversation_id);
+  const nativeSessionId =
+    findSessionHeader(headers) ??
+    (conversationId === undefined ? undefined : { value: conversationId, source: 'conversation' });
+  if (nativeSessionId !== undefined) identity.nativeSessionId = nativeSessionId;
   const promptCacheKey = nonEmpty(request.prompt_cache_key);
   if (promptCacheKey !== undefined) identity.promptCacheKey = promptCacheKey;
   return identity;
-};
-
-/** Lower-cases header names and drops credentials so they never reach the turn (or its logs). */
-const sanitizeHeaders = (headers: Record<string, string>): Record<string, string> => {
-  const sanitized: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const key = name.toLowerCase();
-    if (!secretHeaders.has(key)) sanitized[key] = value;
-  }
-  return sanitized;
 };
 
 const warnIgnoredFields = (body: Record<string, unknown>, context: Context): void => {

@@ -30,26 +30,9 @@ import {
   openaiResponsesTypedObjectSchema,
 } from './openai-responses-schema.js';
 import type { OpenaiResponsesCustomTool, OpenaiResponsesRequest } from './openai-responses-schema.js';
-
-/** Session headers, most specific first; the first one present is the client's native session id. */
-export const openaiResponsesSessionHeaders: readonly string[] = [
-  'x-opencode-session',
-  'x-kilocode-taskid',
-  'x-kilo-session',
-  'x-grok-session-id',
-  'x-grok-conv-id',
-  'x-conversation-id',
-  'session-id',
-  'x-session-id',
-  'x-session-affinity',
-];
-
-const secretHeaders: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'x-api-key',
-  'cookie',
-]);
+import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
+import { findSessionHeader } from '../shared/find-session-header.js';
+import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 const reasoningEfforts = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 
@@ -178,13 +161,12 @@ const convertItem = (item: unknown, path: Path, state: ConversionState): void =>
     case 'function_call': {
       const call = parseAt(openaiResponsesFunctionCallItemSchema, item, path);
       state.toolNames.set(call.call_id, call.name);
-      const input = parseJsonSafely(call.arguments);
       appendAssistant(state, [
         {
           type: 'tool-call',
           toolCallId: call.call_id,
           toolName: call.name,
-          input: input.success ? input.value : call.arguments,
+          input: convertToolCallInput(call.arguments),
         },
       ]);
       return;
@@ -468,33 +450,13 @@ const findFieldWarnings = (request: OpenaiResponsesRequest): TurnWarning[] => {
   return warnings;
 };
 
-const sanitizeHeaders = (headers: Record<string, string>): Record<string, string> => {
-  const clean: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase();
-    if (!secretHeaders.has(lower)) clean[lower] = value;
-  }
-  return clean;
-};
-
 const findIdentity = (
   headers: Record<string, string>,
   promptCacheKey: string | null | undefined,
 ): TurnIdentityHints => {
-  const source = openaiResponsesSessionHeaders.find((name) => headers[name]);
-  const value = source === undefined ? undefined : headers[source];
+  const nativeSessionId = findSessionHeader(headers);
   return {
-    ...(source !== undefined && value ? { nativeSessionId: { value, source } } : {}),
+    ...(nativeSessionId === undefined ? {} : { nativeSessionId }),
     ...(promptCacheKey ? { promptCacheKey } : {}),
   };
-};
-
-type JsonParseResult = { success: true; value: unknown } | { success: false; error: unknown };
-
-const parseJsonSafely = (text: string): JsonParseResult => {
-  try {
-    return { success: true, value: JSON.parse(text) as unknown };
-  } catch (error) {
-    return { success: false, error };
-  }
 };

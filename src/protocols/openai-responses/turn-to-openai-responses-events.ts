@@ -21,6 +21,7 @@ import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
 import type { TurnRequest } from '../../turn/turn-request.js';
 import type { TurnUsage } from '../../turn/turn-usage.js';
 import { promptTokens } from '../../turn/turn-usage.js';
+import { safeParseJson } from '../shared/safe-parse-json.js';
 import { mapOpenaiResponsesStopReason } from './map-openai-responses-stop-reason.js';
 import {
   createOpenaiResponsesErrorFrames,
@@ -447,20 +448,13 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder {
 /** Custom tools are mirrored upstream as `{ input: string }`; the client expects the raw string. */
 export const unwrapCustomToolInput = (input: string): string => {
   if (!input.trimStart().startsWith('{')) return input;
-  try {
-    const parsed: unknown = JSON.parse(input);
-    if (
-      typeof parsed === 'object' &&
-      parsed !== null &&
-      'input' in parsed &&
-      typeof parsed.input === 'string'
-    ) {
-      return parsed.input;
-    }
-  } catch {
-    // Not JSON: already the raw input.
-  }
-  return input;
+  // Not JSON, or JSON of another shape: already the raw input.
+  const parsed = safeParseJson(input);
+  if (!parsed.success) return input;
+  const { value } = parsed;
+  return typeof value === 'object' && value !== null && 'input' in value && typeof value.input === 'string'
+    ? value.input
+    : input;
 };
 
 /**
