@@ -1,7 +1,4 @@
-import type { z } from 'zod';
-
 import type { ParseResult } from '../protocol-adapter.js';
-import { BridgeError, createTurnError } from '../../turn/turn-error.js';
 import type {
   TurnAssistantPart,
   TurnIdentityHints,
@@ -31,6 +28,8 @@ import {
   type AnthropicToolChoice,
 } from './anthropic-schema.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
+import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
+import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
@@ -62,19 +61,8 @@ const billingHeaderPrefix = 'x-anthropic-billing-header:';
 
 type Context = { warnings: TurnWarning[] };
 
-const fail = (param: string, message: string): never => {
-  throw new BridgeError(
-    createTurnError('invalid-request', `Invalid request: ${param}: ${message}`, { param, retryable: false }),
-  );
-};
-
-const parseAt = <T extends z.ZodType>(schema: T, value: unknown, path: string): z.infer<T> => {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const param = [path, ...(issue?.path ?? []).map(String)].filter((part) => part !== '').join('.');
-  return fail(param, issue?.message ?? 'invalid value');
-};
+/** zod's own union message (the content union carries a custom one), as this adapter always answered. */
+const parseAt = createRequestFieldReader('as-reported');
 
 const warn = (context: Context, code: TurnWarning['code'], message: string): void => {
   context.warnings.push({ code, message });
@@ -363,20 +351,12 @@ const warnIgnoredFields = (
  * Never throws. A malformed field gives `{success: false}` with an `invalid-request` error whose `param`
  * is the field path (`messages.2.content`); unknown fields, block kinds and server tools become warnings.
  */
-export const convertAnthropicRequestToTurn = (
-  body: unknown,
-  headers: Record<string, string>,
-): ParseResult => {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return {
-      success: false,
-      error: createTurnError('invalid-request', 'Invalid request: the body must be a JSON object', {
-        retryable: false,
-      }),
-    };
-  }
-  const context: Context = { warnings: [] };
-  try {
+export const convertAnthropicRequestToTurn = (body: unknown, headers: Record<string, string>): ParseResult =>
+  catchInvalidRequest(() => {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new InvalidRequestFault(undefined, 'Invalid request: the body must be a JSON object');
+    }
+    const context: Context = { warnings: [] };
     const request = parseAt(anthropicRequestSchema, body, '');
     const normalizedHeaders = sanitizeHeaders(headers);
     warnIgnoredFields(body as Record<string, unknown>, request, context);
@@ -385,25 +365,18 @@ export const convertAnthropicRequestToTurn = (
       convertMessage(message, `messages.${index}`, context),
     );
     return {
-      success: true,
-      value: {
-        protocol: 'anthropic',
-        model: request.model,
-        system,
-        messages,
-        tools: convertTools(request.tools, context),
-        toolChoice: convertToolChoice(request.tool_choice),
-        reasoning: convertReasoning(request, context),
-        ...(request.max_tokens === undefined ? {} : { maxOutputTokens: request.max_tokens }),
-        stream: request.stream === true,
-        includeStreamUsage: true,
-        identity: convertIdentity(request.metadata?.user_id, normalizedHeaders),
-        headers: normalizedHeaders,
-        warnings: context.warnings,
-      },
+      protocol: 'anthropic',
+      model: request.model,
+      system,
+      messages,
+      tools: convertTools(request.tools, context),
+      toolChoice: convertToolChoice(request.tool_choice),
+      reasoning: convertReasoning(request, context),
+      ...(request.max_tokens === undefined ? {} : { maxOutputTokens: request.max_tokens }),
+      stream: request.stream === true,
+      includeStreamUsage: true,
+      identity: convertIdentity(request.metadata?.user_id, normalizedHeaders),
+      headers: normalizedHeaders,
+      warnings: context.warnings,
     };
-  } catch (error) {
-    if (error instanceof BridgeError) return { success: false, error: error.turnError };
-    throw error;
-  }
-};
+  });

@@ -1,12 +1,9 @@
-import type { z } from 'zod';
-import { createTurnError } from '../../turn/turn-error.js';
 import type {
   TurnAssistantPart,
   TurnIdentityHints,
   TurnMessage,
   TurnReasoning,
   TurnReasoningEffort,
-  TurnRequest,
   TurnTextPart,
   TurnTool,
   TurnToolChoice,
@@ -15,7 +12,6 @@ import type {
 } from '../../turn/turn-request.js';
 import type { ParseResult } from '../protocol-adapter.js';
 import {
-  describeOpenaiChatSchemaIssue,
   openaiChatAssistantMessageSchema,
   openaiChatCustomToolCallSchema,
   openaiChatFunctionToolCallSchema,
@@ -33,23 +29,14 @@ import {
   type OpenaiChatRequest,
 } from './openai-chat-schema.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
+import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
+import { describeSchemaIssue } from '../shared/describe-schema-issue.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
+import { catchInvalidRequest } from '../shared/invalid-request-fault.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
-/** A bad field deep inside the body; caught once at the top and turned into an invalid-request error. */
-class RequestFault {
-  constructor(
-    readonly param: string,
-    readonly message: string,
-  ) {}
-}
-
-const parseAt = <T extends z.ZodType>(schema: T, value: unknown, path: string): z.infer<T> => {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = describeOpenaiChatSchemaIssue(result.error, path.split('.'));
-  throw new RequestFault(issue.path, issue.message);
-};
+/** A failed union names the alternative that got furthest (`messages.0.content.0.image_url.url`). */
+const parseAt = createRequestFieldReader('deepest-alternative');
 
 /** Parameters we accept but cannot honour upstream; reported as warnings, never rejected. */
 const ignoredFields = [
@@ -262,7 +249,7 @@ const convertTools = (tools: readonly unknown[], context: Context): TurnTool[] =
     }
     const parsed = openaiChatFunctionToolSchema.safeParse(tool);
     if (!parsed.success) {
-      const issue = describeOpenaiChatSchemaIssue(parsed.error, [path]);
+      const issue = describeSchemaIssue(parsed.error, [path], 'deepest-alternative');
       warn(context, 'unsupported-tool', `${issue.path}: ${issue.message}; tool dropped`);
       return;
     }
@@ -330,39 +317,22 @@ const warnIgnoredFields = (body: Record<string, unknown>, context: Context): voi
   }
 };
 
-const invalidRequest = (param: string, reason: string): ParseResult => ({
-  success: false,
-  error: createTurnError(
-    'invalid-request',
-    param === '' ? `Invalid request body: ${reason}` : `Invalid request: ${param}: ${reason}`,
-    param === '' ? {} : { param },
-  ),
-});
-
 /**
  * Converts a Chat Completions body (already `JSON.parse`d) and its headers into a {@link TurnRequest}.
  * Unknown fields, roles, content parts and tool kinds never fail the request: they are dropped with a
  * {@link TurnWarning}. A field we read with the wrong shape fails with an `invalid-request` error whose
  * `param` is the dot path of the field (e.g. `messages.2.content`).
  */
-export const convertOpenaiChatRequestToTurn = (
-  body: unknown,
-  headers: Record<string, string>,
-): ParseResult => {
-  const parsed = openaiChatRequestSchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = describeOpenaiChatSchemaIssue(parsed.error);
-    return invalidRequest(issue.path, issue.message);
-  }
-  const request = parsed.data;
-  const context: Context = { warnings: [], toolNames: new Map() };
-  const cleanHeaders = sanitizeHeaders(headers);
-  try {
+export const convertOpenaiChatRequestToTurn = (body: unknown, headers: Record<string, string>): ParseResult =>
+  catchInvalidRequest(() => {
+    const request = parseAt(openaiChatRequestSchema, body, '');
+    const context: Context = { warnings: [], toolNames: new Map() };
+    const cleanHeaders = sanitizeHeaders(headers);
     const tools = convertTools(request.tools ?? [], context);
     const { system, messages } = convertMessages(request.messages, context);
     warnIgnoredFields(request, context);
     const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens;
-    const turn: TurnRequest = {
+    return {
       protocol: 'openai-chat',
       model: request.model,
       system,
@@ -377,9 +347,4 @@ export const convertOpenaiChatRequestToTurn = (
       headers: cleanHeaders,
       warnings: context.warnings,
     };
-    return { success: true, value: turn };
-  } catch (error) {
-    if (error instanceof RequestFault) return invalidRequest(error.param, error.message);
-    throw error;
-  }
-};
+  });

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import type { ParseResult } from '../protocol-adapter.js';
-import { createTurnError } from '../../turn/turn-error.js';
 import type {
   TurnAssistantPart,
   TurnIdentityHints,
@@ -31,22 +30,14 @@ import {
 } from './openai-responses-schema.js';
 import type { OpenaiResponsesCustomTool, OpenaiResponsesRequest } from './openai-responses-schema.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
+import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
+import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 const reasoningEfforts = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 
 type Path = readonly (string | number)[];
-
-/** A bad request shape found deep in the conversion; turned into an `invalid-request` ParseResult. */
-class RequestShapeError extends Error {
-  readonly param: string | undefined;
-
-  constructor(param: string | undefined, message: string) {
-    super(message);
-    this.param = param;
-  }
-}
 
 type ConversionState = {
   system: TurnTextPart[];
@@ -67,19 +58,11 @@ type ConversionState = {
 export const convertOpenaiResponsesRequestToTurn = (
   body: unknown,
   headers: Record<string, string>,
-): ParseResult => {
-  try {
-    return { success: true, value: convertRequest(body, headers) };
-  } catch (error) {
-    if (!(error instanceof RequestShapeError)) throw error;
-    const extra = error.param === undefined ? {} : { param: error.param };
-    return { success: false, error: createTurnError('invalid-request', error.message, extra) };
-  }
-};
+): ParseResult => catchInvalidRequest(() => convertRequest(body, headers));
 
 const convertRequest = (body: unknown, headers: Record<string, string>): TurnRequest => {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new RequestShapeError(undefined, 'Invalid request: the body must be a JSON object.');
+    throw new InvalidRequestFault(undefined, 'Invalid request: the body must be a JSON object.');
   }
   rejectServerSideState(body as Record<string, unknown>);
   const request = parseAt(openaiResponsesRequestSchema, body, []);
@@ -115,14 +98,14 @@ const convertRequest = (body: unknown, headers: Record<string, string>): TurnReq
 
 const rejectServerSideState = (body: Record<string, unknown>): void => {
   if (body['conversation'] != null) {
-    throw new RequestShapeError(
+    throw new InvalidRequestFault(
       'conversation',
       'conversation: this bridge does not support server-side conversations and stores nothing; ' +
         'omit `conversation` and send the full conversation history in `input`.',
     );
   }
   if (body['previous_response_id'] != null) {
-    throw new RequestShapeError(
+    throw new InvalidRequestFault(
       'previous_response_id',
       'previous_response_id: this bridge stores no responses, so earlier responses cannot be referenced; ' +
         'omit `previous_response_id` and send the full conversation history in `input`.',
@@ -130,22 +113,8 @@ const rejectServerSideState = (body: Record<string, unknown>): void => {
   }
 };
 
-const parseAt = <Schema extends z.ZodType>(schema: Schema, value: unknown, path: Path): z.infer<Schema> => {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const fullPath = [...path, ...(issue?.path ?? [])].map(String);
-  const param = fullPath.length === 0 ? undefined : fullPath.join('.');
-  const detail = issue === undefined ? 'invalid value' : describeIssue(issue);
-  throw new RequestShapeError(param, `Invalid request: ${param ?? 'body'}: ${detail}`);
-};
-
 /** Zod reports a failed union as a bare "Invalid input"; list what each alternative expected instead. */
-const describeIssue = (issue: z.core.$ZodIssue): string => {
-  if (issue.code !== 'invalid_union') return issue.message;
-  const alternatives = issue.errors.flatMap((errors) => errors.slice(0, 1).map((error) => error.message));
-  return alternatives.length === 0 ? issue.message : [...new Set(alternatives)].join('; or ');
-};
+const parseAt = createRequestFieldReader('list-alternatives');
 
 const warn = (state: { warnings: TurnWarning[] }, code: TurnWarning['code'], message: string): void => {
   state.warnings.push({ code, message });
@@ -393,7 +362,7 @@ const convertToolChoice = (
   }
   if (choice.type === 'function' || choice.type === 'custom') {
     if (choice.name === undefined) {
-      throw new RequestShapeError(
+      throw new InvalidRequestFault(
         'tool_choice.name',
         'Invalid request: tool_choice.name: a tool name is required.',
       );
