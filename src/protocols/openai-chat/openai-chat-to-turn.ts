@@ -33,6 +33,7 @@ import { createRequestFieldReader } from '../shared/create-request-field-reader.
 import { describeSchemaIssue } from '../shared/describe-schema-issue.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest } from '../shared/invalid-request-fault.js';
+import { parseDataUrl } from '../shared/parse-data-url.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 /** A failed union names the alternative that got furthest (`messages.0.content.0.image_url.url`). */
@@ -77,14 +78,14 @@ const warn = (context: Context, code: TurnWarning['code'], message: string): voi
 };
 
 const convertImageUrl = (url: string, path: string, context: Context): TurnUserPart | undefined => {
-  const dataUrl = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s.exec(url);
+  const dataUrl = parseDataUrl(url);
   if (dataUrl) {
-    if (!dataUrl[2]?.split(';').includes('base64')) {
+    if (!dataUrl.base64) {
       warn(context, 'unsupported-content', `${path}: only base64 data URLs are supported; image dropped`);
       return undefined;
     }
-    const mediaType = dataUrl[1] || 'application/octet-stream';
-    return { type: 'image', source: { kind: 'base64', mediaType, data: dataUrl[3] ?? '' } };
+    const mediaType = dataUrl.mediaType || 'application/octet-stream';
+    return { type: 'image', source: { kind: 'base64', mediaType, data: dataUrl.data } };
   }
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { kind: 'url', url } };
   warn(context, 'unsupported-content', `${path}: image URL scheme is not supported; image dropped`);

@@ -33,6 +33,7 @@ import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
+import { parseDataUrl } from '../shared/parse-data-url.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 const reasoningEfforts = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
@@ -279,14 +280,13 @@ const convertUserParts = (parts: TypedPart[], path: Path, state: ConversionState
     return [];
   });
 
-const dataUrlPattern = /^data:([^;,]+)(?:;[^;,=]+=[^;,]*)*;base64,(.*)$/s;
-
 const convertImagePart = (part: TypedPart, path: Path, state: ConversionState): TurnImagePart | undefined => {
   const image = parseAt(openaiResponsesImagePartSchema, part, path);
   if (image.image_url) {
-    const match = dataUrlPattern.exec(image.image_url);
-    if (match?.[1] !== undefined && match[2] !== undefined) {
-      return { type: 'image', source: { kind: 'base64', mediaType: match[1], data: match[2] } };
+    // Any other URL, a non-base64 data URL included, goes upstream as it is.
+    const dataUrl = parseDataUrl(image.image_url);
+    if (dataUrl?.base64 && dataUrl.mediaType !== '') {
+      return { type: 'image', source: { kind: 'base64', mediaType: dataUrl.mediaType, data: dataUrl.data } };
     }
     return { type: 'image', source: { kind: 'url', url: image.image_url } };
   }
