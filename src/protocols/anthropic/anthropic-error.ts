@@ -1,6 +1,8 @@
 import type { ErrorResponse } from '../protocol-adapter.js';
 import type { SseFrame } from '../sse-frame.js';
 import type { TurnError, TurnErrorKind } from '../../turn/turn-error.js';
+import { createErrorResponse } from '../shared/create-error-response.js';
+import { createEventFrame } from '../shared/create-event-frame.js';
 
 /** The Anthropic `error.type` values the bridge produces. */
 export type AnthropicErrorType =
@@ -54,21 +56,13 @@ export const createAnthropicErrorBody = (error: TurnError): AnthropicErrorBody =
   error: { type: mapAnthropicError(error.kind).type, message: error.message },
 });
 
-/**
- * An error answer before any byte was sent. A non-retryable error carries `x-should-retry: false`, which
- * the official SDKs and Claude Code obey (Claude Code otherwise retries a 401 for minutes).
- */
-export const createAnthropicErrorResponse = (error: TurnError): ErrorResponse => ({
-  status: mapAnthropicError(error.kind).status,
-  headers: error.retryable ? {} : { 'x-should-retry': 'false' },
-  body: createAnthropicErrorBody(error),
-});
+/** An error answer before any byte was sent (non-retryable ones carry `x-should-retry: false`). */
+export const createAnthropicErrorResponse = (error: TurnError): ErrorResponse =>
+  createErrorResponse(error, mapAnthropicError(error.kind).status, createAnthropicErrorBody(error));
 
 /**
  * The in-band error once the stream has started: `event: error`. `@anthropic-ai/sdk`'s `Stream` throws
  * an `APIError` (status undefined, `type` = `error.type`) as soon as it reads this event.
  */
-export const createAnthropicErrorFrame = (error: TurnError): SseFrame => ({
-  event: 'error',
-  data: JSON.stringify(createAnthropicErrorBody(error)),
-});
+export const createAnthropicErrorFrame = (error: TurnError): SseFrame =>
+  createEventFrame(createAnthropicErrorBody(error));

@@ -3,6 +3,7 @@ import type { SseFrame } from '../sse-frame.js';
 import { createTurnError } from '../../turn/turn-error.js';
 import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
 import { emptyUsage, type TurnUsage } from '../../turn/turn-usage.js';
+import { createEventFrame } from '../shared/create-event-frame.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
 import { createAnthropicErrorFrame } from './anthropic-error.js';
 import { mapAnthropicStopReason, type AnthropicStopReason } from './map-anthropic-stop-reason.js';
@@ -43,11 +44,6 @@ const toAnthropicUsage = (usage: TurnUsage): AnthropicUsage => ({
   output_tokens: usage.outputTokens,
   cache_read_input_tokens: usage.cacheReadTokens,
   cache_creation_input_tokens: usage.cacheWriteTokens,
-});
-
-const frame = (data: { type: string } & Record<string, unknown>): SseFrame => ({
-  event: data.type,
-  data: JSON.stringify(data),
 });
 
 /** Custom (free-form) tools are mirrored as `{input: string}`, the only shape an Anthropic tool_use can carry. */
@@ -96,7 +92,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
     if (this.#started || this.#ended) return [];
     this.#started = true;
     return [
-      frame({
+      createEventFrame({
         type: 'message_start',
         message: {
           id: this.#meta.id,
@@ -116,7 +112,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
     if (this.#ended) return [];
     if (event.type === 'error') {
       this.#ended = true;
-      return [createAnthropicErrorFrame(event.error), frame({ type: 'message_stop' })];
+      return [createAnthropicErrorFrame(event.error), createEventFrame({ type: 'message_stop' })];
     }
     const frames = this.start();
     switch (event.type) {
@@ -184,7 +180,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
   }
 
   keepalive(): SseFrame {
-    return frame({ type: 'ping' });
+    return createEventFrame({ type: 'ping' });
   }
 
   #isOpen(type: OpenBlock['type'], id: string): boolean {
@@ -213,12 +209,12 @@ export class AnthropicStreamEncoder implements StreamEncoder {
           ? { type: 'text', text: '' }
           : { type: 'thinking', thinking: '', signature: '' };
     }
-    frames.push(frame({ type: 'content_block_start', index, content_block: contentBlock }));
+    frames.push(createEventFrame({ type: 'content_block_start', index, content_block: contentBlock }));
     return frames;
   }
 
   #delta(delta: { type: string } & Record<string, unknown>): SseFrame {
-    return frame({ type: 'content_block_delta', index: this.#open?.index ?? 0, delta });
+    return createEventFrame({ type: 'content_block_delta', index: this.#open?.index ?? 0, delta });
   }
 
   #appendToolInput(block: Extract<OpenBlock, { type: 'tool_use' }>, text: string): SseFrame[] {
@@ -261,7 +257,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
         this.#delta({ type: 'input_json_delta', partial_json: wrapCustomInput(block.streamedInput) }),
       );
     }
-    frames.push(frame({ type: 'content_block_stop', index: block.index }));
+    frames.push(createEventFrame({ type: 'content_block_stop', index: block.index }));
     this.#open = undefined;
     return frames;
   }
@@ -269,7 +265,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
   #finish(stopReason: TurnStopReason, usage: TurnUsage): SseFrame[] {
     this.#ended = true;
     return [
-      frame({
+      createEventFrame({
         type: 'message_delta',
         delta: { stop_reason: mapAnthropicStopReason(stopReason), stop_sequence: null },
         usage: {
@@ -282,7 +278,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
             : { output_tokens_details: { thinking_tokens: usage.reasoningTokens } }),
         },
       }),
-      frame({ type: 'message_stop' }),
+      createEventFrame({ type: 'message_stop' }),
     ];
   }
 }

@@ -1,11 +1,12 @@
 import type { TurnError, TurnErrorKind } from '../../turn/turn-error.js';
 import type { ErrorResponse } from '../protocol-adapter.js';
 import type { SseFrame } from '../sse-frame.js';
+import { createErrorResponse } from '../shared/create-error-response.js';
+import { createDataFrame } from '../shared/create-event-frame.js';
+import { createOpenaiErrorBody, type OpenaiErrorBody } from '../shared/create-openai-error-body.js';
 
 /** The Chat Completions error envelope (`{ error: { message, type, param, code } }`). */
-export type OpenaiChatErrorBody = {
-  error: { message: string; type: string; param: string | null; code: string | null };
-};
+export type OpenaiChatErrorBody = OpenaiErrorBody;
 
 type ErrorShape = { status: number; type: string; code: string | null };
 
@@ -28,22 +29,12 @@ const errorShapes: Record<TurnErrorKind, ErrorShape> = {
 };
 
 /** The error envelope body for a TurnError. */
-export const createOpenaiChatErrorBody = (error: TurnError): OpenaiChatErrorBody => {
-  const shape = errorShapes[error.kind];
-  return {
-    error: { message: error.message, type: shape.type, param: error.param ?? null, code: shape.code },
-  };
-};
+export const createOpenaiChatErrorBody = (error: TurnError): OpenaiChatErrorBody =>
+  createOpenaiErrorBody(error, errorShapes[error.kind]);
 
-/**
- * An error answered before any byte was streamed. A non-retryable error carries `x-should-retry: false`,
- * which the official SDKs (and Claude Code) honour instead of retrying by status.
- */
-export const createOpenaiChatErrorResponse = (error: TurnError): ErrorResponse => ({
-  status: errorShapes[error.kind].status,
-  headers: error.retryable ? {} : { 'x-should-retry': 'false' },
-  body: createOpenaiChatErrorBody(error),
-});
+/** An error answered before any byte was streamed (non-retryable ones carry `x-should-retry: false`). */
+export const createOpenaiChatErrorResponse = (error: TurnError): ErrorResponse =>
+  createErrorResponse(error, errorShapes[error.kind].status, createOpenaiChatErrorBody(error));
 
 /**
  * The in-band error once the stream has started: one `data: {"error":{message,type,code}}` chunk (the
@@ -52,5 +43,5 @@ export const createOpenaiChatErrorResponse = (error: TurnError): ErrorResponse =
  */
 export const createOpenaiChatErrorFrames = (error: TurnError): SseFrame[] => {
   const { message, type, code } = createOpenaiChatErrorBody(error).error;
-  return [{ data: JSON.stringify({ error: { message, type, code } }) }, { data: '[DONE]' }];
+  return [createDataFrame({ error: { message, type, code } }), { data: '[DONE]' }];
 };

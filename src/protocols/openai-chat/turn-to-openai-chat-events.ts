@@ -4,6 +4,7 @@ import type { TurnRequest } from '../../turn/turn-request.js';
 import { emptyUsage, promptTokens, type TurnUsage } from '../../turn/turn-usage.js';
 import type { ResponseMeta, StreamEncoder } from '../protocol-adapter.js';
 import type { SseFrame } from '../sse-frame.js';
+import { createDataFrame } from '../shared/create-event-frame.js';
 import { createOpenaiChatErrorFrames } from './openai-chat-error.js';
 import { mapOpenaiChatStopReason, type OpenaiChatFinishReason } from './map-openai-chat-stop-reason.js';
 
@@ -73,8 +74,6 @@ export const convertTurnUsageToOpenaiChat = (usage: TurnUsage): OpenaiChatUsage 
     completion_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
   };
 };
-
-const dataFrame = (payload: unknown): SseFrame => ({ data: JSON.stringify(payload) });
 
 const doneFrame: SseFrame = { data: '[DONE]' };
 
@@ -180,7 +179,7 @@ export class OpenaiChatStreamEncoder implements StreamEncoder {
       choices: [{ index: 0, delta, finish_reason: finishReason }],
       ...(usage === undefined ? {} : { usage }),
     };
-    return dataFrame(chunk);
+    return createDataFrame(chunk);
   }
 
   #startToolCall(id: string, name: string): SseFrame[] {
@@ -225,7 +224,7 @@ export class OpenaiChatStreamEncoder implements StreamEncoder {
       choices: [],
       usage,
     } satisfies OpenaiChatChunk;
-    return [this.#chunk({}, finishReason, usage), dataFrame(trailing), doneFrame];
+    return [this.#chunk({}, finishReason, usage), createDataFrame(trailing), doneFrame];
   }
 
   #fail(error: TurnError): SseFrame[] {

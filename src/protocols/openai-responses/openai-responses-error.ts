@@ -1,6 +1,9 @@
 import type { ErrorResponse } from '../protocol-adapter.js';
 import type { SseFrame } from '../sse-frame.js';
 import type { TurnError, TurnErrorKind } from '../../turn/turn-error.js';
+import { createErrorResponse } from '../shared/create-error-response.js';
+import { createEventFrame } from '../shared/create-event-frame.js';
+import { createOpenaiErrorBody } from '../shared/create-openai-error-body.js';
 
 type ErrorShape = {
   status: number;
@@ -62,13 +65,7 @@ export const mapOpenaiResponsesErrorStatus = (kind: TurnErrorKind): number => er
  */
 export const createOpenaiResponsesErrorResponse = (error: TurnError): ErrorResponse => {
   const shape = errorShapes[error.kind];
-  return {
-    status: shape.status,
-    headers: error.retryable ? {} : { 'x-should-retry': 'false' },
-    body: {
-      error: { message: error.message, type: shape.type, param: error.param ?? null, code: shape.code },
-    },
-  };
+  return createErrorResponse(error, shape.status, createOpenaiErrorBody(error, shape));
 };
 
 /**
@@ -98,10 +95,7 @@ export const createOpenaiResponsesErrorFrames = (
     sequence_number: sequenceNumber + 1,
     response: createOpenaiResponsesFailedResponse(error, response),
   };
-  return [
-    { event: 'error', data: JSON.stringify(errorEvent) },
-    { event: 'response.failed', data: JSON.stringify(failedEvent) },
-  ];
+  return [createEventFrame(errorEvent), createEventFrame(failedEvent)];
 };
 
 /** `response` (a snapshot) as a failed response: `status: "failed"` and `error: {code, message}`. */

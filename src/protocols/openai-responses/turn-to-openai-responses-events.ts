@@ -21,6 +21,7 @@ import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
 import type { TurnRequest } from '../../turn/turn-request.js';
 import type { TurnUsage } from '../../turn/turn-usage.js';
 import { promptTokens } from '../../turn/turn-usage.js';
+import { createEventFrame } from '../shared/create-event-frame.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
 import { mapOpenaiResponsesStopReason } from './map-openai-responses-stop-reason.js';
 import {
@@ -151,8 +152,7 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder {
 
   #frame(payload: { type: string } & Json): SseFrame {
     const { type, ...fields } = payload;
-    const data = { type, sequence_number: this.#sequenceNumber++, ...fields };
-    return { event: type, data: JSON.stringify(data) };
+    return createEventFrame({ type, sequence_number: this.#sequenceNumber++, ...fields });
   }
 
   #itemId(prefix: string): string {

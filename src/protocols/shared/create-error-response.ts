@@ -1,0 +1,13 @@
+import type { TurnError } from '../../turn/turn-error.js';
+import type { ErrorResponse } from '../protocol-adapter.js';
+
+/**
+ * An error answered before any byte was sent, in a protocol's own envelope (`body`) and `status`.
+ * A non-retryable error carries `x-should-retry: false`, which the official SDKs and Claude Code obey
+ * instead of retrying by status (Claude Code otherwise retries a 401 for minutes).
+ */
+export const createErrorResponse = (error: TurnError, status: number, body: unknown): ErrorResponse => ({
+  status,
+  headers: error.retryable ? {} : { 'x-should-retry': 'false' },
+  body,
+});
