@@ -27,8 +27,10 @@ import {
   type AnthropicRequest,
   type AnthropicToolChoice,
 } from './anthropic-schema.js';
+import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
+import { createToolResultMessage } from '../shared/create-tool-result-message.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
@@ -108,28 +110,24 @@ const convertUserBlock = (block: unknown, path: string, context: Context): TurnU
   }
 };
 
-const convertTextOnly = (content: string | unknown[], path: string, context: Context): TurnTextPart[] => {
-  if (typeof content === 'string') return [{ type: 'text', text: content }];
-  const parts: TurnTextPart[] = [];
-  content.forEach((block, index) => {
+const convertTextOnly = (content: string | unknown[], path: string, context: Context): TurnTextPart[] =>
+  convertTextOrParts(content, (block, index): TurnTextPart | undefined => {
     const blockPath = `${path}.${index}`;
     const { type } = parseAt(anthropicBlockHeadSchema, block, blockPath);
     if (type === 'text')
-      parts.push({ type: 'text', text: parseAt(anthropicTextBlockSchema, block, blockPath).text });
-    else warn(context, 'unsupported-content', `${blockPath}: "${type}" is not text; dropped`);
+      return { type: 'text', text: parseAt(anthropicTextBlockSchema, block, blockPath).text };
+    warn(context, 'unsupported-content', `${blockPath}: "${type}" is not text; dropped`);
+    return undefined;
   });
-  return parts;
-};
 
 const convertToolResultContent = (
   content: string | unknown[] | undefined,
   path: string,
   context: Context,
-): TurnUserPart[] => {
-  if (content === undefined) return [];
-  if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return content.flatMap((block, index) => convertUserBlock(block, `${path}.${index}`, context) ?? []);
-};
+): TurnUserPart[] =>
+  content === undefined
+    ? []
+    : convertTextOrParts(content, (block, index) => convertUserBlock(block, `${path}.${index}`, context));
 
 /** A user message: text and images; each tool_result becomes its own `tool` entry, order preserved. */
 const convertUserMessage = (content: string | unknown[], path: string, context: Context): TurnMessage[] => {
@@ -150,12 +148,13 @@ const convertUserMessage = (content: string | unknown[], path: string, context: 
     }
     const result = parseAt(anthropicToolResultBlockSchema, block, blockPath);
     flush();
-    messages.push({
-      role: 'tool',
-      toolCallId: result.tool_use_id,
-      content: convertToolResultContent(result.content, `${blockPath}.content`, context),
-      isError: result.is_error === true,
-    });
+    messages.push(
+      createToolResultMessage(
+        result.tool_use_id,
+        convertToolResultContent(result.content, `${blockPath}.content`, context),
+        { isError: result.is_error === true },
+      ),
+    );
   });
   flush();
   return messages;
@@ -202,12 +201,9 @@ const convertMessage = (message: AnthropicMessage, path: string, context: Contex
     case 'user':
       return convertUserMessage(message.content, contentPath, context);
     case 'assistant': {
-      const content: TurnAssistantPart[] =
-        typeof message.content === 'string'
-          ? [{ type: 'text', text: message.content }]
-          : message.content.flatMap(
-              (block, index) => convertAssistantBlock(block, `${contentPath}.${index}`, context) ?? [],
-            );
+      const content: TurnAssistantPart[] = convertTextOrParts(message.content, (block, index) =>
+        convertAssistantBlock(block, `${contentPath}.${index}`, context),
+      );
       return content.length > 0 ? [{ role: 'assistant', content }] : [];
     }
     default: {

@@ -28,8 +28,10 @@ import {
   type OpenaiChatContent,
   type OpenaiChatRequest,
 } from './openai-chat-schema.js';
+import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
+import { createToolResultMessage } from '../shared/create-tool-result-message.js';
 import { describeSchemaIssue } from '../shared/describe-schema-issue.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest } from '../shared/invalid-request-fault.js';
@@ -93,39 +95,33 @@ const convertImageUrl = (url: string, path: string, context: Context): TurnUserP
 };
 
 /** Text-only content (system/developer). Non-text parts are dropped with a warning; empty text is skipped. */
-const convertTextContent = (content: OpenaiChatContent, path: string, context: Context): TurnTextPart[] => {
-  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
-  const parts: TurnTextPart[] = [];
-  content.forEach((part, index) => {
-    const partPath = `${path}.${index}`;
-    if (part.type === 'text') {
-      const { text } = parseAt(openaiChatTextPartSchema, part, partPath);
-      if (text !== '') parts.push({ type: 'text', text });
-    } else {
-      warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
-    }
-  });
-  return parts;
-};
+const convertTextContent = (content: OpenaiChatContent, path: string, context: Context): TurnTextPart[] =>
+  content === ''
+    ? []
+    : convertTextOrParts(content, (part, index): TurnTextPart | undefined => {
+        const partPath = `${path}.${index}`;
+        if (part.type === 'text') {
+          const { text } = parseAt(openaiChatTextPartSchema, part, partPath);
+          return text === '' ? undefined : { type: 'text', text };
+        }
+        warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+        return undefined;
+      });
 
 /** User and tool-result content: text and images (data URL → base64, http(s) → url). */
-const convertUserContent = (content: OpenaiChatContent, path: string, context: Context): TurnUserPart[] => {
-  if (typeof content === 'string') return [{ type: 'text', text: content }];
-  const parts: TurnUserPart[] = [];
-  content.forEach((part, index) => {
+const convertUserContent = (content: OpenaiChatContent, path: string, context: Context): TurnUserPart[] =>
+  convertTextOrParts(content, (part, index): TurnUserPart | undefined => {
     const partPath = `${path}.${index}`;
     if (part.type === 'text') {
-      parts.push({ type: 'text', text: parseAt(openaiChatTextPartSchema, part, partPath).text });
-    } else if (part.type === 'image_url') {
-      const { image_url: image } = parseAt(openaiChatImageUrlPartSchema, part, partPath);
-      const converted = convertImageUrl(typeof image === 'string' ? image : image.url, partPath, context);
-      if (converted) parts.push(converted);
-    } else {
-      warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+      return { type: 'text', text: parseAt(openaiChatTextPartSchema, part, partPath).text };
     }
+    if (part.type === 'image_url') {
+      const { image_url: image } = parseAt(openaiChatImageUrlPartSchema, part, partPath);
+      return convertImageUrl(typeof image === 'string' ? image : image.url, partPath, context);
+    }
+    warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+    return undefined;
   });
-  return parts;
-};
 
 const convertToolCallArguments = (value: string | Record<string, unknown> | null | undefined): unknown => {
   if (value === null || value === undefined) return {};
@@ -139,20 +135,20 @@ const convertAssistantMessage = (message: unknown, path: string, context: Contex
   const parts: TurnAssistantPart[] = [];
   if (assistant.reasoning_content) parts.push({ type: 'reasoning', text: assistant.reasoning_content });
   const content = assistant.content ?? '';
-  if (typeof content === 'string') {
-    if (content !== '') parts.push({ type: 'text', text: content });
-  } else {
-    content.forEach((part, index) => {
+  if (content !== '') {
+    const textParts = convertTextOrParts(content, (part, index): TurnTextPart | undefined => {
       const partPath = `${path}.content.${index}`;
       if (part.type === 'text') {
         const { text } = parseAt(openaiChatTextPartSchema, part, partPath);
-        if (text !== '') parts.push({ type: 'text', text });
-      } else if (part.type === 'refusal') {
-        parts.push({ type: 'text', text: parseAt(openaiChatRefusalPartSchema, part, partPath).refusal });
-      } else {
-        warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+        return text === '' ? undefined : { type: 'text', text };
       }
+      if (part.type === 'refusal') {
+        return { type: 'text', text: parseAt(openaiChatRefusalPartSchema, part, partPath).refusal };
+      }
+      warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+      return undefined;
     });
+    parts.push(...textParts);
   }
   if (assistant.refusal && !parts.some((part) => part.type === 'text')) {
     parts.push({ type: 'text', text: assistant.refusal });
@@ -214,14 +210,12 @@ const convertMessages = (
       }
       case 'tool': {
         const tool = parseAt(openaiChatToolMessageSchema, message, path);
-        const toolName = context.toolNames.get(tool.tool_call_id);
-        converted.push({
-          role: 'tool',
-          toolCallId: tool.tool_call_id,
-          ...(toolName === undefined ? {} : { toolName }),
-          content: convertUserContent(tool.content, `${path}.content`, context),
-          isError: false,
-        });
+        const content = convertUserContent(tool.content, `${path}.content`, context);
+        converted.push(
+          createToolResultMessage(tool.tool_call_id, content, {
+            toolName: context.toolNames.get(tool.tool_call_id),
+          }),
+        );
         return;
       }
       default:

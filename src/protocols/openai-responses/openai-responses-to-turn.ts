@@ -29,8 +29,10 @@ import {
   openaiResponsesTypedObjectSchema,
 } from './openai-responses-schema.js';
 import type { OpenaiResponsesCustomTool, OpenaiResponsesRequest } from './openai-responses-schema.js';
+import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
+import { createToolResultMessage } from '../shared/create-tool-result-message.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { parseDataUrl } from '../shared/parse-data-url.js';
@@ -152,19 +154,11 @@ const convertItem = (item: unknown, path: Path, state: ConversionState): void =>
     case 'function_call_output':
     case 'custom_tool_call_output': {
       const output = parseAt(openaiResponsesToolOutputItemSchema, item, path);
-      const content =
-        typeof output.output === 'string'
-          ? [{ type: 'text' as const, text: output.output }]
-          : convertUserParts(output.output, [...path, 'output'], state);
-      const toolName = state.toolNames.get(output.call_id);
+      const content = convertUserContent(output.output, [...path, 'output'], state);
       state.conversationStarted = true;
-      state.messages.push({
-        role: 'tool',
-        toolCallId: output.call_id,
-        ...(toolName === undefined ? {} : { toolName }),
-        content,
-        isError: false,
-      });
+      state.messages.push(
+        createToolResultMessage(output.call_id, content, { toolName: state.toolNames.get(output.call_id) }),
+      );
       return;
     }
     case 'reasoning': {
@@ -193,30 +187,20 @@ const convertMessageItem = (item: unknown, path: Path, state: ConversionState): 
   switch (message.role) {
     case 'system':
     case 'developer': {
-      const content =
-        typeof message.content === 'string'
-          ? [{ type: 'text' as const, text: message.content }]
-          : convertTextOnlyParts(message.content, contentPath, state);
+      const content = convertTextOnlyContent(message.content, contentPath, state);
       if (content.length === 0) return;
       if (state.conversationStarted) state.messages.push({ role: 'system', content });
       else state.system.push(...content);
       return;
     }
     case 'user': {
-      const content =
-        typeof message.content === 'string'
-          ? [{ type: 'text' as const, text: message.content }]
-          : convertUserParts(message.content, contentPath, state);
+      const content = convertUserContent(message.content, contentPath, state);
       state.conversationStarted = true;
       if (content.length > 0) state.messages.push({ role: 'user', content });
       return;
     }
     case 'assistant': {
-      const content =
-        typeof message.content === 'string'
-          ? [{ type: 'text' as const, text: message.content }]
-          : convertTextOnlyParts(message.content, contentPath, state);
-      appendAssistant(state, content);
+      appendAssistant(state, convertTextOnlyContent(message.content, contentPath, state));
       return;
     }
     default: {
@@ -250,34 +234,39 @@ const convertTextPart = (part: TypedPart, path: Path): TurnTextPart | undefined 
   }
 };
 
-const convertTextOnlyParts = (parts: TypedPart[], path: Path, state: ConversionState): TurnTextPart[] =>
-  parts.flatMap((part, index) => {
+const convertTextOnlyContent = (
+  content: string | TypedPart[],
+  path: Path,
+  state: ConversionState,
+): TurnTextPart[] =>
+  convertTextOrParts(content, (part, index) => {
     const partPath = [...path, index];
     const text = convertTextPart(part, partPath);
-    if (text) return [text];
+    if (text) return text;
     warn(
       state,
       'unsupported-content',
       `${partPath.join('.')}: '${part.type}' content is not supported here; dropped.`,
     );
-    return [];
+    return undefined;
   });
 
-const convertUserParts = (parts: TypedPart[], path: Path, state: ConversionState): TurnUserPart[] =>
-  parts.flatMap((part, index): TurnUserPart[] => {
+const convertUserContent = (
+  content: string | TypedPart[],
+  path: Path,
+  state: ConversionState,
+): TurnUserPart[] =>
+  convertTextOrParts(content, (part, index): TurnUserPart | undefined => {
     const partPath = [...path, index];
     const text = convertTextPart(part, partPath);
-    if (text) return [text];
-    if (part.type === 'input_image') {
-      const image = convertImagePart(part, partPath, state);
-      return image ? [image] : [];
-    }
+    if (text) return text;
+    if (part.type === 'input_image') return convertImagePart(part, partPath, state);
     warn(
       state,
       'unsupported-content',
       `${partPath.join('.')}: '${part.type}' content is not supported; dropped.`,
     );
-    return [];
+    return undefined;
   });
 
 const convertImagePart = (part: TypedPart, path: Path, state: ConversionState): TurnImagePart | undefined => {
