@@ -1,0 +1,49 @@
+/**
+ * Connect protocol envelopes (streaming RPCs): 1 flag byte, 4-byte big-endian length, payload.
+ * Flag 0 = message, flag 2 = end of stream (payload = JSON trailer, `{}` or `{"error":{…}}`).
+ * @see https://connectrpc.com/docs/protocol#streaming-request
+ */
+
+const END_STREAM_FLAG = 0x02;
+
+/** Connect error codes the fake uses in end-of-stream trailers. */
+export type ConnectErrorCode =
+  | 'canceled'
+  | 'unknown'
+  | 'invalid_argument'
+  | 'deadline_exceeded'
+  | 'not_found'
+  | 'permission_denied'
+  | 'resource_exhausted'
+  | 'internal'
+  | 'unavailable'
+  | 'unauthenticated';
+
+const envelope = (flags: number, payload: Uint8Array): Buffer => {
+  const header = Buffer.alloc(5);
+  header.writeUInt8(flags, 0);
+  header.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([header, payload]);
+};
+
+/** Frames one message. */
+export const encodeMessageEnvelope = (payload: Uint8Array): Buffer => envelope(0, payload);
+
+/** The end-of-stream envelope; with `error` the SDK sees a ConnectError of that code. */
+export const encodeEndStreamEnvelope = (error?: { code: ConnectErrorCode; message: string }): Buffer =>
+  envelope(END_STREAM_FLAG, Buffer.from(JSON.stringify(error ? { error } : {})));
+
+/** Payloads of the message envelopes in a complete request body (end-of-stream envelopes skipped). */
+export const decodeEnvelopes = (body: Buffer): Uint8Array[] => {
+  const payloads: Uint8Array[] = [];
+  let offset = 0;
+  while (offset + 5 <= body.length) {
+    const flags = body.readUInt8(offset);
+    const length = body.readUInt32BE(offset + 1);
+    const payload = body.subarray(offset + 5, offset + 5 + length);
+    if (payload.length < length) throw new Error('Truncated Connect envelope');
+    if ((flags & END_STREAM_FLAG) === 0) payloads.push(payload);
+    offset += 5 + length;
+  }
+  return payloads;
+};

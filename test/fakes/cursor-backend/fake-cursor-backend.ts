@@ -1,0 +1,295 @@
+/**
+ * A fake of Cursor's backend on 127.0.0.1 that the real, unmodified `@cursor/sdk` talks to through
+ * `CURSOR_BACKEND_URL=http://127.0.0.1:<port>` (HTTP/1.1 Connect: `RunSSE` + `BidiAppend`).
+ *
+ * Routes: `POST /auth/exchange_user_api_key` (a JWT with `exp`), `GET /v1/models`, `RunSSE`,
+ * `BidiAppend`, `BootstrapStatsig` (JSON `{}`), and every other RPC an empty `200 application/proto`.
+ * Each `AgentRunRequest` (first send and every SDK retry) is decoded, logged in `runRequests` and
+ * played by the current {@link Scenario}.
+ */
+
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type { ClientMessage, JsonObject } from './client-message.js';
+import { decodeClientMessage } from './client-message.js';
+import { decodeEnvelopes } from './connect-envelope.js';
+import type { FakeModel } from './default-models.js';
+import { DEFAULT_FAKE_MODELS } from './default-models.js';
+import { FakeRun } from './fake-run.js';
+import type { FakeStreamTrace } from './fake-stream.js';
+import { FakeStream } from './fake-stream.js';
+import type { FakeOfferedTool, FakeRunRequest, RunContext, Scenario } from './run-context.js';
+import type { ProtoRegistry } from './sdk-proto-registry.js';
+import { loadSdkProtoRegistry } from './sdk-proto-registry.js';
+
+/** Headers copied into {@link FakeRequestLogEntry.headers} when present. */
+export const LOGGED_HEADERS = [
+  'authorization',
+  'content-type',
+  'connect-protocol-version',
+  'x-cursor-agent-allowed-tools',
+  'x-cursor-agent-exclude-tools',
+  'x-cursor-client-type',
+  'x-cursor-client-version',
+  'x-ghost-mode',
+  'x-request-id',
+] as const;
+
+/** One HTTP request the fake received. */
+export type FakeRequestLogEntry = {
+  method: string;
+  path: string;
+  headers: Partial<Record<(typeof LOGGED_HEADERS)[number], string>>;
+  /** For RunSSE / BidiAppend: the Bidi request id. */
+  requestId?: string;
+  /** For BidiAppend: the decoded client message kind (`run-request`, `exec-result`, …). */
+  clientMessage?: string;
+  at: number;
+};
+
+export type FakeAuthMode = 'ok' | 'reject';
+
+export type FakeCursorBackendOptions = {
+  /** Plays the model for each run request. Default: text "ok", turnEnded, end. */
+  scenario?: Scenario;
+  /** `/v1/models` items. Default {@link DEFAULT_FAKE_MODELS}. */
+  models?: readonly FakeModel[];
+  /** `reject`: 401 from the key exchange and `/v1/models`. Default `ok`. */
+  auth?: FakeAuthMode;
+  /** Server heartbeat period on agent streams; 0 disables. Default 5000 (the SDK stalls after 30 s). */
+  heartbeatMs?: number;
+  /** Write a conversation checkpoint when a run ends (needed for multi-turn history). Default true. */
+  checkpoints?: boolean;
+  /** Sees every agent-stream message in both directions (debugging aid). */
+  trace?: FakeStreamTrace;
+  /** Called with a scenario's error when it throws (after the stream is failed). */
+  onScenarioError?: (error: unknown, run: RunContext) => void;
+};
+
+export interface FakeCursorBackend {
+  /** `http://127.0.0.1:<port>`; set as `CURSOR_BACKEND_URL` before importing the SDK. */
+  readonly url: string;
+  readonly port: number;
+  /** Every HTTP request, in arrival order. */
+  readonly requests: readonly FakeRequestLogEntry[];
+  /** Every decoded `AgentRunRequest`, in arrival order (SDK retries included). */
+  readonly runRequests: readonly FakeRunRequest[];
+  /** Errors thrown by scenarios (other than the stream closing under them). */
+  readonly scenarioErrors: readonly unknown[];
+  /** Replaces the scenario for later run requests. */
+  setScenario(scenario: Scenario): void;
+  setAuth(auth: FakeAuthMode): void;
+  /** The protobuf classes of the SDK (for decoding in tests). */
+  readonly registry: ProtoRegistry;
+  /** Ends open streams and stops listening. */
+  close(): Promise<void>;
+}
+
+const defaultScenario: Scenario = (run) => {
+  run.text('ok');
+  run.turnEnded({ inputTokens: 1, outputTokens: 1 });
+};
+
+const readBody = (request: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+
+const fakeAccessToken = (): string => {
+  const part = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return `${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: 'fake-user', exp: Math.floor(Date.now() / 1000) + 3600 })}.fake`;
+};
+
+const sendJson = (response: ServerResponse, status: number, body: unknown): void => {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+};
+
+const unauthenticated = { error: { code: 'unauthenticated', message: 'Invalid API key (fake)' } };
+
+const asObject = (value: unknown): JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
+const asString = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** Summarizes a proto3-JSON `AgentRunRequest`. */
+const summarizeRunRequest = (index: number, requestId: string, json: JsonObject): FakeRunRequest => {
+  const action = asObject(json.action);
+  const actionKind =
+    Object.keys(action).find((key) => key.endsWith('Action') && key !== 'triggeringUserInfo') ?? 'none';
+  const userMessage = asObject(asObject(action.userMessageAction).userMessage);
+  const requestedModel = asObject(json.requestedModel);
+  const parameters = Array.isArray(requestedModel.parameters) ? requestedModel.parameters : [];
+  const tools = Array.isArray(asObject(json.mcpTools).mcpTools)
+    ? (asObject(json.mcpTools).mcpTools as unknown[])
+    : [];
+  const mcpTools = tools.map((tool): FakeOfferedTool => {
+    const entry = asObject(tool);
+    return {
+      name: asString(entry.name),
+      toolName: asString(entry.toolName),
+      providerIdentifier: asString(entry.providerIdentifier),
+      description: asString(entry.description),
+      inputSchema: entry.inputSchema,
+    };
+  });
+  return {
+    index,
+    requestId,
+    conversationId: asString(json.conversationId),
+    actionKind,
+    text: asString(userMessage.text),
+    ...(json.requestedModel === undefined
+      ? {}
+      : {
+          requestedModel: {
+            modelId: asString(requestedModel.modelId),
+            parameters: parameters.map((parameter) => {
+              const entry = asObject(parameter);
+              return { id: asString(entry.id), value: asString(entry.value) };
+            }),
+          },
+        }),
+    mcpTools,
+    ...(typeof json.customSystemPrompt === 'string' ? { customSystemPrompt: json.customSystemPrompt } : {}),
+    conversationState: asObject(json.conversationState),
+    json,
+  };
+};
+
+/** Starts the fake on an ephemeral loopback port. */
+export const startFakeCursorBackend = async (
+  options: FakeCursorBackendOptions = {},
+): Promise<FakeCursorBackend> => {
+  const registry = await loadSdkProtoRegistry();
+  const models = options.models ?? DEFAULT_FAKE_MODELS;
+  const heartbeatMs = options.heartbeatMs ?? 5000;
+  const checkpoints = options.checkpoints ?? true;
+  let scenario = options.scenario ?? defaultScenario;
+  let auth: FakeAuthMode = options.auth ?? 'ok';
+  const requests: FakeRequestLogEntry[] = [];
+  const runRequests: FakeRunRequest[] = [];
+  const scenarioErrors: unknown[] = [];
+  const streams = new Map<string, FakeStream>();
+  const runs = new Map<FakeStream, FakeRun>();
+  let callNumber = 0;
+
+  const streamFor = (requestId: string): FakeStream => {
+    let stream = streams.get(requestId);
+    if (!stream) {
+      stream = new FakeStream(requestId, registry, options.trace);
+      streams.set(requestId, stream);
+      const created = stream;
+      created.onMessage((message) => onClientMessage(created, message));
+    }
+    return stream;
+  };
+
+  const onClientMessage = (stream: FakeStream, message: ClientMessage): void => {
+    const existing = runs.get(stream);
+    if (message.kind !== 'run-request') {
+      existing?.handleClientMessage(message);
+      return;
+    }
+    if (existing) return;
+    const request = summarizeRunRequest(runRequests.length, stream.requestId, message.runRequest);
+    runRequests.push(request);
+    const run = new FakeRun({ registry, stream, request, checkpoints, nextCallNumber: () => ++callNumber });
+    runs.set(stream, run);
+    const play = scenario;
+    void (async () => {
+      try {
+        await play(run);
+        await run.end();
+      } catch (error) {
+        if (!run.open) return;
+        scenarioErrors.push(error);
+        run.fail(error instanceof Error ? error.message : String(error));
+        options.onScenarioError?.(error, run);
+      }
+    })();
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    const headers: FakeRequestLogEntry['headers'] = {};
+    for (const name of LOGGED_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    const entry: FakeRequestLogEntry = { method: request.method ?? 'GET', path, headers, at: Date.now() };
+    requests.push(entry);
+    const body = await readBody(request);
+
+    if (path === '/auth/exchange_user_api_key') {
+      if (auth === 'reject') return sendJson(response, 401, unauthenticated);
+      return sendJson(response, 200, { accessToken: fakeAccessToken() });
+    }
+    if (path === '/v1/models') {
+      if (auth === 'reject') return sendJson(response, 401, unauthenticated);
+      return sendJson(response, 200, { items: models });
+    }
+    if (path === '/aiserver.v1.AnalyticsService/BootstrapStatsig') return sendJson(response, 200, {});
+    if (path === '/agent.v1.AgentService/RunSSE') {
+      const [payload] = decodeEnvelopes(body);
+      const requestId = payload
+        ? asString(asObject(registry.get('aiserver.v1.BidiRequestId').fromBinary(payload).toJson()).requestId)
+        : '';
+      entry.requestId = requestId;
+      streamFor(requestId).attach(response, heartbeatMs);
+      return;
+    }
+    if (path === '/aiserver.v1.BidiService/BidiAppend') {
+      const append = asObject(registry.get('aiserver.v1.BidiAppendRequest').fromBinary(body).toJson());
+      const requestId = asString(asObject(append.requestId).requestId);
+      const binary = asString(append.dataBinary);
+      const bytes = binary ? Buffer.from(binary, 'base64') : Buffer.from(asString(append.data), 'hex');
+      const message = decodeClientMessage(registry, bytes);
+      entry.requestId = requestId;
+      entry.clientMessage = message.kind === 'other' ? message.name : message.kind;
+      streamFor(requestId).receive(Number(append.appendSeqno ?? 0), message);
+      response.writeHead(200, { 'content-type': 'application/proto' });
+      response.end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/proto' });
+    response.end();
+  };
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent)
+        sendJson(response, 500, { error: { code: 'internal', message: String(error) } });
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    runRequests,
+    scenarioErrors,
+    registry,
+    setScenario: (next) => {
+      scenario = next;
+    },
+    setAuth: (next) => {
+      auth = next;
+    },
+    close: async () => {
+      for (const stream of streams.values()) stream.end();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};

@@ -1,0 +1,147 @@
+/**
+ * The scenario API of the fake Cursor backend: a {@link Scenario} plays the model for each
+ * `AgentRunRequest` through a {@link RunContext}.
+ *
+ * Wire order produced by the actions (what the SDK turns into `onDelta` updates):
+ * - the first output of a step emits `stepStarted{stepId}` (step ids count from 1 per run attempt);
+ * - `toolCalls` emits, per call, `toolCallStarted`, then one `toolRequestsListed{callCount}` (by default
+ *   after the starts; see {@link ToolBatchOptions.listed}), then one `execServerMessage{mcpArgs}` per call,
+ *   waits for every `execClientMessage{mcpResult}`, emits `toolCallCompleted` per call in call order and
+ *   `stepCompleted` — the next output starts a new step;
+ * - `turnEnded` closes the open step (`stepCompleted`) before `turnEnded`;
+ * - `end` (also implied when the scenario returns) writes the conversation checkpoint (unless disabled)
+ *   and closes the stream with an OK trailer.
+ */
+
+import type { ConnectErrorCode } from './connect-envelope.js';
+import type { JsonObject } from './client-message.js';
+
+/** One custom tool as the SDK offered it in `AgentRunRequest.mcpTools`. */
+export type FakeOfferedTool = {
+  /** `custom-user-tools-<toolName>` for SDK custom tools. */
+  name: string;
+  toolName: string;
+  providerIdentifier: string;
+  description: string;
+  inputSchema: unknown;
+};
+
+/** A decoded `AgentRunRequest` (one per RunSSE attempt, including SDK retries). */
+export type FakeRunRequest = {
+  /** 0-based position in the backend's `runRequests`. */
+  index: number;
+  /** The Bidi request id of the RunSSE stream. */
+  requestId: string;
+  conversationId: string;
+  /** The `ConversationAction` case: `userMessageAction`, `resumeAction`, … */
+  actionKind: string;
+  /** The user message text (empty for non-message actions). */
+  text: string;
+  requestedModel?: { modelId: string; parameters: Array<{ id: string; value: string }> };
+  mcpTools: FakeOfferedTool[];
+  customSystemPrompt?: string;
+  /** proto3 JSON of `ConversationStateStructure` the SDK sent (its latest checkpoint). */
+  conversationState: JsonObject;
+  /** proto3 JSON of the whole `AgentRunRequest`. */
+  json: JsonObject;
+};
+
+/** A tool call the fake model makes. */
+export type FakeToolCallSpec = {
+  toolName: string;
+  args?: Record<string, unknown>;
+  /** `callId` of toolCallStarted/Completed. Default: `toolu_fake_<n>`. */
+  callId?: string;
+  /** `McpArgs.toolCallId` (what `execute` gets as `context.toolCallId`). Default: the callId. */
+  toolCallId?: string;
+  /** Default: `model-call-<n>`. */
+  modelCallId?: string;
+  /** `McpArgs.providerIdentifier`. Default `custom-user-tools`. */
+  providerIdentifier?: string;
+};
+
+/** Content item of an MCP tool result. Images carry base64 data. */
+export type FakeToolContent =
+  { type: 'text'; text: string } | { type: 'image'; data: string; mimeType?: string };
+
+/** What the SDK answered for one tool call (decoded `McpResult`). */
+export type FakeToolResult = { callId: string; toolCallId: string } & (
+  | { status: 'success'; content: FakeToolContent[]; isError: boolean; structuredContent?: JsonObject }
+  | { status: 'error'; error: string }
+  | { status: 'rejected'; reason: string }
+  | { status: 'other'; json: JsonObject }
+);
+
+export type ToolBatchOptions = {
+  /**
+   * Where `toolRequestsListed{callCount}` goes: after every `toolCallStarted` of the batch (default),
+   * before them, or not at all. The real server's order is not verified; test both.
+   */
+  listed?: 'after-started' | 'before-started' | 'none';
+};
+
+/** Per-turn usage reported by `turnEnded`. */
+export type FakeUsage = {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+};
+
+/** A previous turn, read back from the SDK's checkpoint (see {@link RunContext.history}). */
+export type FakeHistoryTurn = {
+  user: string;
+  steps: Array<
+    | { type: 'text'; text: string }
+    | { type: 'thinking'; text: string }
+    | { type: 'tool-call'; toolName: string; args: JsonObject; result: JsonObject | undefined }
+  >;
+};
+
+/** Thrown by pending actions when the stream closes first (client abort, cancel, stall retry). */
+export class FakeStreamClosedError extends Error {
+  override readonly name = 'FakeStreamClosedError';
+}
+
+/** The fake model's handle on one run attempt. */
+export interface RunContext {
+  readonly request: FakeRunRequest;
+  /** Prompt text of the user message (same as `request.text`). */
+  readonly prompt: string;
+  /** Names (`toolName`) of the custom tools offered. */
+  readonly toolNames: readonly string[];
+  /** Aborted when the stream closes (client abort, `end`, `fail`). */
+  readonly signal: AbortSignal;
+  /** Whether the stream is still open. */
+  readonly open: boolean;
+  thinking(text: string): void;
+  thinkingCompleted(durationMs?: number): void;
+  text(text: string): void;
+  /** One custom tool call; resolves with the SDK's answer (a one-call batch). */
+  toolCall(call: FakeToolCallSpec, options?: ToolBatchOptions): Promise<FakeToolResult>;
+  /** Several calls in one step; results in call order. */
+  toolCalls(calls: readonly FakeToolCallSpec[], options?: ToolBatchOptions): Promise<FakeToolResult[]>;
+  /** Closes the open step, then reports the turn's usage. */
+  turnEnded(usage?: FakeUsage): void;
+  /**
+   * Ends the stream with a Connect error trailer (default code `internal`). The SDK may retry
+   * (see sdk-findings.md); with retries off it reports `status: ERROR`.
+   */
+  fail(message: string, code?: ConnectErrorCode): void;
+  /** Destroys the socket without a trailer (a network drop). */
+  disconnect(): void;
+  /** Sends nothing, heartbeats included, for `ms` (or until the stream closes). */
+  stall(ms: number): Promise<void>;
+  /** Writes the conversation checkpoint (unless disabled) and ends the stream OK. Idempotent. */
+  end(): Promise<void>;
+  /** Previous turns, fetched from the SDK's blob store through KV `getBlob` using `conversationState`. */
+  history(): Promise<FakeHistoryTurn[]>;
+  /** Escape hatch: sends one `AgentServerMessage` given as proto3 JSON. */
+  sendRaw(message: JsonObject): void;
+}
+
+/** Plays the model for one run attempt. Returning ends the stream (`end()`); throwing fails it. */
+export type Scenario = (run: RunContext) => Promise<void> | void;
+
+export type { ConnectErrorCode };
