@@ -320,7 +320,7 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
     expect(JSON.stringify(conversation)).not.toContain('first question');
   });
 
-  it('passes tool allow/deny lists as headers and serves the model catalog', async () => {
+  it('passes the tool allow-list as a header, model params in the run request, and serves the catalog', async () => {
     env.backend.setScenario((run) => run.turnEnded());
     const agent = await createAgent({ tools: ['mcp'] });
     await (await agent.send('x')).wait();
@@ -331,6 +331,16 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
     expect(stream?.headers['x-cursor-agent-allowed-tools']).toBe(
       'mcp_tool_call,get_mcp_tools_tool_call,list_mcp_resources_tool_call,read_mcp_resource_tool_call,mcp_auth_tool_call',
     );
+    const tuned = await env.sdk.Agent.create({
+      model: { id: 'gpt-5.4', params: [{ id: 'reasoning', value: 'high' }] },
+      local: { cwd: env.workspace },
+    });
+    await (await tuned.send('y')).wait();
+    await tuned[Symbol.asyncDispose]();
+    expect(env.backend.runRequests.at(-1)?.requestedModel).toEqual({
+      modelId: 'gpt-5.4',
+      parameters: [{ id: 'reasoning', value: 'high' }],
+    });
     const models = await env.sdk.Cursor.models.list();
     expect(models.map((model) => model.id)).toEqual(DEFAULT_FAKE_MODELS.map((model) => model.id));
     expect(

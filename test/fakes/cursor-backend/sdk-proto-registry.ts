@@ -53,7 +53,8 @@ type WebpackRequire = ((moduleId: string) => unknown) & { m: Record<string, unkn
 type FieldInfo = { kind: string; T?: unknown; V?: { kind: string; T?: unknown } };
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const cacheRoot = path.join(repoRoot, 'test', '.cache');
+/** Default cache folder (git-ignored). */
+const defaultCacheRoot = path.join(repoRoot, 'test', '.cache');
 
 const exists = async (file: string): Promise<boolean> =>
   stat(file).then(
@@ -83,10 +84,10 @@ const assertWebpackRequireIsK = (source: string, version: string): void => {
 };
 
 /**
- * Ensures the patched copy exists and returns the path of its `dist/esm/index.js`.
- * Idempotent and safe under concurrent callers (other test files / processes).
+ * Ensures the patched copy exists under `cacheRoot` (default `test/.cache`) and returns the path of its
+ * `dist/esm/index.js`. Idempotent and safe under concurrent callers (other test files / processes).
  */
-export const ensurePatchedSdkCopy = async (): Promise<string> => {
+export const ensurePatchedSdkCopy = async (cacheRoot: string = defaultCacheRoot): Promise<string> => {
   const sdkRoot = findSdkRoot();
   const packageJson = await readFile(path.join(sdkRoot, 'package.json'), 'utf8');
   const version = (JSON.parse(packageJson) as { version?: unknown }).version;

@@ -1,0 +1,94 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import {
+  decodeEnvelopes,
+  encodeEndStreamEnvelope,
+  encodeMessageEnvelope,
+} from './cursor-backend/connect-envelope.js';
+import { decodeClientMessage } from './cursor-backend/client-message.js';
+import { ensurePatchedSdkCopy, loadSdkProtoRegistry } from './cursor-backend/sdk-proto-registry.js';
+
+describe('Connect envelopes', () => {
+  it('frames messages and skips the end-of-stream trailer when decoding', () => {
+    const body = Buffer.concat([
+      encodeMessageEnvelope(new Uint8Array([1, 2])),
+      encodeMessageEnvelope(new Uint8Array([])),
+      encodeEndStreamEnvelope({ code: 'internal', message: 'x' }),
+    ]);
+    expect(decodeEnvelopes(body).map((payload) => [...payload])).toEqual([[1, 2], []]);
+    const trailer = encodeEndStreamEnvelope({ code: 'unavailable', message: 'down' });
+    expect(trailer.readUInt8(0)).toBe(2);
+    expect(JSON.parse(trailer.subarray(5).toString())).toEqual({
+      error: { code: 'unavailable', message: 'down' },
+    });
+    expect(encodeEndStreamEnvelope().subarray(5).toString()).toBe('{}');
+  });
+
+  it('rejects a truncated envelope', () => {
+    const frame = encodeMessageEnvelope(new Uint8Array([1, 2, 3]));
+    expect(() => decodeEnvelopes(frame.subarray(0, 7))).toThrow(/Truncated/);
+  });
+});
+
+describe('SDK protobuf registry from the patched copy', () => {
+  const scratch: string[] = [];
+  afterAll(async () => {
+    for (const dir of scratch) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('builds the patched copy once when several callers race, leaving no temp dirs', async () => {
+    const cacheRoot = await mkdtemp(path.join(tmpdir(), 'sdk-patch-cache-'));
+    scratch.push(cacheRoot);
+    const entries = await Promise.all([1, 2, 3].map(() => ensurePatchedSdkCopy(cacheRoot)));
+    expect(new Set(entries).size).toBe(1);
+    expect(await readdir(cacheRoot)).toEqual([expect.stringMatching(/^cursor-sdk-1\.0\.32-[0-9a-f]{12}$/)]);
+    const source = await readFile(entries[0] ?? '', 'utf8');
+    expect(source.endsWith('\nexport const __wpRequire=K;\n')).toBe(true);
+    expect(source.match(/export const __wpRequire=K;/g)).toHaveLength(1);
+    // Idempotent: a later call reuses the copy.
+    expect(await ensurePatchedSdkCopy(cacheRoot)).toBe(entries[0]);
+  }, 20_000);
+
+  it('exposes the agent protocol messages and round-trips them through proto3 JSON', async () => {
+    const registry = await loadSdkProtoRegistry();
+    expect(registry.size).toBeGreaterThan(3000);
+    for (const typeName of [
+      'agent.v1.AgentServerMessage',
+      'agent.v1.AgentClientMessage',
+      'agent.v1.ToolRequestsListedUpdate',
+      'agent.v1.ConversationStateStructure',
+      'aiserver.v1.BidiAppendRequest',
+    ]) {
+      expect(registry.has(typeName)).toBe(true);
+    }
+    expect(() => registry.get('agent.v1.NoSuchMessage')).toThrow(/no protobuf type agent.v1.NoSuchMessage/);
+
+    const client = registry.get('agent.v1.AgentClientMessage');
+    const bytes = client
+      .fromJson({
+        execClientMessage: { id: 3, mcpResult: { success: { content: [{ text: { text: 'hi' } }] } } },
+      })
+      .toBinary();
+    expect(decodeClientMessage(registry, bytes)).toEqual({
+      kind: 'exec-result',
+      id: 3,
+      mcpResult: { success: { content: [{ text: { text: 'hi' } }] } },
+      json: { id: 3, mcpResult: { success: { content: [{ text: { text: 'hi' } }] } } },
+    });
+    const kv = client
+      .fromJson({ kvClientMessage: { id: 2, getBlobResult: { blobData: 'AQI=' } } })
+      .toBinary();
+    expect(decodeClientMessage(registry, kv)).toEqual({
+      kind: 'kv-result',
+      id: 2,
+      blobData: new Uint8Array([1, 2]),
+    });
+    const server = registry.get('agent.v1.AgentServerMessage');
+    const update = { interactionUpdate: { toolRequestsListed: { callCount: 2 } } };
+    expect(server.fromBinary(server.fromJson(update).toBinary()).toJson()).toEqual(update);
+  });
+});
