@@ -6,6 +6,7 @@ import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
 import { createJsonFetch } from '../../helpers/sse-response.js';
+import { runStreamEncoder } from '../shared/run-stream-encoder.js';
 import { encodeScript, meta, scripts } from './turn-event-scripts.js';
 
 const parsed = anthropicAdapter.parseRequest(
@@ -36,11 +37,7 @@ describe('anthropicAdapter', () => {
 
   it('creates a fresh stream encoder per response', () => {
     const encoder = anthropicAdapter.createStreamEncoder(turn, meta);
-    const frames = [
-      ...encoder.start(),
-      ...scripts.text.flatMap((event) => encoder.push(event)),
-      ...encoder.end(),
-    ];
+    const frames = runStreamEncoder(encoder, scripts.text);
     expect(serializeSseFrames(frames)).toBe(serializeSseFrames(encodeScript(scripts.text)));
     expect(encoder.ended).toBe(true);
     expect(anthropicAdapter.createStreamEncoder(turn, meta).ended).toBe(false);

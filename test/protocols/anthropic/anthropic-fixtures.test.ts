@@ -1,13 +1,11 @@
-import { readFileSync } from 'node:fs';
-
 import { describe, expect, it } from 'vitest';
 
 import { convertAnthropicRequestToTurn } from '../../../src/protocols/anthropic/anthropic-to-turn.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
+import { readJsonFixture } from '../shared/read-fixture.js';
 
 /** Request bodies modelled on Claude Code 2.1.197 / 2.1.332 captures (facts/clients.md), shortened. */
-const readFixture = (name: string): unknown =>
-  JSON.parse(readFileSync(new URL(`../../fixtures/anthropic/${name}`, import.meta.url), 'utf8')) as unknown;
+const readFixture = (name: string): unknown => readJsonFixture('anthropic', name);
 
 const parseFixture = (name: string, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertAnthropicRequestToTurn(readFixture(`${name}.request.json`), headers);

@@ -4,6 +4,8 @@ import { AnthropicStreamEncoder } from '../../../src/protocols/anthropic/turn-to
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import type { TurnUsage } from '../../../src/turn/turn-usage.js';
+import { runStreamEncoder } from '../shared/run-stream-encoder.js';
+import { reasoningEvents, textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
 
 /** TurnEvent scripts shared by the byte-level fixture tests and the SDK decoding tests. */
 
@@ -18,35 +20,18 @@ export const usage: TurnUsage = {
 
 const bashInput = '{"command":"echo hello-from-tool","description":"Print a greeting"}';
 
-const toolCall = (id: string, input: string, fragments: string[]): TurnEvent[] => [
-  { type: 'tool-input-start', id, toolName: 'Bash', kind: 'function' },
-  ...fragments.map((delta): TurnEvent => ({ type: 'tool-input-delta', id, delta })),
-  { type: 'tool-input-end', id },
-  { type: 'tool-call', toolCallId: id, toolName: 'Bash', kind: 'function', input },
-];
+const toolCall = (id: string, input: string, deltas: string[]): TurnEvent[] =>
+  toolCallEvents(id, 'Bash', input, { deltas });
 
 export const scripts = {
-  text: [
-    { type: 'text-start', id: 't1' },
-    { type: 'text-delta', id: 't1', delta: 'Hello' },
-    { type: 'text-delta', id: 't1', delta: ', "world"\n' },
-    { type: 'text-end', id: 't1' },
-    { type: 'turn-end', stopReason: 'end', usage },
-  ],
+  text: [...textEvents('t1', 'Hello', ', "world"\n'), { type: 'turn-end', stopReason: 'end', usage }],
   thinking: [
-    { type: 'reasoning-start', id: 'r1' },
-    { type: 'reasoning-delta', id: 'r1', delta: 'The user greets me. ' },
-    { type: 'reasoning-delta', id: 'r1', delta: 'Reply briefly.' },
-    { type: 'reasoning-end', id: 'r1', signature: 'c2lnbmF0dXJl' },
-    { type: 'text-start', id: 't1' },
-    { type: 'text-delta', id: 't1', delta: 'Hi!' },
-    { type: 'text-end', id: 't1' },
+    ...reasoningEvents('r1', 'c2lnbmF0dXJl', 'The user greets me. ', 'Reply briefly.'),
+    ...textEvents('t1', 'Hi!'),
     { type: 'turn-end', stopReason: 'end', usage: { ...usage, reasoningTokens: 9 } },
   ],
   'tool-call': [
-    { type: 'text-start', id: 't1' },
-    { type: 'text-delta', id: 't1', delta: 'Running it.' },
-    { type: 'text-end', id: 't1' },
+    ...textEvents('t1', 'Running it.'),
     ...toolCall('toolu_fake_0001', bashInput, [
       '{"command":"echo hello',
       '-from-tool","description":',
@@ -60,12 +45,7 @@ export const scripts = {
     { type: 'usage', usage },
     { type: 'turn-end', stopReason: 'tool-use', usage },
   ],
-  'max-tokens': [
-    { type: 'text-start', id: 't1' },
-    { type: 'text-delta', id: 't1', delta: 'Truncat' },
-    { type: 'text-end', id: 't1' },
-    { type: 'turn-end', stopReason: 'max-tokens', usage },
-  ],
+  'max-tokens': [...textEvents('t1', 'Truncat'), { type: 'turn-end', stopReason: 'max-tokens', usage }],
   'error-mid-stream': [
     { type: 'text-start', id: 't1' },
     { type: 'text-delta', id: 't1', delta: 'Partial ans' },
@@ -78,7 +58,5 @@ export const scripts = {
 export type ScriptName = keyof typeof scripts;
 
 /** Every frame a server would write for the script: `start()`, each `push`, then `end()`. */
-export const encodeScript = (events: readonly TurnEvent[]): SseFrame[] => {
-  const encoder = new AnthropicStreamEncoder(meta);
-  return [...encoder.start(), ...events.flatMap((event) => encoder.push(event)), ...encoder.end()];
-};
+export const encodeScript = (events: readonly TurnEvent[]): SseFrame[] =>
+  runStreamEncoder(new AnthropicStreamEncoder(meta), events);

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-
 import { describe, expect, it } from 'vitest';
 
 import {
@@ -10,10 +8,10 @@ import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
+import { readFixture } from '../shared/read-fixture.js';
 import { encodeScript, meta, scripts, usage, type ScriptName } from './turn-event-scripts.js';
 
-const readSse = (name: string): string =>
-  readFileSync(new URL(`../../fixtures/anthropic/${name}.sse`, import.meta.url), 'utf8');
+const readSse = (name: string): string => readFixture('anthropic', `${name}.sse`);
 
 /** The data of every frame, parsed (our own output, so a bare JSON.parse is fine here). */
 const payloads = (frames: readonly SseFrame[]): Array<Record<string, unknown>> =>

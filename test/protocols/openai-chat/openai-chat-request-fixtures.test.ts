@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { convertOpenaiChatRequestToTurn } from '../../../src/protocols/openai-chat/openai-chat-to-turn.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
+import { readJsonFixture } from '../shared/read-fixture.js';
 
 const fixture = (name: string): Record<string, unknown> =>
-  JSON.parse(
-    readFileSync(new URL(`../../fixtures/openai-chat/${name}.request.json`, import.meta.url), 'utf8'),
-  ) as Record<string, unknown>;
+  readJsonFixture('openai-chat', `${name}.request.json`) as Record<string, unknown>;
 
 /** Headers OpenCode 1.18.33 sends (facts/clients.md §3), minus the transport ones. */
 const openCodeHeaders = {

@@ -3,6 +3,8 @@ import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { OpenaiChatStreamEncoder } from '../../../src/protocols/openai-chat/turn-to-openai-chat-events.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import type { TurnUsage } from '../../../src/turn/turn-usage.js';
+import { runStreamEncoder, type EncoderStep } from '../shared/run-stream-encoder.js';
+import { textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
 
 /** TurnEvent scripts shared by the byte-level fixture tests and the `openai` SDK decoding tests. */
 
@@ -16,43 +18,28 @@ export const usage: TurnUsage = {
   reasoningTokens: 1,
 };
 
-/** `'keepalive'` inserts the encoder's keepalive frame; `'end'` calls `end()` early (upstream vanished). */
-export type ScriptStep = TurnEvent | 'keepalive';
-
-export type Script = { includeStreamUsage: boolean; steps: ScriptStep[] };
+/** `'keepalive'` steps insert the encoder's keepalive frame. */
+export type Script = { includeStreamUsage: boolean; steps: EncoderStep[] };
 
 /** Runs a script the way the server does: `start()`, `push()` per event, then `end()`. */
-export const encodeScript = (script: Script): SseFrame[] => {
-  const encoder = new OpenaiChatStreamEncoder({ includeStreamUsage: script.includeStreamUsage }, meta);
-  const frames = encoder.start();
-  for (const step of script.steps) {
-    frames.push(...(step === 'keepalive' ? [encoder.keepalive()] : encoder.push(step)));
-  }
-  frames.push(...encoder.end());
-  return frames;
-};
+export const encodeScript = (script: Script): SseFrame[] =>
+  runStreamEncoder(
+    new OpenaiChatStreamEncoder({ includeStreamUsage: script.includeStreamUsage }, meta),
+    script.steps,
+  );
 
-const text = (id: string, ...deltas: string[]): TurnEvent[] => [
-  { type: 'text-start', id },
-  ...deltas.map((delta): TurnEvent => ({ type: 'text-delta', id, delta })),
-  { type: 'text-end', id },
-];
-
-const toolCall = (id: string, toolName: string, ...fragments: string[]): TurnEvent[] => [
-  { type: 'tool-input-start', id, toolName, kind: 'function' },
-  ...fragments.map((delta): TurnEvent => ({ type: 'tool-input-delta', id, delta })),
-  { type: 'tool-input-end', id },
-  { type: 'tool-call', toolCallId: id, toolName, kind: 'function', input: fragments.join('') },
-];
+/** A function call whose arguments stream as `deltas`; `tool-call` carries them joined. */
+const toolCall = (id: string, toolName: string, ...deltas: string[]): TurnEvent[] =>
+  toolCallEvents(id, toolName, deltas.join(''), { deltas });
 
 export const scripts = {
   text: {
     includeStreamUsage: true,
-    steps: [...text('t1', 'Hello', ', world'), { type: 'turn-end', stopReason: 'end', usage }],
+    steps: [...textEvents('t1', 'Hello', ', world'), { type: 'turn-end', stopReason: 'end', usage }],
   },
   'text-no-usage': {
     includeStreamUsage: false,
-    steps: [...text('t1', 'Hi'), { type: 'turn-end', stopReason: 'end', usage }],
+    steps: [...textEvents('t1', 'Hi'), { type: 'turn-end', stopReason: 'end', usage }],
   },
   reasoning: {
     includeStreamUsage: true,
@@ -62,14 +49,14 @@ export const scripts = {
       { type: 'reasoning-delta', id: 'r1', delta: 'it.' },
       { type: 'reasoning-end', id: 'r1', signature: 'sig-1' },
       'keepalive',
-      ...text('t1', 'Done.'),
+      ...textEvents('t1', 'Done.'),
       { type: 'turn-end', stopReason: 'end', usage },
     ],
   },
   'tool-call': {
     includeStreamUsage: true,
     steps: [
-      ...text('t1', 'Let me check.'),
+      ...textEvents('t1', 'Let me check.'),
       ...toolCall('call_1', 'bash', '{"command"', ':"ls -la"}'),
       { type: 'turn-end', stopReason: 'tool-use', usage },
     ],
@@ -85,7 +72,7 @@ export const scripts = {
   'error-mid-stream': {
     includeStreamUsage: true,
     steps: [
-      ...text('t1', 'Partial'),
+      ...textEvents('t1', 'Partial'),
       {
         type: 'error',
         error: { kind: 'overloaded', message: 'Cursor is overloaded; try again shortly.', retryable: true },

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import {
@@ -9,10 +8,11 @@ import {
 import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { emptyUsage } from '../../../src/turn/turn-usage.js';
+import { readFixture } from '../shared/read-fixture.js';
+import { runStreamEncoder } from '../shared/run-stream-encoder.js';
 import { encodeScript, meta, scripts, usage, type ScriptName } from './openai-chat-scripts.js';
 
-const readSse = (name: string): string =>
-  readFileSync(new URL(`../../fixtures/openai-chat/${name}.sse`, import.meta.url), 'utf8');
+const readSse = (name: string): string => readFixture('openai-chat', `${name}.sse`);
 
 /** The JSON payloads of data frames, `[DONE]` kept as a string; comments dropped. */
 const payloads = (frames: readonly SseFrame[]): unknown[] =>
@@ -28,10 +28,8 @@ const deltas = (frames: readonly SseFrame[]): unknown[] =>
 
 const newEncoder = (includeStreamUsage = false) => new OpenaiChatStreamEncoder({ includeStreamUsage }, meta);
 
-const run = (events: TurnEvent[], includeStreamUsage = false): SseFrame[] => {
-  const encoder = newEncoder(includeStreamUsage);
-  return [...encoder.start(), ...events.flatMap((event) => encoder.push(event)), ...encoder.end()];
-};
+const run = (events: TurnEvent[], includeStreamUsage = false): SseFrame[] =>
+  runStreamEncoder(newEncoder(includeStreamUsage), events);
 
 const turnEnd: TurnEvent = { type: 'turn-end', stopReason: 'end', usage };
 

@@ -4,6 +4,9 @@ import { OpenaiResponsesStreamEncoder } from '../../../src/protocols/openai-resp
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
 import type { TurnUsage } from '../../../src/turn/turn-usage.js';
+import { createTestTurnRequest } from '../shared/create-test-turn-request.js';
+import { runStreamEncoder } from '../shared/run-stream-encoder.js';
+import { reasoningEvents, textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
 
 /** Shared fixtures for the Responses encoder tests. */
 export const testMeta: ResponseMeta = { id: 'resp_test1', model: 'gpt-5.5', createdAt: 1_790_000_000 };
@@ -16,69 +19,16 @@ export const testUsage: TurnUsage = {
   reasoningTokens: 12,
 };
 
-export const createTestRequest = (overrides: Partial<TurnRequest> = {}): TurnRequest => ({
-  protocol: 'openai-responses',
-  model: 'gpt-5.5',
-  system: [],
-  messages: [{ role: 'user', content: [{ type: 'text', text: 'say hi' }] }],
-  tools: [],
-  toolChoice: { type: 'auto' },
-  reasoning: { requested: false },
-  stream: true,
-  includeStreamUsage: true,
-  identity: {},
-  headers: {},
-  warnings: [],
-  ...overrides,
-});
-
 /** start() + every event + end(), as the server drives an encoder. */
 export const encodeTurnEvents = (
   events: readonly TurnEvent[],
-  request: TurnRequest = createTestRequest(),
+  request: TurnRequest = createTestTurnRequest(),
   meta: ResponseMeta = testMeta,
-): SseFrame[] => {
-  const encoder = new OpenaiResponsesStreamEncoder(request, meta);
-  const frames = encoder.start();
-  for (const event of events) frames.push(...encoder.push(event));
-  frames.push(...encoder.end());
-  return frames;
-};
+): SseFrame[] => runStreamEncoder(new OpenaiResponsesStreamEncoder(request, meta), events);
 
 /** The parsed `data` of every event frame. */
 export const frameData = (frames: readonly SseFrame[]): Record<string, unknown>[] =>
   frames.flatMap((frame) => ('data' in frame ? [JSON.parse(frame.data) as Record<string, unknown>] : []));
-
-export const textEvents = (id: string, ...deltas: string[]): TurnEvent[] => [
-  { type: 'text-start', id },
-  ...deltas.map((delta): TurnEvent => ({ type: 'text-delta', id, delta })),
-  { type: 'text-end', id },
-];
-
-export const reasoningEvents = (id: string, signature: string, ...deltas: string[]): TurnEvent[] => [
-  { type: 'reasoning-start', id },
-  ...deltas.map((delta): TurnEvent => ({ type: 'reasoning-delta', id, delta })),
-  { type: 'reasoning-end', id, signature },
-];
-
-export const toolCallEvents = (
-  id: string,
-  toolName: string,
-  input: string,
-  kind: 'function' | 'custom' = 'function',
-  chunkSize = 8,
-): TurnEvent[] => {
-  const deltas: TurnEvent[] = [];
-  for (let offset = 0; offset < input.length; offset += chunkSize) {
-    deltas.push({ type: 'tool-input-delta', id, delta: input.slice(offset, offset + chunkSize) });
-  }
-  return [
-    { type: 'tool-input-start', id, toolName, kind },
-    ...deltas,
-    { type: 'tool-input-end', id },
-    { type: 'tool-call', toolCallId: id, toolName, kind, input },
-  ];
-};
 
 /** TurnEvent scripts with a byte-exact expected `<name>.sse` in test/fixtures/openai-responses/. */
 export const sseFixtureScripts: Record<string, TurnEvent[]> = {
@@ -86,23 +36,20 @@ export const sseFixtureScripts: Record<string, TurnEvent[]> = {
   'reasoning-tool-call': [
     ...reasoningEvents('r1', 'sig-abc', 'Need to ', 'run it.'),
     ...textEvents('t1', 'Running it.'),
-    ...toolCallEvents('call_fake_0001', 'exec_command', '{"cmd":"echo hello-from-tool"}', 'function', 16),
+    ...toolCallEvents('call_fake_0001', 'exec_command', '{"cmd":"echo hello-from-tool"}', { chunkSize: 16 }),
     { type: 'usage', usage: { ...testUsage, outputTokens: 30 } },
     { type: 'turn-end', stopReason: 'tool-use', usage: testUsage },
   ],
   'two-tool-calls': [
-    ...toolCallEvents('call_a', 'read', '{"filePath":"a.txt"}', 'function', 64),
-    ...toolCallEvents('call_b', 'read', '{"filePath":"b.txt"}', 'function', 64),
+    ...toolCallEvents('call_a', 'read', '{"filePath":"a.txt"}', { chunkSize: 64 }),
+    ...toolCallEvents('call_b', 'read', '{"filePath":"b.txt"}', { chunkSize: 64 }),
     { type: 'turn-end', stopReason: 'tool-use', usage: testUsage },
   ],
   'custom-tool-call': [
-    ...toolCallEvents(
-      'call_patch',
-      'apply_patch',
-      '{"input":"*** Begin Patch\\n*** End Patch\\n"}',
-      'custom',
-      12,
-    ),
+    ...toolCallEvents('call_patch', 'apply_patch', '{"input":"*** Begin Patch\\n*** End Patch\\n"}', {
+      kind: 'custom',
+      chunkSize: 12,
+    }),
     { type: 'turn-end', stopReason: 'tool-use', usage: testUsage },
   ],
   'max-tokens': [

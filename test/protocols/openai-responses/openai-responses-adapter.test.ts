@@ -2,7 +2,9 @@ import OpenAI, { BadRequestError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { openaiResponsesAdapter } from '../../../src/protocols/openai-responses/openai-responses-adapter.js';
 import { createJsonFetch, createSseFetch } from '../../helpers/sse-response.js';
-import { testMeta, testUsage, textEvents, toolCallEvents } from './encode-turn-events.js';
+import { runStreamEncoder } from '../shared/run-stream-encoder.js';
+import { textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
+import { testMeta, testUsage } from './encode-turn-events.js';
 
 const createClient = (fetch: ReturnType<typeof createJsonFetch>) =>
   new OpenAI({ apiKey: 'sk-test', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0, fetch });
@@ -62,12 +64,10 @@ describe('openaiResponsesAdapter', () => {
   it('creates stream encoders bound to the response meta', async () => {
     const request = parse({ model: 'gpt-5.5', input: 'hi', stream: true });
     const encoder = openaiResponsesAdapter.createStreamEncoder(request, { ...testMeta, id: 'resp_other' });
-    const frames = [
-      ...encoder.start(),
-      ...textEvents('t1', 'ok').flatMap((event) => encoder.push(event)),
-      ...encoder.push({ type: 'turn-end', stopReason: 'end', usage: testUsage }),
-      ...encoder.end(),
-    ];
+    const frames = runStreamEncoder(encoder, [
+      ...textEvents('t1', 'ok'),
+      { type: 'turn-end', stopReason: 'end', usage: testUsage },
+    ]);
     expect(encoder.ended).toBe(true);
     const stream = createClient(createSseFetch(frames)).responses.stream({ model: 'gpt-5.5', input: 'hi' });
     const response = await stream.finalResponse();

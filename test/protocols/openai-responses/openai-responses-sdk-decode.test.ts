@@ -5,15 +5,9 @@ import { OpenaiResponsesStreamEncoder } from '../../../src/protocols/openai-resp
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { createSseFetch } from '../../helpers/sse-response.js';
-import {
-  createTestRequest,
-  encodeTurnEvents,
-  reasoningEvents,
-  testMeta,
-  testUsage,
-  textEvents,
-  toolCallEvents,
-} from './encode-turn-events.js';
+import { createTestTurnRequest } from '../shared/create-test-turn-request.js';
+import { reasoningEvents, textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
+import { encodeTurnEvents, testMeta, testUsage } from './encode-turn-events.js';
 
 const createClient = (frames: readonly SseFrame[], options: { chunkSize?: number; crlf?: boolean } = {}) =>
   new OpenAI({
@@ -147,7 +141,7 @@ describe('openai SDK decodes the Responses encoder output', () => {
   it('decodes a custom tool call with the raw (unwrapped) input', async () => {
     const patch = '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n';
     const frames = encodeTurnEvents([
-      ...toolCallEvents('call_patch', 'apply_patch', JSON.stringify({ input: patch }), 'custom'),
+      ...toolCallEvents('call_patch', 'apply_patch', JSON.stringify({ input: patch }), { kind: 'custom' }),
       end('tool-use'),
     ]);
     const { response } = await decodeFinalResponse(frames);
@@ -175,7 +169,7 @@ describe('openai SDK decodes the Responses encoder output', () => {
     const frames = encodeTurnEvents([
       ...reasoningEvents('r1', 'sig', 'Hmm… ünïcødé 🙂'),
       ...textEvents('t1', 'Line one\nline two', ' and 🙂'),
-      ...toolCallEvents('call_x', 'bash', '{"command":"printf \\"a\\\\nb\\""}', 'function', 3),
+      ...toolCallEvents('call_x', 'bash', '{"command":"printf \\"a\\\\nb\\""}', { chunkSize: 3 }),
       end('tool-use'),
     ]);
     const whole = await decodeEvents(frames);
@@ -188,7 +182,7 @@ describe('openai SDK decodes the Responses encoder output', () => {
   });
 
   it('accepts repeated response.in_progress keepalives mid-stream', async () => {
-    const encoder = new OpenaiResponsesStreamEncoder(createTestRequest(), testMeta);
+    const encoder = new OpenaiResponsesStreamEncoder(createTestTurnRequest(), testMeta);
     const frames = [...encoder.start(), encoder.keepalive()];
     frames.push(...encoder.push({ type: 'reasoning-start', id: 'r1' }), encoder.keepalive());
     frames.push(
@@ -271,7 +265,7 @@ describe('openai SDK decodes the Responses encoder output', () => {
     });
 
     it('reports an upstream that vanished (end() without a terminal event) as an API error', async () => {
-      const encoder = new OpenaiResponsesStreamEncoder(createTestRequest(), testMeta);
+      const encoder = new OpenaiResponsesStreamEncoder(createTestTurnRequest(), testMeta);
       const frames = [
         ...encoder.start(),
         ...encoder.push({ type: 'text-delta', id: 't1', delta: 'Par' }),

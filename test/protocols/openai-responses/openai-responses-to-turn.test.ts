@@ -1,12 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { convertOpenaiResponsesRequestToTurn } from '../../../src/protocols/openai-responses/openai-responses-to-turn.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
+import { readJsonFixture } from '../shared/read-fixture.js';
 
-const readFixture = (name: string): unknown =>
-  JSON.parse(
-    readFileSync(new URL(`../../fixtures/openai-responses/${name}.request.json`, import.meta.url), 'utf8'),
-  );
+const readFixture = (name: string): unknown => readJsonFixture('openai-responses', `${name}.request.json`);
 
 const convert = (body: unknown, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertOpenaiResponsesRequestToTurn(body, headers);

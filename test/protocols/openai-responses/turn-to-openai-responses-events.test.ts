@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   convertTurnEventsToOpenaiResponsesResponse,
@@ -8,16 +7,10 @@ import {
 import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
-import {
-  createTestRequest,
-  encodeTurnEvents,
-  frameData,
-  sseFixtureScripts,
-  testMeta,
-  testUsage,
-  textEvents,
-  toolCallEvents,
-} from './encode-turn-events.js';
+import { createTestTurnRequest } from '../shared/create-test-turn-request.js';
+import { readFixture } from '../shared/read-fixture.js';
+import { textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
+import { encodeTurnEvents, frameData, sseFixtureScripts, testMeta, testUsage } from './encode-turn-events.js';
 
 const types = (events: readonly TurnEvent[]) =>
   frameData(encodeTurnEvents(events)).map((data) => data['type']);
@@ -32,17 +25,17 @@ const turnEnd = (stopReason: 'end' | 'tool-use' | 'max-tokens' | 'refusal' = 'en
 
 describe('OpenaiResponsesStreamEncoder — byte-level fixtures', () => {
   it.each(Object.keys(sseFixtureScripts))('encodes %s exactly as the .sse fixture', (name) => {
-    const expected = readFileSync(
-      new URL(`../../fixtures/openai-responses/${name}.sse`, import.meta.url),
-      'utf8',
-    );
+    const expected = readFixture('openai-responses', `${name}.sse`);
     expect(serializeSseFrames(encodeTurnEvents(sseFixtureScripts[name] ?? []))).toBe(expected);
   });
 });
 
 describe('OpenaiResponsesStreamEncoder', () => {
   it('opens with response.created and response.in_progress, once', () => {
-    const encoder = new OpenaiResponsesStreamEncoder(createTestRequest({ maxOutputTokens: 512 }), testMeta);
+    const encoder = new OpenaiResponsesStreamEncoder(
+      createTestTurnRequest({ maxOutputTokens: 512 }),
+      testMeta,
+    );
     const frames = encoder.start();
     expect(frames.map((frame) => ('comment' in frame ? frame.comment : frame.event))).toEqual([
       'response.created',
@@ -278,7 +271,10 @@ describe('OpenaiResponsesStreamEncoder', () => {
     it('unwraps custom tool input and never streams it as function arguments', () => {
       const data = frameData(
         encodeTurnEvents([
-          ...toolCallEvents('c1', 'apply_patch', '{"input":"*** Begin Patch\\n"}', 'custom', 4),
+          ...toolCallEvents('c1', 'apply_patch', '{"input":"*** Begin Patch\\n"}', {
+            kind: 'custom',
+            chunkSize: 4,
+          }),
           turnEnd('tool-use'),
         ]),
       );
@@ -329,7 +325,7 @@ describe('OpenaiResponsesStreamEncoder', () => {
     });
 
     it('treats end() without a terminal event as an api error, and is idempotent', () => {
-      const encoder = new OpenaiResponsesStreamEncoder(createTestRequest(), testMeta);
+      const encoder = new OpenaiResponsesStreamEncoder(createTestTurnRequest(), testMeta);
       encoder.start();
       encoder.push({ type: 'reasoning-start', id: 'r1' });
       const frames = frameData(encoder.end());
@@ -344,7 +340,7 @@ describe('OpenaiResponsesStreamEncoder', () => {
     });
 
     it('still opens the stream when end() comes before start()', () => {
-      const encoder = new OpenaiResponsesStreamEncoder(createTestRequest(), testMeta);
+      const encoder = new OpenaiResponsesStreamEncoder(createTestTurnRequest(), testMeta);
       expect(frameData(encoder.end()).map((d) => d['type'])).toEqual([
         'response.created',
         'response.in_progress',
@@ -354,7 +350,7 @@ describe('OpenaiResponsesStreamEncoder', () => {
     });
 
     it('emits nothing after turn-end', () => {
-      const encoder = new OpenaiResponsesStreamEncoder(createTestRequest(), testMeta);
+      const encoder = new OpenaiResponsesStreamEncoder(createTestTurnRequest(), testMeta);
       encoder.start();
       encoder.push(turnEnd());
       expect(encoder.ended).toBe(true);
@@ -365,7 +361,7 @@ describe('OpenaiResponsesStreamEncoder', () => {
 
   describe('keepalive', () => {
     it('repeats response.in_progress with the current snapshot and the next sequence number', () => {
-      const encoder = new OpenaiResponsesStreamEncoder(createTestRequest(), testMeta);
+      const encoder = new OpenaiResponsesStreamEncoder(createTestTurnRequest(), testMeta);
       encoder.start();
       encoder.push({ type: 'text-delta', id: 't1', delta: 'so far' });
       const keepalive = encoder.keepalive();
@@ -386,7 +382,7 @@ describe('OpenaiResponsesStreamEncoder', () => {
     });
 
     it('falls back to a comment once the stream has ended', () => {
-      const encoder = new OpenaiResponsesStreamEncoder(createTestRequest(), testMeta);
+      const encoder = new OpenaiResponsesStreamEncoder(createTestTurnRequest(), testMeta);
       encoder.start();
       encoder.push(turnEnd());
       expect(encoder.keepalive()).toEqual({ comment: 'keepalive' });
@@ -394,7 +390,7 @@ describe('OpenaiResponsesStreamEncoder', () => {
   });
 
   it('echoes the request settings in the response object', () => {
-    const request = createTestRequest({
+    const request = createTestTurnRequest({
       reasoning: { requested: true, effort: 'high' },
       toolChoice: { type: 'tool', name: 'apply_patch' },
       tools: [{ kind: 'custom', name: 'apply_patch', inputSchema: {} }],
@@ -409,7 +405,7 @@ describe('OpenaiResponsesStreamEncoder', () => {
 describe('convertTurnEventsToOpenaiResponsesResponse', () => {
   it('builds the completed response object from the full event list', () => {
     const response = convertTurnEventsToOpenaiResponsesResponse(
-      createTestRequest({ stream: false }),
+      createTestTurnRequest({ stream: false }),
       testMeta,
       [
         ...textEvents('t1', 'Hello'),
@@ -447,7 +443,7 @@ describe('convertTurnEventsToOpenaiResponsesResponse', () => {
 
   it('marks a list without a terminal event as failed', () => {
     const response = convertTurnEventsToOpenaiResponsesResponse(
-      createTestRequest(),
+      createTestTurnRequest(),
       testMeta,
       textEvents('t1', 'x'),
     );

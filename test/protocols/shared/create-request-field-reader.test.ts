@@ -5,14 +5,15 @@ import { InvalidRequestFault } from '../../../src/protocols/shared/invalid-reque
 
 const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 
+/** Runs `read` and returns the InvalidRequestFault it threw. */
 const faultOf = (read: () => unknown): InvalidRequestFault => {
   try {
     read();
   } catch (error) {
-    if (error instanceof InvalidRequestFault) return error;
-    throw error;
+    expect(error).toBeInstanceOf(InvalidRequestFault);
+    return error as InvalidRequestFault;
   }
-  throw new Error('expected a fault');
+  throw new Error('expected an InvalidRequestFault');
 };
 
 describe('createRequestFieldReader', () => {

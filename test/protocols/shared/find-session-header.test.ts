@@ -2,19 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { findSessionHeader, sessionHeaderNames } from '../../../src/protocols/shared/find-session-header.js';
 
 describe('findSessionHeader', () => {
-  it('lists the spec headers in order', () => {
-    expect(sessionHeaderNames).toEqual([
-      'x-opencode-session',
-      'x-kilocode-taskid',
-      'x-kilo-session',
-      'x-grok-session-id',
-      'x-grok-conv-id',
-      'x-conversation-id',
-      'session-id',
-      'x-session-id',
-      'x-session-affinity',
-    ]);
-  });
+  it.each(sessionHeaderNames.map((name, index) => [name, index]))(
+    'finds %s, the header at rank %i',
+    (name) => {
+      expect(findSessionHeader({ 'user-agent': 'x', [name]: 'sess-1' })).toEqual({
+        value: 'sess-1',
+        source: name,
+      });
+    },
+  );
 
   it('takes the first header in spec order, not in request order', () => {
     expect(

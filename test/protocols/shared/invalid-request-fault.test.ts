@@ -3,22 +3,9 @@ import {
   catchInvalidRequest,
   InvalidRequestFault,
 } from '../../../src/protocols/shared/invalid-request-fault.js';
-import type { TurnRequest } from '../../../src/turn/turn-request.js';
+import { createTestTurnRequest } from './create-test-turn-request.js';
 
-const turn: TurnRequest = {
-  protocol: 'openai-chat',
-  model: 'm',
-  system: [],
-  messages: [],
-  tools: [],
-  toolChoice: { type: 'auto' },
-  reasoning: { requested: false },
-  stream: false,
-  includeStreamUsage: false,
-  identity: {},
-  headers: {},
-  warnings: [],
-};
+const turn = createTestTurnRequest();
 
 describe('InvalidRequestFault.atField', () => {
   it('names the field in the message and the param', () => {
