@@ -73,11 +73,13 @@ const event = (fields: Record<string, unknown>): string =>
   JSON.stringify({ conversation_id: 'c1', generation_id: 'g1', workspace_roots: [withFacts], ...fields });
 
 describe('the rendered hooks.json', () => {
-  it('loads the way Cursor loads it and registers the hook for the built-in tool events', async () => {
+  it('loads the way Cursor loads it and registers the hook for the built-in tool events only', async () => {
     const config = await loadHooksLikeCursor(withFacts);
     expect(config.version).toBe(1);
+    // No beforeMCPExecution: in bridge mode the only MCP server is custom-user-tools, and a hook process
+    // per host tool call cost ~100 ms of tool-call latency for a check that always allows.
     expect(Object.keys(config.hooks).sort()).toEqual(
-      ['beforeMCPExecution', 'beforeReadFile', 'beforeShellExecution', 'preToolUse', 'subagentStart'].sort(),
+      ['beforeReadFile', 'beforeShellExecution', 'preToolUse', 'subagentStart'].sort(),
     );
     for (const entries of Object.values(config.hooks)) {
       expect(entries).toHaveLength(1);
