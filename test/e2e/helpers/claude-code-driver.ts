@@ -1,0 +1,51 @@
+/**
+ * Claude Code (`claude -p`) against the bridge's Anthropic Messages route. Offline settings from
+ * facts/clients.md: `DISABLE_TELEMETRY` and `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC` stop every
+ * lookup of Anthropic's hosts; `--allowedTools Bash` lets the scripted commands run without a prompt.
+ */
+
+import { e2eApiKey, parseJsonLines, type ClientDriver } from './client-driver.js';
+
+export const claudeCodeDriver: ClientDriver = {
+  name: 'claude-code',
+  protocol: 'anthropic',
+  shell: {
+    name: 'Bash',
+    input: (command) => ({ command, description: 'Run the e2e command' }),
+  },
+  configure: async () => {},
+  invocation: ({ endpoint }, prompt, options = {}) => ({
+    args: [
+      '-p',
+      prompt,
+      '--output-format',
+      ...(options.verbose === true ? ['stream-json', '--verbose'] : ['json']),
+      '--allowedTools',
+      'Bash',
+      ...(options.resume === true ? ['--continue'] : []),
+    ],
+    env: {
+      ANTHROPIC_BASE_URL: endpoint.baseUrl,
+      ANTHROPIC_API_KEY: e2eApiKey,
+      DISABLE_TELEMETRY: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+    },
+  }),
+};
+
+/** The `--output-format json` result object: `{ type: "result", is_error, result, session_id, … }`. */
+export type ClaudeCodeResult = {
+  type: string;
+  subtype?: string;
+  is_error?: boolean;
+  result?: string;
+  session_id?: string;
+  num_turns?: number;
+};
+
+/** The result line of a `--output-format json` (or stream-json) run, if any. */
+export const claudeCodeResult = (stdout: string): ClaudeCodeResult | undefined =>
+  parseJsonLines(stdout)
+    .filter((line) => line['type'] === 'result')
+    .at(-1) as ClaudeCodeResult | undefined;

@@ -1,0 +1,59 @@
+/**
+ * What the harness needs to know about one real client: which binary, how the model calls its shell
+ * tool, how to point it at the bridge offline, and how to run a first or a follow-up turn.
+ */
+
+import type { TurnProtocol } from '../../../src/turn/turn-request.js';
+import type { ClientName } from './install-clients.js';
+import type { ClientEndpoint } from './network-isolation.js';
+import type { ClientSandbox } from './run-client.js';
+import type { ShellTool } from './scripted-model.js';
+
+/** The arguments, extra environment and stdin of one client run. */
+export type ClientInvocation = {
+  args: string[];
+  env: Record<string, string>;
+  /** Piped to stdin; `/dev/null` when absent. */
+  stdin?: string;
+};
+
+/** Where a run happens: the client's sandbox and the endpoint that reaches the bridge. */
+export type ClientTarget = { sandbox: ClientSandbox; endpoint: ClientEndpoint };
+
+export type TurnOptions = {
+  /** Continue the sandbox's latest conversation (`--continue`, `exec resume --last`). */
+  resume?: boolean;
+  /** The client's most detailed event output (Claude Code: `stream-json --verbose`). */
+  verbose?: boolean;
+  /** Let the client's tools write inside the project (Codex: `--sandbox workspace-write`). */
+  allowWrites?: boolean;
+};
+
+export type ClientDriver = {
+  name: ClientName;
+  /** The protocol the client speaks to the bridge. */
+  protocol: TurnProtocol;
+  shell: ShellTool;
+  /** Write the client's configuration (pointing at `endpoint`) into the sandbox's HOME. */
+  configure(sandbox: ClientSandbox, endpoint: ClientEndpoint): Promise<void>;
+  /** A turn with `prompt`. */
+  invocation(target: ClientTarget, prompt: string, options?: TurnOptions): ClientInvocation;
+};
+
+/** The API key every client presents; the in-process bridge does not check it. */
+export const e2eApiKey = 'sk-e2e-test';
+
+/** Parse each stdout line that is a JSON object; other lines are skipped. */
+export const parseJsonLines = (stdout: string): Array<Record<string, unknown>> =>
+  stdout.split('\n').flatMap((line) => {
+    const trimmed = line.trim();
+    if (!trimmed.startsWith('{')) return [];
+    try {
+      const value: unknown = JSON.parse(trimmed);
+      return typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? [value as Record<string, unknown>]
+        : [];
+    } catch {
+      return [];
+    }
+  });

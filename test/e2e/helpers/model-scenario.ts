@@ -1,0 +1,64 @@
+/**
+ * The "model" of an e2e scenario, as a small declarative description that does not depend on how it is
+ * played: `scripted-model.ts` plays it through the engine's ScriptedUpstream; the fake Cursor backend
+ * can play the same description behind the real `@cursor/sdk`.
+ *
+ * A scenario is one entry per user turn of the conversation (one agent run each). A turn is a list of
+ * steps; every step but the last calls tools and waits for their results, the last one answers.
+ * Requests that do not carry the client's shell tool (OpenCode's title request) are side requests and
+ * get {@link ModelScenario.sideReply}; they never consume a turn.
+ */
+
+import type { TurnError } from '../../../src/turn/turn-error.js';
+
+/** What the model knows when it writes a step. */
+export type ModelContext = {
+  /** The scratch workspace the upstream agent runs in. */
+  workspaceDir: string;
+  /** The prompt text the upstream received for this run. */
+  prompt: string;
+  /** The results of this run's tool calls so far, in call order. */
+  toolResults: Array<{ toolCallId: string; text: string; isError: boolean }>;
+};
+
+/** A string, or one computed from what the model has seen. */
+export type ModelText = string | ((context: ModelContext) => string);
+
+/**
+ * A host tool call: the client's own shell tool (Bash / exec_command / bash) running a command, or any
+ * tool of the client by name with a literal input (a custom tool such as Codex's `apply_patch` takes
+ * `{ input: "<raw text>" }`).
+ */
+export type ModelToolCall = { shell: ModelText } | { tool: string; input: Record<string, unknown> };
+
+export type ModelStep = {
+  /** The model is silent this long before the step (the bridge sends keepalives meanwhile). */
+  delayMs?: number;
+  /** A thinking block, streamed before the step's text. */
+  thinking?: string;
+  text?: ModelText;
+  /** Host tool calls of this step, emitted as one batch. Only the last step may have none. */
+  toolCalls?: ModelToolCall[];
+  /** The run fails after the step's text (a mid-stream upstream error); ends the turn. */
+  fail?: TurnError;
+};
+
+export type ModelTurn = { steps: ModelStep[] };
+
+export type ModelScenario = {
+  turns: ModelTurn[];
+  /** The answer to side requests. Default `E2E side answer`. */
+  sideReply?: string;
+  /** The bridge's SSE keepalive interval. Default: the server's own. */
+  keepaliveMs?: number;
+  /** When set, the backend refuses every turn with this error before the response starts. */
+  refuse?: TurnError;
+};
+
+/** Resolve a {@link ModelText}. */
+export const resolveModelText = (text: ModelText, context: ModelContext): string =>
+  typeof text === 'string' ? text : text(context);
+
+/** The text of every tool result of the turn so far, one per line; for answers that quote them. */
+export const quoteToolResults = (context: ModelContext): string =>
+  context.toolResults.map((result) => result.text).join('\n');

@@ -1,0 +1,148 @@
+/**
+ * Assertions shared by the three clients' scenarios. Each checks the backend's side (what the upstream
+ * agent received) so a scenario fails when the client merely printed the expected words.
+ */
+
+import { expect } from 'vitest';
+import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
+import type { RecordedExchange, ScriptedBridge } from './scripted-bridge.js';
+
+/** What the bridge sent back on one exchange, as text (SSE frames or JSON). */
+export const frameText = (exchange: RecordedExchange | undefined): string =>
+  exchange === undefined
+    ? ''
+    : `${serializeSseFrames(exchange.frames)}${exchange.json === undefined ? '' : JSON.stringify(exchange.json)}`;
+
+const toolResultText = (content: ReadonlyArray<{ type: string; text?: string }>): string =>
+  content.map((part) => part.text ?? '').join('\n');
+
+/**
+ * The tool results the upstream received over all runs, in the order the model made the calls, match
+ * `expected` (each result's text contains the expected text: Codex wraps output in a header block).
+ * Clients may send results in completion order (Claude Code does), so they are put in call order first.
+ */
+export const expectToolResults = (
+  bridge: ScriptedBridge,
+  expected: ReadonlyArray<{ text: string; isError: boolean }>,
+): void => {
+  const results = bridge.upstream.calls
+    .flatMap((call) => call.toolResults)
+    // The scripted model numbers its calls `call_e2e_<run>_<step>_<index>`.
+    .sort((left, right) => left.toolCallId.localeCompare(right.toolCallId, 'en', { numeric: true }));
+  expect(results).toHaveLength(expected.length);
+  for (const [index, want] of expected.entries()) {
+    const result = results[index];
+    expect(toolResultText(result?.content ?? [])).toContain(want.text);
+    expect(result?.isError).toBe(want.isError);
+  }
+};
+
+/**
+ * The second user turn reused the first turn's agent and sent it only what is new: the second prompt
+ * has the second request and none of the first turn, nor the client's system prompt.
+ */
+export const expectSlimSecondTurn = (
+  bridge: ScriptedBridge,
+  markers: { firstMarker: string; secondMarker: string },
+): void => {
+  const calls = bridge.mainCalls();
+  expect(calls).toHaveLength(2);
+  const [first, second] = calls;
+  expect(second?.sessionId).toBe(first?.sessionId);
+  expect(first?.input.prompt.text).toContain(markers.firstMarker);
+  expect(first?.input.prompt.text).toContain('<client_system_prompt>');
+  const slim = second?.input.prompt.text ?? '';
+  expect(slim).toContain(markers.secondMarker);
+  expect(slim).not.toContain(markers.firstMarker);
+  expect(slim).not.toContain('<client_system_prompt>');
+  expect(slim).not.toContain('<conversation_so_far>');
+  // The client really continued: its second request carried the first turn.
+  const secondRequest = bridge.mainExchanges().at(-1);
+  expect(JSON.stringify(secondRequest?.body)).toContain(markers.firstMarker);
+  expect(bridge.engine.metrics()).toMatchObject({ slim: 1 });
+};
+
+const bridgeEnvironment = (prompt: string): string =>
+  /<bridge_environment>[\s\S]*?<\/bridge_environment>/.exec(prompt)?.[0] ?? '';
+
+/**
+ * The agent was told the client's real working directory: in the prompt's grounding head (not only
+ * inside the client's own system prompt) and in the scratch workspace's AGENTS.md.
+ */
+export const expectGrounded = async (bridge: ScriptedBridge, project: string): Promise<void> => {
+  const [call] = bridge.mainCalls();
+  expect(bridgeEnvironment(call?.input.prompt.text ?? '')).toContain(`Use host paths under ${project}`);
+  const runIndex = call === undefined ? -1 : bridge.upstream.calls.indexOf(call);
+  const agentsMd = await bridge.readWorkspaceFile(runIndex, 'AGENTS.md');
+  expect(agentsMd).toContain(`The user's project root on that machine is \`${project}\``);
+};
+
+/**
+ * A tool call naming the scratch workspace never reached the client: the upstream got the bridge's
+ * correction (naming the real project root) as an error result, and the client saw one turn request
+ * whose response holds no tool call.
+ */
+export const expectCorrectedScratchCall = (bridge: ScriptedBridge, project: string): void => {
+  const calls = bridge.mainCalls();
+  expect(calls).toHaveLength(1);
+  const results = calls[0]?.toolResults ?? [];
+  expect(results).toHaveLength(1);
+  expect(results[0]?.isError).toBe(true);
+  const correction = toolResultText(results[0]?.content ?? []);
+  expect(correction).toContain('was not run');
+  expect(correction).toContain(`the project root is ${project}`);
+  const exchanges = bridge.mainExchanges();
+  expect(exchanges).toHaveLength(1);
+  expect(hasToolCall(exchanges[0])).toBe(false);
+};
+
+type WireEvent = {
+  type?: string;
+  content_block?: { type?: string; id?: string };
+  item?: { type?: string; call_id?: string };
+  choices?: Array<{ delta?: { tool_calls?: Array<{ id?: string }> } }>;
+};
+
+const wireEvents = (exchange: RecordedExchange | undefined): WireEvent[] =>
+  (exchange?.frames ?? []).flatMap((frame) => {
+    if ('comment' in frame) return [];
+    try {
+      return [JSON.parse(frame.data) as WireEvent];
+    } catch {
+      return [];
+    }
+  });
+
+/**
+ * The number of distinct tool calls a streamed response carried, in any of the three protocols:
+ * Anthropic `tool_use` blocks, Chat `tool_calls` deltas, Responses `function_call` / `custom_tool_call`
+ * items.
+ */
+export const toolCallCount = (exchange: RecordedExchange | undefined): number => {
+  const ids = new Set<string>();
+  for (const event of wireEvents(exchange)) {
+    if (event.type === 'content_block_start' && event.content_block?.type === 'tool_use') {
+      ids.add(event.content_block.id ?? '');
+    }
+    const item = event.item;
+    if (
+      event.type === 'response.output_item.done' &&
+      (item?.type === 'function_call' || item?.type === 'custom_tool_call')
+    ) {
+      ids.add(item.call_id ?? '');
+    }
+    for (const choice of event.choices ?? []) {
+      for (const call of choice.delta?.tool_calls ?? []) if (call.id !== undefined) ids.add(call.id);
+    }
+  }
+  return ids.size;
+};
+
+/** Whether a streamed response carried a tool call. */
+export const hasToolCall = (exchange: RecordedExchange | undefined): boolean => toolCallCount(exchange) > 0;
+
+/** The bridge sent keepalive frames while the model was silent, and the client still finished. */
+export const expectKeepalives = (bridge: ScriptedBridge): void => {
+  const keepalives = bridge.mainExchanges().map((exchange) => exchange.keepalives);
+  expect(keepalives.every((count) => count > 0)).toBe(true);
+};
