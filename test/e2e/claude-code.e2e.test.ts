@@ -1,0 +1,192 @@
+/**
+ * Acceptance: the real Claude Code CLI (pinned, from npm) against the bridge's Messages route, offline
+ * in its own network namespace, with a scripted model. Every scenario checks what the user sees (Claude
+ * Code's result JSON) and what the backend received (prompts, tool results, the agent used).
+ */
+
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTurnError } from '../../src/turn/turn-error.js';
+import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
+import { parseJsonLines } from './helpers/client-driver.js';
+import { installTimeoutMs, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
+import { ensureClient } from './helpers/install-clients.js';
+import { quoteToolResults } from './helpers/model-scenario.js';
+import {
+  expectCorrectedScratchCall,
+  expectGrounded,
+  expectKeepalives,
+  expectSlimSecondTurn,
+  expectToolResults,
+  hasToolCall,
+  toolCallCount,
+} from './helpers/scenario-assertions.js';
+
+const answerOf = (stdout: string): string => claudeCodeResult(stdout)?.result ?? '';
+
+describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () => {
+  beforeAll(() => ensureClient('claude-code'), installTimeoutMs);
+
+  it('prints a plain answer', async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      turns: [{ steps: [{ text: 'Plain answer from the e2e model.' }] }],
+    });
+    const run = await e2e.turn('Say something plain.');
+
+    expect(run.exitCode).toBe(0);
+    expect(claudeCodeResult(run.stdout)).toMatchObject({
+      is_error: false,
+      result: 'Plain answer from the e2e model.',
+    });
+    expect(e2e.bridge.mainCalls()).toHaveLength(1);
+    expect(e2e.bridge.mainCalls()[0]?.input.prompt.text).toContain('Say something plain.');
+  });
+
+  it('runs a Bash call on the host and answers with its output, through keepalives', async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      keepaliveMs: 100,
+      turns: [
+        {
+          steps: [
+            { delayMs: 400, text: 'Running it.', toolCalls: [{ shell: 'echo tool-$((20+22))-ok' }] },
+            { delayMs: 400, text: (context) => `The command printed: ${quoteToolResults(context)}` },
+          ],
+        },
+      ],
+    });
+    const run = await e2e.turn('Run the check command.');
+
+    expect(run.exitCode).toBe(0);
+    // `tool-42-ok` exists only if Claude Code really ran the command: the call said `$((20+22))`.
+    expect(answerOf(run.stdout)).toContain('The command printed: tool-42-ok');
+    expectToolResults(e2e.bridge, [{ text: 'tool-42-ok', isError: false }]);
+    // One agent run spans both requests: the second one resumed the parked call.
+    expect(e2e.bridge.mainCalls()).toHaveLength(1);
+    expect(e2e.bridge.mainExchanges()).toHaveLength(2);
+    expect(hasToolCall(e2e.bridge.mainExchanges()[0])).toBe(true);
+    expectKeepalives(e2e.bridge);
+  });
+
+  it('runs two Bash calls of one step and returns both results', async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      turns: [
+        {
+          steps: [
+            { toolCalls: [{ shell: 'echo first-$((1+1))' }, { shell: 'echo second-$((2+3))' }] },
+            { text: (context) => `Both printed: ${quoteToolResults(context)}` },
+          ],
+        },
+      ],
+    });
+    const run = await e2e.turn('Run both checks.');
+
+    expect(run.exitCode).toBe(0);
+    expect(answerOf(run.stdout)).toContain('first-2');
+    expect(answerOf(run.stdout)).toContain('second-5');
+    expectToolResults(e2e.bridge, [
+      { text: 'first-2', isError: false },
+      { text: 'second-5', isError: false },
+    ]);
+    expect(toolCallCount(e2e.bridge.mainExchanges()[0])).toBe(2);
+    expect(e2e.bridge.mainExchanges()).toHaveLength(2);
+  });
+
+  it('continues a conversation on the same agent with a slim prompt (--continue)', async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      turns: [{ steps: [{ text: 'First answer.' }] }, { steps: [{ text: 'Second answer.' }] }],
+    });
+    const first = await e2e.turn('First question marker-alpha.');
+    expect(first.exitCode).toBe(0);
+    const second = await e2e.turn('Second question marker-beta.', { resume: true });
+
+    expect(second.exitCode).toBe(0);
+    expect(answerOf(second.stdout)).toBe('Second answer.');
+    expect(claudeCodeResult(second.stdout)?.session_id).toBe(claudeCodeResult(first.stdout)?.session_id);
+    expectSlimSecondTurn(e2e.bridge, { firstMarker: 'marker-alpha', secondMarker: 'marker-beta' });
+  });
+
+  it("grounds the agent in the client's real working directory", async () => {
+    const e2e = await startE2e(claudeCodeDriver, { turns: [{ steps: [{ text: 'Grounded.' }] }] });
+    const run = await e2e.turn('Where am I?');
+
+    expect(run.exitCode).toBe(0);
+    await expectGrounded(e2e.bridge, e2e.sandbox.project);
+  });
+
+  it('answers a call with a scratch-workspace path with a correction and never runs it', async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      turns: [
+        {
+          steps: [
+            { toolCalls: [{ shell: (context) => `cat ${context.workspaceDir}/AGENTS.md` }] },
+            { text: (context) => `Correction received: ${quoteToolResults(context)}` },
+          ],
+        },
+      ],
+    });
+    const run = await e2e.turn('Read the agent notes.');
+
+    expect(run.exitCode).toBe(0);
+    expect(answerOf(run.stdout)).toContain('Correction received: The Bash call was not run');
+    expectCorrectedScratchCall(e2e.bridge, e2e.sandbox.project);
+  });
+
+  it('shows the thinking block in stream-json output', async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      turns: [{ steps: [{ thinking: 'Weighing the e2e question.', text: 'Thought it through.' }] }],
+    });
+    const run = await e2e.turn('Think first.', { verbose: true });
+
+    expect(run.exitCode).toBe(0);
+    const blocks = parseJsonLines(run.stdout)
+      .filter((line) => line['type'] === 'assistant')
+      .flatMap((line) => (line['message'] as { content?: Array<Record<string, unknown>> }).content ?? []);
+    expect(blocks).toContainEqual(
+      expect.objectContaining({ type: 'thinking', thinking: 'Weighing the e2e question.' }),
+    );
+    expect(blocks).toContainEqual(expect.objectContaining({ type: 'text', text: 'Thought it through.' }));
+  });
+
+  it('recovers from a mid-stream upstream failure through its continuation request', async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      turns: [
+        {
+          steps: [
+            {
+              text: 'Partial answer ',
+              fail: createTurnError('overloaded', 'E2E: upstream overloaded mid-stream.'),
+            },
+          ],
+        },
+        { steps: [{ text: 'recovered after the failure.' }] },
+      ],
+    });
+    const run = await e2e.turn('Answer despite a hiccup.');
+
+    expect(run.exitCode).toBe(0);
+    expect(answerOf(run.stdout)).toContain('recovered after the failure.');
+    // Claude Code 2.1.332 answers a retryable in-stream error with a streaming continuation request: the
+    // partial text as an assistant message plus a "cut off mid-stream" reminder.
+    const exchanges = e2e.bridge.mainExchanges();
+    expect(exchanges).toHaveLength(2);
+    expect(JSON.stringify(exchanges[1]?.body)).toContain('Partial answer ');
+    expect(e2e.bridge.mainCalls()[1]?.input.prompt.text).toContain('cut off mid-stream');
+  });
+
+  it('stops at once with a clear error when the Cursor key is rejected', async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      turns: [],
+      refuse: createTurnError('authentication', 'E2E: the Cursor API key was rejected.', {
+        retryable: false,
+      }),
+    });
+    const run = await e2e.turn('Say hi.');
+
+    expect(run.exitCode).not.toBe(0);
+    expect(run.timedOut).toBe(false);
+    expect(claudeCodeResult(run.stdout)?.is_error).toBe(true);
+    expect(answerOf(run.stdout)).toContain('E2E: the Cursor API key was rejected.');
+    // `x-should-retry: false` stops it at once (a bare 401 is retried for minutes).
+    expect(e2e.bridge.turnExchanges()).toHaveLength(1);
+    expect(e2e.bridge.upstream.calls).toHaveLength(0);
+  });
+});
