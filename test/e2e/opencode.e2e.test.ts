@@ -1,0 +1,188 @@
+/**
+ * Acceptance: the real OpenCode CLI (pinned, from npm) against the bridge's Chat Completions route (and
+ * once over the Responses API), offline in its own network namespace, with a scripted model. OpenCode
+ * sends a tool-less title request before each first turn; the scripted model answers it as a side
+ * request. OpenCode is slow (6–10 s per run on 2 cores), so it gets the fewest runs that cover the list.
+ */
+
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTurnError } from '../../src/turn/turn-error.js';
+import { parseJsonLines } from './helpers/client-driver.js';
+import { installTimeoutMs, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
+import { ensureClient } from './helpers/install-clients.js';
+import { quoteToolResults } from './helpers/model-scenario.js';
+import {
+  opencodeDriver,
+  opencodeResponsesDriver,
+  opencodeText,
+  opencodeToolUses,
+} from './helpers/opencode-driver.js';
+import {
+  expectCorrectedScratchCall,
+  expectGrounded,
+  expectKeepalives,
+  expectSlimSecondTurn,
+  expectToolResults,
+  hasToolCall,
+  toolCallCount,
+} from './helpers/scenario-assertions.js';
+
+describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
+  beforeAll(() => ensureClient('opencode'), installTimeoutMs);
+
+  it('prints a plain answer after its title request', async () => {
+    const e2e = await startE2e(opencodeDriver, {
+      turns: [{ steps: [{ text: 'Plain answer from the e2e model.' }] }],
+    });
+    const run = await e2e.turn('Say something plain.');
+
+    expect(run.exitCode).toBe(0);
+    expect(opencodeText(run.stdout)).toBe('Plain answer from the e2e model.');
+    expect(e2e.bridge.mainCalls()).toHaveLength(1);
+    expect(e2e.bridge.mainCalls()[0]?.input.prompt.text).toContain('Say something plain.');
+    // The title request is a separate, tool-less side request on its own agent.
+    const side = e2e.bridge.upstream.calls.filter((call) => !e2e.bridge.mainCalls().includes(call));
+    expect(side).toHaveLength(1);
+    expect(side[0]?.sessionId).not.toBe(e2e.bridge.mainCalls()[0]?.sessionId);
+  });
+
+  it('runs bash on the host and answers with its output, through keepalives', async () => {
+    const e2e = await startE2e(opencodeDriver, {
+      keepaliveMs: 100,
+      turns: [
+        {
+          steps: [
+            { delayMs: 400, text: 'Running it.', toolCalls: [{ shell: 'echo tool-$((20+22))-ok' }] },
+            { delayMs: 400, text: (context) => `The command printed: ${quoteToolResults(context)}` },
+          ],
+        },
+      ],
+    });
+    const run = await e2e.turn('Run the check command.');
+
+    expect(run.exitCode).toBe(0);
+    expect(opencodeToolUses(run.stdout)).toEqual([
+      expect.objectContaining({ tool: 'bash', status: 'completed', output: 'tool-42-ok\n' }),
+    ]);
+    expect(opencodeText(run.stdout)).toContain('The command printed: tool-42-ok');
+    expectToolResults(e2e.bridge, [{ text: 'tool-42-ok', isError: false }]);
+    expect(e2e.bridge.mainCalls()).toHaveLength(1);
+    expect(e2e.bridge.mainExchanges()).toHaveLength(2);
+    expect(hasToolCall(e2e.bridge.mainExchanges()[0])).toBe(true);
+    expectKeepalives(e2e.bridge);
+  });
+
+  it('runs two bash calls of one step and returns both results', async () => {
+    const e2e = await startE2e(opencodeDriver, {
+      turns: [
+        {
+          steps: [
+            { toolCalls: [{ shell: 'echo first-$((1+1))' }, { shell: 'echo second-$((2+3))' }] },
+            { text: (context) => `Both printed: ${quoteToolResults(context)}` },
+          ],
+        },
+      ],
+    });
+    const run = await e2e.turn('Run both checks.');
+
+    expect(run.exitCode).toBe(0);
+    expect(opencodeToolUses(run.stdout).map((use) => use.output)).toEqual(['first-2\n', 'second-5\n']);
+    expect(opencodeText(run.stdout)).toContain('first-2');
+    expect(opencodeText(run.stdout)).toContain('second-5');
+    expectToolResults(e2e.bridge, [
+      { text: 'first-2', isError: false },
+      { text: 'second-5', isError: false },
+    ]);
+    expect(toolCallCount(e2e.bridge.mainExchanges()[0])).toBe(2);
+    expect(e2e.bridge.mainExchanges()).toHaveLength(2);
+  });
+
+  it('continues a conversation on the same agent with a slim prompt (--continue)', async () => {
+    const e2e = await startE2e(opencodeDriver, {
+      turns: [{ steps: [{ text: 'First answer.' }] }, { steps: [{ text: 'Second answer.' }] }],
+    });
+    const first = await e2e.turn('First question marker-alpha.');
+    expect(first.exitCode).toBe(0);
+    const second = await e2e.turn('Second question marker-beta.', { resume: true });
+
+    expect(second.exitCode).toBe(0);
+    expect(opencodeText(second.stdout)).toBe('Second answer.');
+    expectSlimSecondTurn(e2e.bridge, { firstMarker: 'marker-alpha', secondMarker: 'marker-beta' });
+  });
+
+  it("grounds the agent in the client's real working directory", async () => {
+    const e2e = await startE2e(opencodeDriver, { turns: [{ steps: [{ text: 'Grounded.' }] }] });
+    const run = await e2e.turn('Where am I?');
+
+    expect(run.exitCode).toBe(0);
+    await expectGrounded(e2e.bridge, e2e.sandbox.project);
+  });
+
+  it('answers a call with a scratch-workspace path with a correction and never runs it', async () => {
+    const e2e = await startE2e(opencodeDriver, {
+      turns: [
+        {
+          steps: [
+            { toolCalls: [{ shell: (context) => `cat ${context.workspaceDir}/AGENTS.md` }] },
+            { text: (context) => `Correction received: ${quoteToolResults(context)}` },
+          ],
+        },
+      ],
+    });
+    const run = await e2e.turn('Read the agent notes.');
+
+    expect(run.exitCode).toBe(0);
+    expect(opencodeToolUses(run.stdout)).toEqual([]);
+    expect(opencodeText(run.stdout)).toContain('The bash call was not run');
+    expectCorrectedScratchCall(e2e.bridge, e2e.sandbox.project);
+  });
+
+  it('runs a tool round trip over the Responses API too (@ai-sdk/openai)', async () => {
+    const e2e = await startE2e(opencodeResponsesDriver, {
+      turns: [
+        {
+          steps: [
+            { thinking: 'Plan the check.', toolCalls: [{ shell: 'echo via-responses-$((6*7))' }] },
+            { text: (context) => `The command printed: ${quoteToolResults(context)}` },
+          ],
+        },
+      ],
+    });
+    const run = await e2e.turn('Run the check command.');
+
+    expect(run.exitCode).toBe(0);
+    expect(opencodeText(run.stdout)).toContain('The command printed: via-responses-42');
+    expectToolResults(e2e.bridge, [{ text: 'via-responses-42', isError: false }]);
+    expect(e2e.bridge.mainExchanges().map((exchange) => exchange.url)).toEqual([
+      '/v1/responses',
+      '/v1/responses',
+    ]);
+    expect(e2e.bridge.mainCalls()).toHaveLength(1);
+  });
+
+  it('exits non-zero with a clear error when the Cursor key is rejected', async () => {
+    const e2e = await startE2e(opencodeDriver, {
+      turns: [],
+      refuse: createTurnError('authentication', 'E2E: the Cursor API key was rejected.', {
+        retryable: false,
+      }),
+    });
+    const run = await e2e.turn('Say hi.');
+
+    expect(run.exitCode).not.toBe(0);
+    expect(run.timedOut).toBe(false);
+    const errors = parseJsonLines(run.stdout).filter((event) => event['type'] === 'error');
+    expect(errors).toContainEqual(
+      expect.objectContaining({
+        error: expect.objectContaining({
+          data: expect.objectContaining({
+            message: 'E2E: the Cursor API key was rejected.',
+            statusCode: 401,
+            isRetryable: false,
+          }),
+        }),
+      }),
+    );
+    expect(e2e.bridge.upstream.calls).toHaveLength(0);
+  });
+});
