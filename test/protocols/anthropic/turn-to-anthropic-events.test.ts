@@ -9,6 +9,7 @@ import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { readFixture } from '../shared/read-fixture.js';
+import { toolCallEvents } from '../shared/turn-event-builders.js';
 import { encodeScript, meta, scripts, usage, type ScriptName } from './turn-event-scripts.js';
 
 const readSse = (name: string): string => readFixture('anthropic', `${name}.sse`);
@@ -213,18 +214,7 @@ describe('AnthropicStreamEncoder robustness', () => {
   });
 
   it('completes the input when the deltas stopped short of the final arguments', () => {
-    const frames = run([
-      { type: 'tool-input-start', id: 'toolu_1', toolName: 'Read', kind: 'function' },
-      { type: 'tool-input-delta', id: 'toolu_1', delta: '{"file_' },
-      { type: 'tool-input-end', id: 'toolu_1' },
-      {
-        type: 'tool-call',
-        toolCallId: 'toolu_1',
-        toolName: 'Read',
-        kind: 'function',
-        input: '{"file_path":"/a"}',
-      },
-    ]);
+    const frames = run(toolCallEvents('toolu_1', 'Read', '{"file_path":"/a"}', { deltas: ['{"file_'] }));
     expect(frames.slice(1)).toEqual([
       { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"file_' } },
       {
@@ -241,18 +231,9 @@ describe('AnthropicStreamEncoder robustness', () => {
   });
 
   it('wraps custom (free-form) tool input as {"input": …} once, at the end of the block', () => {
-    const frames = run([
-      { type: 'tool-input-start', id: 'call_1', toolName: 'apply_patch', kind: 'custom' },
-      { type: 'tool-input-delta', id: 'call_1', delta: '*** Begin' },
-      { type: 'tool-input-end', id: 'call_1' },
-      {
-        type: 'tool-call',
-        toolCallId: 'call_1',
-        toolName: 'apply_patch',
-        kind: 'custom',
-        input: '*** Begin Patch',
-      },
-    ]);
+    const frames = run(
+      toolCallEvents('call_1', 'apply_patch', '*** Begin Patch', { kind: 'custom', deltas: ['*** Begin'] }),
+    );
     expect(frames.slice(1)).toEqual([
       {
         type: 'content_block_delta',

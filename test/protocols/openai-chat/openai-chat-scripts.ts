@@ -18,6 +18,15 @@ export const usage: TurnUsage = {
   reasoningTokens: 1,
 };
 
+/** {@link usage} as every Chat Completions usage object reports it (finish chunk and trailing chunk). */
+export const expectedUsage = {
+  prompt_tokens: 15,
+  completion_tokens: 5,
+  total_tokens: 20,
+  prompt_tokens_details: { cached_tokens: 3 },
+  completion_tokens_details: { reasoning_tokens: 1 },
+};
+
 /** `'keepalive'` steps insert the encoder's keepalive frame. */
 export type Script = { includeStreamUsage: boolean; steps: EncoderStep[] };
 

@@ -3,7 +3,7 @@ import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { describe, expect, it } from 'vitest';
 import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { createSseFetch } from '../../helpers/sse-response.js';
-import { encodeScript, scripts, type ScriptName } from './openai-chat-scripts.js';
+import { encodeScript, expectedUsage, scripts, type ScriptName } from './openai-chat-scripts.js';
 
 /** The official client, pointed at a fetch stand-in; the base URL is never contacted. */
 const clientFor = (frames: readonly SseFrame[], options: { chunkSize?: number; crlf?: boolean } = {}) =>
@@ -38,14 +38,6 @@ const collectChunks = async (
 /** The SDK's own accumulator (`ChatCompletionStream`), which assembles content and tool calls. */
 const finalCompletion = async (name: ScriptName, options: { chunkSize?: number; crlf?: boolean } = {}) =>
   clientFor(encodeScript(scripts[name]), options).chat.completions.stream(request).finalChatCompletion();
-
-const expectedUsage = {
-  prompt_tokens: 15,
-  completion_tokens: 5,
-  total_tokens: 20,
-  prompt_tokens_details: { cached_tokens: 3 },
-  completion_tokens_details: { reasoning_tokens: 1 },
-};
 
 const transports = [
   { label: 'whole body', options: {} },

@@ -10,7 +10,7 @@ import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { emptyUsage } from '../../../src/turn/turn-usage.js';
 import { readFixture } from '../shared/read-fixture.js';
 import { runStreamEncoder } from '../shared/run-stream-encoder.js';
-import { encodeScript, meta, scripts, usage, type ScriptName } from './openai-chat-scripts.js';
+import { encodeScript, expectedUsage, meta, scripts, usage, type ScriptName } from './openai-chat-scripts.js';
 
 const readSse = (name: string): string => readFixture('openai-chat', `${name}.sse`);
 
@@ -71,13 +71,6 @@ describe('OpenaiChatStreamEncoder: behaviour', () => {
 
   it('reports usage on the finish chunk and a trailing choices:[] chunk only when asked', () => {
     const withUsage = payloads(run([turnEnd], true));
-    const expectedUsage = {
-      prompt_tokens: 15,
-      completion_tokens: 5,
-      total_tokens: 20,
-      prompt_tokens_details: { cached_tokens: 3 },
-      completion_tokens_details: { reasoning_tokens: 1 },
-    };
     expect(withUsage.slice(1)).toEqual([
       expect.objectContaining({
         choices: [expect.objectContaining({ finish_reason: 'stop' })],

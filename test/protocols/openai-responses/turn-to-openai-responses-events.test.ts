@@ -240,16 +240,7 @@ describe('OpenaiResponsesStreamEncoder', () => {
     it('uses the complete tool-call input over the streamed fragments', () => {
       const data = frameData(
         encodeTurnEvents([
-          { type: 'tool-input-start', id: 'c1', toolName: 'bash', kind: 'function' },
-          { type: 'tool-input-delta', id: 'c1', delta: '{"command":"l' },
-          { type: 'tool-input-end', id: 'c1' },
-          {
-            type: 'tool-call',
-            toolCallId: 'c1',
-            toolName: 'bash',
-            kind: 'function',
-            input: '{"command":"ls"}',
-          },
+          ...toolCallEvents('c1', 'bash', '{"command":"ls"}', { deltas: ['{"command":"l'] }),
           turnEnd('tool-use'),
         ]),
       );
