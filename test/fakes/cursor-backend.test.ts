@@ -87,6 +87,19 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
     );
   });
 
+  it('ends a scenario that returns without turnEnded cleanly (the fake adds turnEnded)', async () => {
+    const before = env.backend.runRequests.length;
+    env.backend.setScenario((run) => run.text('ok'));
+    const agent = await createAgent();
+    const updates: string[] = [];
+    const run = await agent.send('x', { onDelta: ({ update }) => void updates.push(describeUpdate(update)) });
+    const result = await run.wait();
+    await agent[Symbol.asyncDispose]();
+    expect(result).toMatchObject({ status: 'finished', result: 'ok' });
+    expect(updates).toEqual(['step-started:1', 'text-delta:ok', 'step-completed:1', 'turn-ended']);
+    expect(env.backend.runRequests.length - before).toBe(1);
+  });
+
   it('streams thinking before text; thinking-completed becomes an empty thinking message', async () => {
     env.backend.setScenario((run) => {
       run.thinking('Let me ');

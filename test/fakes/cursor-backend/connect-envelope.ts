@@ -6,17 +6,26 @@
 
 const END_STREAM_FLAG = 0x02;
 
-/** Connect error codes the fake uses in end-of-stream trailers. */
+/**
+ * Connect error codes for end-of-stream trailers. With `enableAgentRetries` on (the SDK default), only
+ * `unauthenticated` and `permission_denied` end the run at once; every other code is retried (≈16 s).
+ */
 export type ConnectErrorCode =
   | 'canceled'
   | 'unknown'
   | 'invalid_argument'
   | 'deadline_exceeded'
   | 'not_found'
+  | 'already_exists'
   | 'permission_denied'
   | 'resource_exhausted'
+  | 'failed_precondition'
+  | 'aborted'
+  | 'out_of_range'
+  | 'unimplemented'
   | 'internal'
   | 'unavailable'
+  | 'data_loss'
   | 'unauthenticated';
 
 const envelope = (flags: number, payload: Uint8Array): Buffer => {

@@ -60,6 +60,7 @@ export class FakeRun implements RunContext {
   private stepStartedAt = 0;
   private readonly steps: RecordedStep[] = [];
   private ended = false;
+  private turnEndSent = false;
 
   constructor(options: FakeRunOptions) {
     this.registry = options.registry;
@@ -174,6 +175,7 @@ export class FakeRun implements RunContext {
 
   turnEnded(usage?: FakeUsage): void {
     this.completeStep();
+    this.turnEndSent = true;
     this.update({ turnEnded: usage ? { ...usage } : {} });
   }
 
@@ -203,6 +205,8 @@ export class FakeRun implements RunContext {
   async end(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
+    // The SDK treats a stream that closes before `turnEnded` as broken and retries it.
+    if (!this.turnEndSent) this.turnEnded();
     this.completeStep();
     if (this.checkpoints && this.open && (this.steps.length > 0 || this.request.text)) {
       await this.writeCheckpoint().catch(() => undefined);

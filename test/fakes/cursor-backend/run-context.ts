@@ -9,8 +9,9 @@
  *   waits for every `execClientMessage{mcpResult}`, emits `toolCallCompleted` per call in call order and
  *   `stepCompleted` — the next output starts a new step;
  * - `turnEnded` closes the open step (`stepCompleted`) before `turnEnded`;
- * - `end` (also implied when the scenario returns) writes the conversation checkpoint (unless disabled)
- *   and closes the stream with an OK trailer.
+ * - `end` (also implied when the scenario returns) sends `turnEnded` (without usage) if the scenario did
+ *   not, writes the conversation checkpoint (unless disabled) and closes the stream with an OK trailer.
+ *   The SDK treats a stream that closes OK before `turnEnded` as broken and retries the run.
  */
 
 import type { ConnectErrorCode } from './connect-envelope.js';
@@ -125,15 +126,18 @@ export interface RunContext {
   /** Closes the open step, then reports the turn's usage. */
   turnEnded(usage?: FakeUsage): void;
   /**
-   * Ends the stream with a Connect error trailer (default code `internal`). The SDK may retry
-   * (see sdk-findings.md); with retries off it reports `status: ERROR`.
+   * Ends the stream with a Connect error trailer (default code `internal`). With the SDK's default
+   * `enableAgentRetries`, only `unauthenticated` / `permission_denied` end the run at once (`status: ERROR`
+   * in ≈0.3–1 s); other codes make the SDK re-send the run request 3 more times (the scenario plays
+   * again each time) and report ERROR after ≈16 s. With `local.enableAgentRetries: false` every code
+   * ends the run at once.
    */
   fail(message: string, code?: ConnectErrorCode): void;
   /** Destroys the socket without a trailer (a network drop). */
   disconnect(): void;
   /** Sends nothing, heartbeats included, for `ms` (or until the stream closes). */
   stall(ms: number): Promise<void>;
-  /** Writes the conversation checkpoint (unless disabled) and ends the stream OK. Idempotent. */
+  /** Sends `turnEnded` if still due, writes the conversation checkpoint (unless disabled), ends the stream OK. Idempotent. */
   end(): Promise<void>;
   /** Previous turns, fetched from the SDK's blob store through KV `getBlob` using `conversationState`. */
   history(): Promise<FakeHistoryTurn[]>;
