@@ -1,0 +1,227 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
+
+let wire: WireBridge | undefined;
+const start = async (...args: Parameters<typeof startWireBridge>) => (wire = await startWireBridge(...args));
+afterEach(async () => {
+  await wire?.close();
+  wire = undefined;
+});
+afterAll(closeWireBackend);
+
+const bash = {
+  name: 'Bash',
+  description: 'Run a shell command on the host',
+  input_schema: {
+    type: 'object' as const,
+    properties: { command: { type: 'string' } },
+    required: ['command'],
+  },
+};
+const environment =
+  '# Environment\nYou have been invoked in the following environment: \n - Primary working directory: /home/dev/project\n - Platform: linux\n';
+
+const resultText = (result: FakeToolResult): string =>
+  result.status === 'success'
+    ? result.content.map((item) => (item.type === 'text' ? item.text : '')).join('')
+    : result.status;
+
+/** Every file under `dir` whose bytes contain `needle`. */
+const filesContaining = async (dir: string, needle: string): Promise<string[]> => {
+  const found: string[] = [];
+  const walk = async (current: string): Promise<void> => {
+    for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
+      const path = join(current, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (
+        entry.isFile() &&
+        (await stat(path)).size < 50_000_000 &&
+        (await readFile(path)).includes(needle)
+      )
+        found.push(path);
+    }
+  };
+  await walk(dir);
+  return found;
+};
+
+describe('bridge with the real @cursor/sdk against the fake Cursor backend', () => {
+  it('streams thinking and text with usage to an Anthropic client', async () => {
+    const { url, backend, runRequests } = await start({
+      scenario: (run) => {
+        run.thinking('Considering the greeting.');
+        run.thinkingCompleted(12);
+        run.text('Hello from ');
+        run.text('Cursor.');
+        run.turnEnded({ inputTokens: 100, outputTokens: 7, cacheReadTokens: 40 });
+      },
+    });
+    const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
+    const message = await client.messages
+      .stream({
+        model: 'composer-2',
+        max_tokens: 100,
+        system: environment,
+        messages: [{ role: 'user', content: 'Say hello' }],
+      })
+      .finalMessage();
+    expect(message.content).toEqual([
+      expect.objectContaining({
+        type: 'thinking',
+        thinking: 'Considering the greeting.',
+        signature: expect.any(String),
+      }),
+      expect.objectContaining({ type: 'text', text: 'Hello from Cursor.' }),
+    ]);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(message.usage).toMatchObject({ input_tokens: 60, cache_read_input_tokens: 40, output_tokens: 7 });
+    const prompt = runRequests()[0]?.text ?? '';
+    expect(prompt).toContain('Say hello');
+    expect(prompt).toContain('/home/dev/project');
+    expect(backend.requests.find((request) => request.path.includes('RunSSE'))?.headers).toMatchObject({
+      'x-cursor-agent-allowed-tools': expect.stringContaining('mcp_tool_call'),
+    });
+  });
+
+  it('runs a tool round trip: the same run continues and the final text quotes the result', async () => {
+    const scenario: Scenario = async (run) => {
+      run.text('Let me check. ');
+      const [result] = await run.toolCalls([{ toolName: 'Bash', args: { command: 'echo hello-from-tool' } }]);
+      run.text(`Tool said: ${result === undefined ? 'nothing' : resultText(result)}`);
+      run.turnEnded({ inputTokens: 10, outputTokens: 5 });
+    };
+    const { url, runRequests, home, workspacesDir } = await start({ scenario });
+    const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'Run the secret-phrase-xyzzy command' },
+    ];
+    const first = await client.messages
+      .stream({ model: 'composer-2', max_tokens: 100, system: environment, tools: [bash], messages })
+      .finalMessage();
+    expect(first.stop_reason).toBe('tool_use');
+    const toolUse = first.content.find((block): block is Anthropic.ToolUseBlock => block.type === 'tool_use');
+    expect(toolUse).toMatchObject({ name: 'Bash', input: { command: 'echo hello-from-tool' } });
+    expect(runRequests()[0]?.mcpTools.map((tool) => tool.toolName)).toEqual(['Bash']);
+
+    const second = await client.messages
+      .stream({
+        model: 'composer-2',
+        max_tokens: 100,
+        system: environment,
+        tools: [bash],
+        messages: [
+          ...messages,
+          { role: 'assistant', content: first.content },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: toolUse!.id, content: 'hello-from-tool' }],
+          },
+        ],
+      })
+      .finalMessage();
+    expect(second.content).toEqual([
+      expect.objectContaining({ type: 'text', text: 'Tool said: hello-from-tool' }),
+    ]);
+    expect(runRequests()).toHaveLength(1);
+
+    // No conversation text on disk: not under HOME (the SDK's default store), not in the workspace.
+    expect(await filesContaining(home, 'secret-phrase-xyzzy')).toEqual([]);
+    expect(await filesContaining(workspacesDir, 'secret-phrase-xyzzy')).toEqual([]);
+  });
+
+  it('emits two parallel tool calls in one response and feeds both results back', async () => {
+    const scenario: Scenario = async (run) => {
+      const results = await run.toolCalls([
+        { toolName: 'Bash', args: { command: 'echo one' } },
+        { toolName: 'Bash', args: { command: 'echo two' } },
+      ]);
+      run.text(results.map(resultText).join(' + '));
+      run.turnEnded();
+    };
+    const { url, runRequests } = await start({ scenario });
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'Bash', parameters: bash.input_schema } },
+    ];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'run both' }];
+    const first = await client.chat.completions
+      .stream({ model: 'composer-2', tools, messages })
+      .finalChatCompletion();
+    const calls = first.choices[0]?.message.tool_calls ?? [];
+    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(calls.map((call) => call.type === 'function' && JSON.parse(call.function.arguments))).toEqual([
+      { command: 'echo one' },
+      { command: 'echo two' },
+    ]);
+    const second = await client.chat.completions
+      .stream({
+        model: 'composer-2',
+        tools,
+        messages: [
+          ...messages,
+          { role: 'assistant', content: '', tool_calls: calls },
+          ...calls.map((call, index) => ({
+            role: 'tool' as const,
+            tool_call_id: call.id,
+            content: index === 0 ? 'one' : 'two',
+          })),
+        ],
+      })
+      .finalChatCompletion();
+    expect(second.choices[0]?.message.content).toBe('one + two');
+    expect(runRequests()).toHaveLength(1);
+  });
+
+  it('refuses with 401, x-should-retry false and the spec message when the key is missing', async () => {
+    const { url } = await start({ apiKey: null });
+    const response = await fetch(`${url}/v1/messages?beta=true`, {
+      method: 'POST',
+      body: JSON.stringify({
+        model: 'composer-2',
+        max_tokens: 5,
+        stream: true,
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    const body = (await response.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe('authentication_error');
+    expect(body.error.message).toContain('Cursor API key not found');
+  });
+
+  it('refuses with 401 when Cursor rejects the key', async () => {
+    const { url } = await start({ auth: 'reject' });
+    const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
+    const failure = client.messages.create({
+      model: 'composer-2',
+      max_tokens: 5,
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    await expect(failure).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    await expect(failure).rejects.toThrow(/crsr_/);
+  });
+
+  it('reports a run error mid-stream in-band and still ends the stream', async () => {
+    const { url } = await start({
+      scenario: (run) => {
+        run.text('partial ');
+        run.fail('model exploded', 'invalid_argument');
+      },
+    });
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'composer-2', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(text).toContain('partial ');
+    expect(text).toMatch(/"error":\{"message":"[^"]*model exploded/);
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+});
