@@ -69,6 +69,21 @@ describe('fake Cursor backend: failures seen by the real @cursor/sdk', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('fails the run fast when a scenario throws, and records the error', async () => {
+    const before = env.backend.scenarioErrors.length;
+    env.backend.setScenario(() => {
+      throw new Error('oops');
+    });
+    const agent = await env.sdk.Agent.create({ model: { id: 'composer-2' }, local: { cwd: env.workspace } });
+    const result = await (await agent.send('hi')).wait();
+    await agent[Symbol.asyncDispose]();
+    expect(result).toMatchObject({
+      status: 'error',
+      error: { message: '[permission_denied] fake scenario threw: oops' },
+    });
+    expect(env.backend.scenarioErrors.slice(before)).toEqual([new Error('oops')]);
+  });
+
   it('re-sends the run after a dropped stream and calls execute again with the same toolCallId', async () => {
     const before = env.backend.runRequests.length;
     const attempts: FakeToolResult[][] = [];

@@ -64,7 +64,10 @@ export type FakeCursorBackendOptions = {
   checkpoints?: boolean;
   /** Sees every agent-stream message in both directions (debugging aid). */
   trace?: FakeStreamTrace;
-  /** Called with a scenario's error when it throws (after the stream is failed). */
+  /**
+   * Called with a scenario's error when it throws while the stream is open (the stream is then failed
+   * with `permission_denied`, which the SDK does not retry: `status ERROR` "[permission_denied] fake scenario threw: …").
+   */
   onScenarioError?: (error: unknown, run: RunContext) => void;
 };
 
@@ -208,7 +211,11 @@ export const startFakeCursorBackend = async (
       } catch (error) {
         if (!run.open) return;
         scenarioErrors.push(error);
-        run.fail(error instanceof Error ? error.message : String(error));
+        // A code the SDK does not retry, so a broken scenario fails the test fast.
+        run.fail(
+          `fake scenario threw: ${error instanceof Error ? error.message : String(error)}`,
+          'permission_denied',
+        );
         options.onScenarioError?.(error, run);
       }
     })();
