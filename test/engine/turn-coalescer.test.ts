@@ -1,0 +1,368 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TurnCoalescer, type CoalescedProducer } from '../../src/engine/turn-coalescer.js';
+import { BridgeError } from '../../src/turn/turn-error.js';
+
+/** A producer the test drives: `push`/`end`/`fail` feed it; `cancel` ends a pending read. Records its use. */
+const createChannel = (options: { cancelDelayMs?: number; cancelNever?: boolean } = {}) => {
+  const queue: Array<IteratorResult<number> | { error: unknown }> = [];
+  let waiting: (() => void) | undefined;
+  const stats = { iterators: 0, pulls: 0, cancels: 0, returns: 0 };
+  const wake = (): void => {
+    waiting?.();
+    waiting = undefined;
+  };
+  const producer: CoalescedProducer<number> = {
+    events: {
+      [Symbol.asyncIterator]: () => {
+        stats.iterators += 1;
+        return {
+          next: async () => {
+            stats.pulls += 1;
+            while (queue.length === 0) await new Promise<void>((resolve) => (waiting = resolve));
+            const item = queue.shift() as IteratorResult<number> | { error: unknown };
+            if ('error' in item) throw item.error;
+            return item;
+          },
+          return: async () => {
+            stats.returns += 1;
+            return { done: true, value: undefined };
+          },
+        };
+      },
+    },
+    cancel: async () => {
+      stats.cancels += 1;
+      if (options.cancelNever === true) return new Promise<void>(() => {});
+      if (options.cancelDelayMs !== undefined)
+        await new Promise((resolve) => setTimeout(resolve, options.cancelDelayMs));
+      queue.push({ done: true, value: undefined });
+      wake();
+    },
+  };
+  return {
+    producer,
+    stats,
+    push: (...values: number[]) => {
+      for (const value of values) queue.push({ done: false, value });
+      wake();
+    },
+    end: () => {
+      queue.push({ done: true, value: undefined });
+      wake();
+    },
+    fail: (error: unknown) => {
+      queue.push({ error });
+      wake();
+    },
+  };
+};
+
+const iterate = (iterable: AsyncIterable<number>): AsyncIterator<number> => iterable[Symbol.asyncIterator]();
+
+const take = async (iterator: AsyncIterator<number>, count: number): Promise<number[]> => {
+  const out: number[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const result = await iterator.next();
+    if (result.done === true) break;
+    out.push(result.value);
+  }
+  return out;
+};
+
+const drain = async (iterable: AsyncIterable<number>): Promise<number[]> => {
+  const out: number[] = [];
+  for await (const value of iterable) out.push(value);
+  return out;
+};
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('rule 7: identical overlapping retries share one producer', () => {
+  it('starts one producer and consumes it with one iterator; a joiner replays from the start', async () => {
+    const coalescer = new TurnCoalescer<number>();
+    const channel = createChannel();
+    const start = vi.fn(() => channel.producer);
+    const first = iterate(coalescer.join('turn', start));
+    channel.push(1, 2);
+    expect(await take(first, 2)).toEqual([1, 2]);
+    const second = iterate(coalescer.join('turn', start));
+    expect(await take(second, 2)).toEqual([1, 2]);
+    channel.push(3);
+    channel.end();
+    expect(await take(first, 5)).toEqual([3]);
+    expect(await take(second, 5)).toEqual([3]);
+    expect(start).toHaveBeenCalledTimes(1);
+    expect(channel.stats.iterators).toBe(1);
+    expect(channel.stats.cancels).toBe(0);
+  });
+
+  it('keeps different keys apart', async () => {
+    const coalescer = new TurnCoalescer<number>();
+    const a = createChannel();
+    const b = createChannel();
+    a.push(1);
+    a.end();
+    b.push(2);
+    b.end();
+    expect(await drain(coalescer.join('a', () => a.producer))).toEqual([1]);
+    expect(await drain(coalescer.join('b', () => b.producer))).toEqual([2]);
+  });
+
+  it('pulls the producer only on demand', async () => {
+    const coalescer = new TurnCoalescer<number>();
+    const channel = createChannel();
+    channel.push(1, 2, 3, 4);
+    const iterator = iterate(coalescer.join('turn', () => channel.producer));
+    expect(await take(iterator, 1)).toEqual([1]);
+    await tick();
+    expect(channel.stats.pulls).toBeLessThanOrEqual(2);
+    await iterator.return?.();
+  });
+});
+
+describe('rule 7: the replay buffer is bounded', () => {
+  it('refuses a joiner once events were dropped, but serves the ones already attached', async () => {
+    const coalescer = new TurnCoalescer<number>({ maxBufferedEvents: 3 });
+    const channel = createChannel();
+    const start = vi.fn(() => channel.producer);
+    const first = iterate(coalescer.join('turn', start));
+    const early = iterate(coalescer.join('turn', start));
+    channel.push(1, 2, 3);
+    expect(await take(first, 3)).toEqual([1, 2, 3]);
+    expect(await take(early, 3)).toEqual([1, 2, 3]);
+    channel.push(4, 5);
+    expect(await take(first, 2)).toEqual([4, 5]);
+    const late = iterate(coalescer.join('turn', start));
+    await expect(late.next()).rejects.toSatisfy(
+      (error: unknown) => error instanceof BridgeError && error.turnError.kind === 'overloaded',
+    );
+    channel.end();
+    expect(await take(early, 5)).toEqual([4, 5]);
+    expect(start).toHaveBeenCalledTimes(1);
+  });
+
+  it('waits for the slowest subscriber instead of dropping its events', async () => {
+    const coalescer = new TurnCoalescer<number>({ maxBufferedEvents: 2 });
+    const channel = createChannel();
+    const fast = iterate(coalescer.join('turn', () => channel.producer));
+    channel.push(1);
+    expect(await take(fast, 1)).toEqual([1]);
+    const slow = iterate(coalescer.join('turn', () => channel.producer));
+    channel.push(2, 3, 4, 5);
+    channel.end();
+    expect(await take(fast, 1)).toEqual([2]);
+    let fastDone = false;
+    const fastRest = take(fast, 10).finally(() => (fastDone = true));
+    await tick();
+    // The buffer is full and the slow subscriber has read nothing: the pump waits.
+    expect(fastDone).toBe(false);
+    expect(channel.stats.pulls).toBe(2);
+    expect(await take(slow, 10)).toEqual([1, 2, 3, 4, 5]);
+    expect(await fastRest).toEqual([3, 4, 5]);
+  });
+});
+
+describe('rule 7: the last subscriber stopping cancels the producer for real', () => {
+  it('does not cancel while another subscriber remains', async () => {
+    const coalescer = new TurnCoalescer<number>();
+    const channel = createChannel();
+    const first = iterate(coalescer.join('turn', () => channel.producer));
+    const second = iterate(coalescer.join('turn', () => channel.producer));
+    channel.push(1);
+    await take(first, 1);
+    await take(second, 1);
+    await first.return?.();
+    expect(channel.stats.cancels).toBe(0);
+    channel.push(2);
+    channel.end();
+    expect(await take(second, 5)).toEqual([2]);
+    expect(channel.stats.cancels).toBe(0);
+  });
+
+  it.each([
+    {
+      name: 'iterator return()',
+      stop: async (iterator: AsyncIterator<number>) => void (await iterator.return?.()),
+    },
+    {
+      name: 'abort signal',
+      stop: async (_: AsyncIterator<number>, controller: AbortController) => controller.abort(),
+    },
+  ])('cancels on the last $name and returns the producer iterator', async ({ stop }) => {
+    const coalescer = new TurnCoalescer<number>();
+    const channel = createChannel();
+    const controller = new AbortController();
+    const iterator = iterate(coalescer.join('turn', () => channel.producer, { signal: controller.signal }));
+    channel.push(1);
+    await take(iterator, 1);
+    const pending = iterator.next();
+    await stop(iterator, controller);
+    expect(await pending).toEqual({ done: true, value: undefined });
+    await vi.waitFor(() => expect(channel.stats.returns).toBe(1));
+    expect(channel.stats.cancels).toBe(1);
+    await vi.waitFor(() => expect(coalescer.has('turn')).toBe(false));
+  });
+
+  it('a replacement waits for the retirement before starting (same key or same group)', async () => {
+    const coalescer = new TurnCoalescer<number>();
+    const old = createChannel({ cancelDelayMs: 30 });
+    const order: string[] = [];
+    const oldProducer: CoalescedProducer<number> = {
+      events: old.producer.events,
+      cancel: async () => {
+        await old.producer.cancel();
+        order.push('old cancelled');
+      },
+    };
+    const first = iterate(coalescer.join('turn', () => oldProducer, { group: 'session-1' }));
+    old.push(1);
+    await take(first, 1);
+    await first.return?.();
+    const replacement = createChannel();
+    replacement.push(7);
+    replacement.end();
+    const sameKey = drain(
+      coalescer.join('turn', () => (order.push('same key started'), replacement.producer), {
+        group: 'session-1',
+      }),
+    );
+    const other = createChannel();
+    other.end();
+    const sameGroup = drain(
+      coalescer.join('next', () => (order.push('same group started'), other.producer), {
+        group: 'session-1',
+      }),
+    );
+    const unrelated = createChannel();
+    unrelated.end();
+    await drain(coalescer.join('elsewhere', () => (order.push('other group started'), unrelated.producer)));
+    expect(await sameKey).toEqual([7]);
+    await sameGroup;
+    expect(order[0]).toBe('other group started');
+    expect(order[1]).toBe('old cancelled');
+    expect(order.slice(2).sort()).toEqual(['same group started', 'same key started']);
+    expect(old.stats.cancels).toBe(1);
+  });
+
+  it('retirement is bounded when the producer never settles', async () => {
+    const coalescer = new TurnCoalescer<number>({ retireTimeoutMs: 20 });
+    const stuck = createChannel({ cancelNever: true });
+    const first = iterate(coalescer.join('turn', () => stuck.producer));
+    stuck.push(1);
+    await take(first, 1);
+    void first.next();
+    await tick();
+    await first.return?.();
+    const replacement = createChannel();
+    replacement.push(2);
+    replacement.end();
+    expect(await drain(coalescer.join('turn', () => replacement.producer))).toEqual([2]);
+    expect(stuck.stats.cancels).toBe(1);
+  });
+
+  it('cancels a producer that was still starting when the last subscriber left', async () => {
+    const coalescer = new TurnCoalescer<number>();
+    const channel = createChannel();
+    let release: () => void = () => {};
+    const started = new Promise<void>((resolve) => (release = resolve));
+    const iterator = iterate(
+      coalescer.join('turn', async () => {
+        await started;
+        return channel.producer;
+      }),
+    );
+    const pending = iterator.next();
+    await tick();
+    await iterator.return?.();
+    expect(await pending).toEqual({ done: true, value: undefined });
+    release();
+    await vi.waitFor(() => expect(channel.stats.cancels).toBe(1));
+    expect(channel.stats.iterators).toBe(0);
+  });
+});
+
+describe('rule 7: completion cleanup', () => {
+  it('drops a completed producer; the next join starts a new one', async () => {
+    const coalescer = new TurnCoalescer<number>();
+    const first = createChannel();
+    first.push(1);
+    first.end();
+    expect(await drain(coalescer.join('turn', () => first.producer))).toEqual([1]);
+    expect(coalescer.has('turn')).toBe(false);
+    expect(coalescer.size).toBe(0);
+    const second = createChannel();
+    second.push(2);
+    second.end();
+    expect(await drain(coalescer.join('turn', () => second.producer))).toEqual([2]);
+    expect(first.stats.cancels + second.stats.cancels).toBe(0);
+  });
+
+  it('retains a completed producer for retainMs so a retry replays it without a second start', async () => {
+    vi.useFakeTimers();
+    const coalescer = new TurnCoalescer<number>({ retainMs: 60_000 });
+    const channel = createChannel();
+    const start = vi.fn(() => channel.producer);
+    channel.push(1, 2);
+    channel.end();
+    expect(await drain(coalescer.join('turn', start))).toEqual([1, 2]);
+    vi.advanceTimersByTime(59_999);
+    expect(await drain(coalescer.join('turn', start))).toEqual([1, 2]);
+    expect(start).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(1);
+    expect(coalescer.has('turn')).toBe(false);
+    const next = createChannel();
+    next.end();
+    const again = vi.fn(() => next.producer);
+    expect(await drain(coalescer.join('turn', again))).toEqual([]);
+    expect(again).toHaveBeenCalledTimes(1);
+  });
+
+  it('delivers the producer failure after its events, also to a retry that replays it', async () => {
+    const coalescer = new TurnCoalescer<number>({ retainMs: 1_000 });
+    const channel = createChannel();
+    channel.push(1);
+    channel.fail(new Error('run failed'));
+    const seen: number[] = [];
+    await expect(async () => {
+      for await (const value of coalescer.join('turn', () => channel.producer)) seen.push(value);
+    }).rejects.toThrow('run failed');
+    expect(seen).toEqual([1]);
+    await expect(drain(coalescer.join('turn', () => channel.producer))).rejects.toThrow('run failed');
+    expect(channel.stats.iterators).toBe(1);
+    await coalescer.close();
+  });
+
+  it('delivers a start failure to every subscriber', async () => {
+    const coalescer = new TurnCoalescer<number>();
+    const start = vi.fn(async (): Promise<CoalescedProducer<number>> => {
+      await tick();
+      throw new Error('no agent');
+    });
+    const results = await Promise.allSettled([
+      drain(coalescer.join('turn', start)),
+      drain(coalescer.join('turn', start)),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect(start).toHaveBeenCalledTimes(1);
+    expect(coalescer.has('turn')).toBe(false);
+  });
+
+  it('close() cancels live producers, fails their subscribers and refuses new joins', async () => {
+    const coalescer = new TurnCoalescer<number>();
+    const channel = createChannel();
+    const iterator = iterate(coalescer.join('turn', () => channel.producer));
+    channel.push(1);
+    await take(iterator, 1);
+    const pending = iterator.next();
+    await coalescer.close();
+    await expect(pending).rejects.toBeInstanceOf(BridgeError);
+    expect(channel.stats.cancels).toBe(1);
+    await expect(iterate(coalescer.join('other', () => channel.producer)).next()).rejects.toThrow(
+      'shutting down',
+    );
+  });
+});
