@@ -56,6 +56,7 @@ describe('fake Cursor backend: failures seen by the real @cursor/sdk', () => {
 
   it('reports a mid-run internal error as status ERROR without retries when enableAgentRetries is false', async () => {
     const before = env.backend.runRequests.length;
+    // `internal` is retried 3 times (≈16 s) by default; enableAgentRetries:false makes it final at once.
     env.backend.setScenario((run) => run.fail('model exploded'));
     const agent = await env.sdk.Agent.create({
       model: { id: 'composer-2' },

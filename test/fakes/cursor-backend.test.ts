@@ -333,7 +333,7 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
     expect(JSON.stringify(conversation)).not.toContain('first question');
   });
 
-  it('passes the tool allow-list as a header, model params in the run request, and serves the catalog', async () => {
+  it('passes tool allow/deny lists as headers, model params in the run request, and serves the catalog', async () => {
     env.backend.setScenario((run) => run.turnEnded());
     const agent = await createAgent({ tools: ['mcp'] });
     await (await agent.send('x')).wait();
@@ -343,6 +343,15 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
       .at(-1);
     expect(stream?.headers['x-cursor-agent-allowed-tools']).toBe(
       'mcp_tool_call,get_mcp_tools_tool_call,list_mcp_resources_tool_call,read_mcp_resource_tool_call,mcp_auth_tool_call',
+    );
+    const denying = await createAgent({ disallowedTools: ['shell', 'webSearch'] });
+    await (await denying.send('z')).wait();
+    await denying[Symbol.asyncDispose]();
+    const denied = env.backend.requests
+      .filter((entry) => entry.path === '/agent.v1.AgentService/RunSSE')
+      .at(-1);
+    expect(denied?.headers['x-cursor-agent-exclude-tools']).toBe(
+      'shell_tool_call,write_shell_stdin_tool_call,web_search_tool_call',
     );
     const tuned = await env.sdk.Agent.create({
       model: { id: 'gpt-5.4', params: [{ id: 'reasoning', value: 'high' }] },
