@@ -1,4 +1,5 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -9,7 +10,9 @@ import {
   encodeEndStreamEnvelope,
   encodeMessageEnvelope,
 } from './cursor-backend/connect-envelope.js';
+import type { ClientMessage } from './cursor-backend/client-message.js';
 import { decodeClientMessage } from './cursor-backend/client-message.js';
+import { FakeStream } from './cursor-backend/fake-stream.js';
 import { ensurePatchedSdkCopy, loadSdkProtoRegistry } from './cursor-backend/sdk-proto-registry.js';
 
 describe('Connect envelopes', () => {
@@ -90,5 +93,38 @@ describe('SDK protobuf registry from the patched copy', () => {
     const server = registry.get('agent.v1.AgentServerMessage');
     const update = { interactionUpdate: { toolRequestsListed: { callCount: 2 } } };
     expect(server.fromBinary(server.fromJson(update).toBinary()).toJson()).toEqual(update);
+  });
+});
+
+describe('FakeStream', () => {
+  it('dispatches BidiAppend messages in append_seqno order, only once the RunSSE response is attached', async () => {
+    const registry = await loadSdkProtoRegistry();
+    const stream = new FakeStream('request-1', registry);
+    const seen: string[] = [];
+    stream.onMessage((message) => seen.push(message.kind === 'other' ? message.name : message.kind));
+    const message = (name: string): ClientMessage => ({ kind: 'other', name, json: {} });
+    stream.receive(1, message('second'));
+    stream.receive(0, message('first'));
+    stream.receive(3, message('fourth'));
+    stream.receive(2, { kind: 'client-heartbeat' });
+    expect(seen).toEqual([]);
+    const written: Buffer[] = [];
+    const response = {
+      writeHead: () => response,
+      flushHeaders: () => undefined,
+      on: () => response,
+      write: (chunk: Buffer) => written.push(chunk),
+      end: (chunk: Buffer) => written.push(chunk),
+    };
+    stream.attach(response as unknown as ServerResponse, 0);
+    expect(seen).toEqual(['first', 'second', 'fourth']);
+    expect(stream.clientHeartbeats).toBe(1);
+    stream.send({ interactionUpdate: { textDelta: { text: 'hi' } } });
+    stream.end();
+    stream.send({ interactionUpdate: { textDelta: { text: 'late' } } });
+    expect(stream.open).toBe(false);
+    expect(stream.signal.aborted).toBe(true);
+    expect(written).toHaveLength(2);
+    expect(written[1]?.readUInt8(0)).toBe(2);
   });
 });

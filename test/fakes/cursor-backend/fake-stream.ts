@@ -20,7 +20,8 @@ export class FakeStream {
   private readonly registry: ProtoRegistry;
   private response: ServerResponse | undefined;
   private readonly controller = new AbortController();
-  private nextSeqno: number | undefined;
+  /** The SDK numbers the appends of each stream from 0. */
+  private nextSeqno = 0;
   private readonly outOfOrder = new Map<number, ClientMessage>();
   private readonly ready: ClientMessage[] = [];
   private listener: ((message: ClientMessage) => void) | undefined;
@@ -66,7 +67,6 @@ export class FakeStream {
   receive(seqno: number, message: ClientMessage): void {
     if (message.kind === 'client-heartbeat') this.clientHeartbeats += 1;
     this.trace?.('receive', message);
-    this.nextSeqno ??= seqno;
     this.outOfOrder.set(seqno, message);
     for (let next = this.outOfOrder.get(this.nextSeqno); next; next = this.outOfOrder.get(this.nextSeqno)) {
       this.outOfOrder.delete(this.nextSeqno);
