@@ -177,6 +177,54 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
     expect(runRequests()).toHaveLength(1);
   });
 
+  it("attaches a retried SDK stream's duplicate execute to the parked call: the client sees one tool call", async () => {
+    const call = { toolName: 'Bash', args: { command: 'echo once' }, callId: 'toolu_dup_1' };
+    let attempt = 0;
+    let retriedExecSent = false;
+    const scenario: Scenario = async (run) => {
+      attempt += 1;
+      if (attempt === 1) {
+        // The stream dies while the call is parked: the SDK reconnects, re-sends the run request and calls
+        // execute again with the same toolCallId (what its 30 s stall detector does, made fast).
+        const pending = run.toolCalls([call]).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        run.disconnect();
+        await pending;
+        return;
+      }
+      retriedExecSent = true;
+      const [result] = await run.toolCalls([call]);
+      run.text(`got ${result === undefined ? 'nothing' : resultText(result)}`);
+      run.turnEnded();
+    };
+    const { url, runRequests } = await start({ scenario });
+    const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
+    const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'run it once' }];
+    const first = await client.messages
+      .stream({ model: 'composer-2', max_tokens: 50, tools: [bash], messages })
+      .finalMessage();
+    expect(first.content.filter((block) => block.type === 'tool_use')).toHaveLength(1);
+    await expect.poll(() => retriedExecSent, { timeout: 15_000 }).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    const second = await client.messages
+      .stream({
+        model: 'composer-2',
+        max_tokens: 50,
+        tools: [bash],
+        messages: [
+          ...messages,
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_dup_1', content: 'once' }] },
+        ],
+      })
+      .finalMessage();
+    expect(second.content).toEqual([expect.objectContaining({ type: 'text', text: 'got once' })]);
+    expect(second.content.filter((block) => block.type === 'tool_use')).toHaveLength(0);
+    expect(runRequests().length).toBeGreaterThanOrEqual(2);
+    expect(new Set(runRequests().map((request) => request.text)).size).toBe(1);
+  });
+
   it('refuses with 401, x-should-retry false and the spec message when the key is missing', async () => {
     const { url } = await start({ apiKey: null });
     const response = await fetch(`${url}/v1/messages?beta=true`, {
@@ -211,7 +259,7 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
     const { url } = await start({
       scenario: (run) => {
         run.text('partial ');
-        run.fail('model exploded', 'invalid_argument');
+        run.fail('model exploded', 'permission_denied');
       },
     });
     const response = await fetch(`${url}/v1/chat/completions`, {

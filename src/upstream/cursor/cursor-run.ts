@@ -55,11 +55,20 @@ const isCustomToolCall = (toolCall: unknown): boolean => {
   );
 };
 
-const customToolName = (toolCall: unknown): string => {
-  const args = (toolCall as { args?: { toolName?: unknown; name?: unknown } }).args;
-  if (typeof args?.toolName === 'string') return args.toolName;
-  return typeof args?.name === 'string' ? args.name.replace(/^custom-user-tools-/, '') : '';
+type StartedCall = { callId: string; toolName: string; args: unknown };
+
+const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } => {
+  const args = (toolCall as { args?: { toolName?: unknown; name?: unknown; args?: unknown } }).args;
+  const toolName =
+    typeof args?.toolName === 'string'
+      ? args.toolName
+      : typeof args?.name === 'string'
+        ? args.name.replace(/^custom-user-tools-/, '')
+        : '';
+  return { toolName, args: args?.args ?? {} };
 };
+
+const sameJson = (left: unknown, right: unknown): boolean => JSON.stringify(left) === JSON.stringify(right);
 
 export class CursorRun implements UpstreamRun {
   readonly events = new AsyncQueue<UpstreamEvent>();
@@ -68,10 +77,15 @@ export class CursorRun implements UpstreamRun {
   readonly #text = new DeltaMerger();
   readonly #thinking = new DeltaMerger();
   readonly #batch = new ToolBatchTracker();
+  /** Parked (SDK) tool call ids announced to the engine. */
   readonly #announced = new Set<string>();
+  /** Started-update call ids whose call has parked. */
+  readonly #announcedCallIds = new Set<string>();
   readonly #outstanding = new Set<string>();
   /** Custom tool calls the SDK announced (`tool-call-started`) that have not reached `execute` yet. */
-  readonly #startedCalls: Array<{ callId: string; toolName: string }> = [];
+  readonly #startedCalls: StartedCall[] = [];
+  /** Text and thinking positions at the first start of each step, to recognise an SDK retry's replay. */
+  readonly #stepStarts = new Map<number, { text: number; thinking: number }>();
   #thinkingOpen = false;
   #batchTimer: NodeJS.Timeout | undefined;
   #terminal: Promise<void> | undefined;
@@ -102,13 +116,28 @@ export class CursorRun implements UpstreamRun {
       case 'thinking-completed':
         this.#closeThinking();
         break;
+      case 'step-started': {
+        const start = this.#stepStarts.get(update.stepId);
+        if (start === undefined) {
+          this.#stepStarts.set(update.stepId, {
+            text: this.#text.position,
+            thinking: this.#thinking.position,
+          });
+        } else {
+          // The SDK retried the stream and the server replays the run from this step: what it re-sends up
+          // to the point already delivered must not reach the client twice.
+          this.#text.rewind(start.text);
+          this.#thinking.rewind(start.thinking);
+        }
+        break;
+      }
       case 'tool-requests-listed':
         this.#batch.listed(update.callCount);
         break;
       case 'tool-call-started':
-        if (isCustomToolCall(update.toolCall)) {
+        if (isCustomToolCall(update.toolCall) && !this.#announcedCallIds.has(update.callId)) {
           this.#batch.started(update.callId);
-          this.#startedCalls.push({ callId: update.callId, toolName: customToolName(update.toolCall) });
+          this.#startedCalls.push({ callId: update.callId, ...customToolCall(update.toolCall) });
         }
         this.#closeThinking();
         break;
@@ -156,7 +185,16 @@ export class CursorRun implements UpstreamRun {
       toolName: call.toolName,
       input: call.args,
     });
-    this.#batch.parked(call.toolCallId);
+    // `McpArgs.toolCallId` and the started update's `callId` are different wire fields: match by id, else
+    // by tool and arguments, else by tool, in the order the calls started.
+    const started = this.#takeStartedCall(
+      (candidate) => candidate.callId === call.toolCallId,
+      (candidate) => candidate.toolName === call.toolName && sameJson(candidate.args, call.args),
+      (candidate) => candidate.toolName === call.toolName,
+    );
+    const callId = started?.callId ?? call.toolCallId;
+    this.#announcedCallIds.add(callId);
+    this.#batch.parked(callId);
     this.#checkBatch();
   }
 
@@ -164,12 +202,23 @@ export class CursorRun implements UpstreamRun {
    * The id for an `execute` call that came without `context.toolCallId`: the oldest started call of
    * that tool (the SDK reports calls in the order it executes them).
    */
-  claimStartedCall(toolName: string): string | undefined {
-    const index = this.#startedCalls.findIndex(
-      (call) => call.toolName === toolName && !this.#announced.has(call.callId),
+  claimStartedCall(toolName: string, args: Record<string, unknown>): string | undefined {
+    const started = this.#takeStartedCall(
+      (candidate) => candidate.toolName === toolName && sameJson(candidate.args, args),
+      (candidate) => candidate.toolName === toolName,
     );
-    if (index < 0) return undefined;
-    return this.#startedCalls.splice(index, 1)[0]?.callId;
+    if (started === undefined) return undefined;
+    // `parked` will find it by id; put it back at the front so the batch bookkeeping sees it.
+    this.#startedCalls.unshift(started);
+    return started.callId;
+  }
+
+  #takeStartedCall(...predicates: Array<(call: StartedCall) => boolean>): StartedCall | undefined {
+    for (const predicate of predicates) {
+      const index = this.#startedCalls.findIndex(predicate);
+      if (index >= 0) return this.#startedCalls.splice(index, 1)[0];
+    }
+    return undefined;
   }
 
   pendingToolCalls(): string[] {

@@ -86,7 +86,7 @@ export class CursorSession implements UpstreamSession {
         ...(tool.description === undefined ? {} : { description: tool.description }),
         inputSchema: tool.inputSchema as Record<string, SDKJsonValue>,
         execute: async (args, context) => {
-          const toolCallId = context.toolCallId ?? run.claimStartedCall(tool.name);
+          const toolCallId = context.toolCallId ?? run.claimStartedCall(tool.name, args);
           const result = await client.callTool(tool.name, args as Record<string, unknown>, toolCallId);
           return {
             content: result.content,

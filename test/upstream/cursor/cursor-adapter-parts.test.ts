@@ -13,8 +13,18 @@ describe('DeltaMerger', () => {
     expect(merger.accept('delta', 'lo')).toBe('');
     expect(merger.accept('delta', ' world')).toBe(' world');
     expect(merger.accept('stream', ' world')).toBe('');
-    merger.reset();
     expect(merger.accept('stream', 'next')).toBe('next');
+    expect(merger.position).toBe('Hello world'.length + 4);
+  });
+
+  it('after a rewind, swallows a replay up to what was emitted and passes on what is new', () => {
+    const merger = new DeltaMerger();
+    expect(merger.accept('delta', 'step one. ')).toBe('step one. ');
+    const stepTwo = merger.position;
+    expect(merger.accept('delta', 'partial')).toBe('partial');
+    merger.rewind(stepTwo);
+    expect(merger.accept('delta', 'part')).toBe('');
+    expect(merger.accept('delta', 'ial answer')).toBe(' answer');
   });
 });
 

@@ -1,0 +1,200 @@
+import type { InteractionUpdate, Run, RunResult, SDKMessage } from '@cursor/sdk';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { AsyncQueue } from '../../../mcp/index.js';
+import { CursorRun } from '../../../src/upstream/cursor/cursor-run.js';
+import type { UpstreamEvent } from '../../../src/upstream/upstream-port.js';
+
+/** The parts of the SDK's Run that CursorRun uses, driven by the test. */
+const createFakeRun = () => {
+  const stream = new AsyncQueue<SDKMessage>();
+  let finish!: (result: RunResult) => void;
+  const result = new Promise<RunResult>((resolve) => (finish = resolve));
+  let cancelled = false;
+  const run = {
+    id: 'run-1',
+    stream: () => stream,
+    wait: () => result,
+    cancel: async () => {
+      cancelled = true;
+      finish({ id: 'run-1', status: 'cancelled' });
+      stream.end();
+    },
+  } as unknown as Run;
+  return {
+    run,
+    stream,
+    finish: (value: Omit<RunResult, 'id'>) => {
+      stream.end();
+      finish({ id: 'run-1', ...value });
+    },
+    get cancelled() {
+      return cancelled;
+    },
+  };
+};
+
+const createRun = () => {
+  const resolved: string[] = [];
+  const settled: string[] = [];
+  const cursorRun = new CursorRun({
+    logger: pino({ level: 'silent' }),
+    batchQuietMs: 20,
+    host: {
+      resolve: (id) => (resolved.push(id), true),
+      settleAll: (reason) => void settled.push(reason),
+    },
+  });
+  const fake = createFakeRun();
+  cursorRun.attach(fake.run);
+  const delta = (update: InteractionUpdate) => cursorRun.onDelta({ update });
+  return { cursorRun, fake, delta, resolved, settled };
+};
+
+const drain = async (run: CursorRun): Promise<UpstreamEvent[]> => {
+  const events: UpstreamEvent[] = [];
+  for await (const event of run.events) events.push(event);
+  return events;
+};
+
+/** Events available right now, without waiting for the run to end. */
+const available = async (run: CursorRun, count: number): Promise<UpstreamEvent[]> => {
+  const events: UpstreamEvent[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const next = await run.events.next();
+    if (next.done) break;
+    events.push(next.value);
+  }
+  return events;
+};
+
+const mcpCall = (toolName: string, args: Record<string, unknown>) =>
+  ({ type: 'mcp', args: { providerIdentifier: 'custom-user-tools', toolName, args } }) as never;
+
+describe('CursorRun', () => {
+  it('merges onDelta and run.stream() without duplicating text or thinking', async () => {
+    const { cursorRun, fake, delta } = createRun();
+    delta({ type: 'thinking-delta', text: 'hmm' });
+    fake.stream.push({ type: 'thinking', agent_id: 'a', run_id: 'r', text: 'hmm' });
+    delta({ type: 'thinking-completed', thinkingDurationMs: 5 });
+    fake.stream.push({ type: 'thinking', agent_id: 'a', run_id: 'r', text: '', thinking_duration_ms: 5 });
+    delta({ type: 'text-delta', text: 'Hello' });
+    fake.stream.push({
+      type: 'assistant',
+      agent_id: 'a',
+      run_id: 'r',
+      message: { role: 'assistant', content: [{ type: 'text', text: 'Hello' }] },
+    });
+    fake.stream.push({
+      type: 'assistant',
+      agent_id: 'a',
+      run_id: 'r',
+      message: { role: 'assistant', content: [{ type: 'text', text: ' world' }] },
+    });
+    delta({ type: 'text-delta', text: ' world' });
+    delta({
+      type: 'turn-ended',
+      usage: { inputTokens: 10, outputTokens: 2, cacheReadTokens: 4, cacheWriteTokens: 0 },
+    });
+    fake.finish({ status: 'finished' });
+    expect(await drain(cursorRun)).toEqual([
+      { type: 'reasoning-delta', text: 'hmm' },
+      { type: 'reasoning-end' },
+      { type: 'text-delta', text: 'Hello' },
+      { type: 'text-delta', text: ' world' },
+      { type: 'usage', usage: { inputTokens: 6, outputTokens: 2, cacheReadTokens: 4, cacheWriteTokens: 0 } },
+      { type: 'end', status: 'finished' },
+    ]);
+  });
+
+  it('swallows what an SDK retry replays and passes on what is new', async () => {
+    const { cursorRun, fake, delta } = createRun();
+    delta({ type: 'step-started', stepId: 1 });
+    delta({ type: 'text-delta', text: 'partial ' });
+    delta({ type: 'step-started', stepId: 1 });
+    delta({ type: 'text-delta', text: 'partial ' });
+    delta({ type: 'text-delta', text: 'answer' });
+    fake.finish({ status: 'finished' });
+    const text = (await drain(cursorRun)).flatMap((event) =>
+      event.type === 'text-delta' ? [event.text] : [],
+    );
+    expect(text.join('')).toBe('partial answer');
+  });
+
+  it('ends a tool batch when every listed and started call has parked', async () => {
+    const { cursorRun, delta } = createRun();
+    delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
+    delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
+    delta({ type: 'tool-requests-listed', callCount: 2 });
+    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: { c: 1 } });
+    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: { c: 1 } });
+    cursorRun.parked({ toolCallId: 'b', toolName: 'Bash', args: { c: 2 } });
+    expect(await available(cursorRun, 3)).toEqual([
+      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: { c: 1 } },
+      { type: 'tool-call', toolCallId: 'b', toolName: 'Bash', input: { c: 2 } },
+      { type: 'tool-batch-end' },
+    ]);
+    expect(cursorRun.pendingToolCalls()).toEqual(['a', 'b']);
+  });
+
+  it('matches parked calls whose toolCallId differs from the started callId by tool and arguments', async () => {
+    const { cursorRun, delta } = createRun();
+    delta({
+      type: 'tool-call-started',
+      callId: 'started-1',
+      modelCallId: 'm1',
+      toolCall: mcpCall('Read', { path: '/x' }),
+    });
+    delta({ type: 'tool-requests-listed', callCount: 1 });
+    cursorRun.parked({ toolCallId: 'exec-1', toolName: 'Read', args: { path: '/x' } });
+    expect(await available(cursorRun, 2)).toEqual([
+      { type: 'tool-call', toolCallId: 'exec-1', toolName: 'Read', input: { path: '/x' } },
+      { type: 'tool-batch-end' },
+    ]);
+  });
+
+  it('without a listing signal, ends the batch after a short quiet period', async () => {
+    const { cursorRun, delta } = createRun();
+    delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', {}) });
+    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: {} });
+    const started = Date.now();
+    expect(await available(cursorRun, 2)).toEqual([
+      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: {} },
+      { type: 'tool-batch-end' },
+    ]);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('resolves parked calls through the host and reports unknown ids', () => {
+    const { cursorRun, resolved } = createRun();
+    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: {} });
+    expect(
+      cursorRun.resolveToolCalls([
+        { toolCallId: 'a', content: [{ type: 'text', text: 'ok' }], isError: false },
+        { toolCallId: 'zzz', content: [], isError: false },
+      ]),
+    ).toEqual({ unknown: ['zzz'] });
+    expect(resolved).toEqual(['a']);
+    expect(cursorRun.pendingToolCalls()).toEqual([]);
+  });
+
+  it('maps a run failure to an error event', async () => {
+    const { cursorRun, fake, delta } = createRun();
+    delta({ type: 'text-delta', text: 'x' });
+    fake.finish({ status: 'error', error: { message: '[unauthenticated] Invalid API key' } });
+    expect((await drain(cursorRun)).at(-1)).toMatchObject({
+      type: 'error',
+      error: { kind: 'authentication', retryable: false },
+    });
+  });
+
+  it('cancels for real: settles parked calls and ends as cancelled', async () => {
+    const { cursorRun, fake, settled } = createRun();
+    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: {} });
+    await cursorRun.cancel();
+    expect(fake.cancelled).toBe(true);
+    expect(settled.length).toBeGreaterThan(0);
+    expect((await drain(cursorRun)).at(-1)).toEqual({ type: 'end', status: 'cancelled' });
+    expect(cursorRun.pendingToolCalls()).toEqual([]);
+  });
+});
