@@ -37,8 +37,8 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
       is_error: false,
       result: 'Plain answer from the e2e model.',
     });
-    expect(e2e.bridge.mainCalls()).toHaveLength(1);
-    expect(e2e.bridge.mainCalls()[0]?.input.prompt.text).toContain('Say something plain.');
+    expect(e2e.bridge.mainRuns()).toHaveLength(1);
+    expect(e2e.bridge.mainRuns()[0]?.prompt).toContain('Say something plain.');
   });
 
   it('runs a Bash call on the host and answers with its output, through keepalives', async () => {
@@ -60,7 +60,7 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
     expect(answerOf(run.stdout)).toContain('The command printed: tool-42-ok');
     expectToolResults(e2e.bridge, [{ text: 'tool-42-ok', isError: false }]);
     // One agent run spans both requests: the second one resumed the parked call.
-    expect(e2e.bridge.mainCalls()).toHaveLength(1);
+    expect(e2e.bridge.mainRuns()).toHaveLength(1);
     expect(e2e.bridge.mainExchanges()).toHaveLength(2);
     expect(hasToolCall(e2e.bridge.mainExchanges()[0])).toBe(true);
     expectKeepalives(e2e.bridge);
@@ -101,7 +101,7 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
     expect(second.exitCode).toBe(0);
     expect(answerOf(second.stdout)).toBe('Second answer.');
     expect(claudeCodeResult(second.stdout)?.session_id).toBe(claudeCodeResult(first.stdout)?.session_id);
-    expectSlimSecondTurn(e2e.bridge, { firstMarker: 'marker-alpha', secondMarker: 'marker-beta' });
+    await expectSlimSecondTurn(e2e.bridge, { firstMarker: 'marker-alpha', secondMarker: 'marker-beta' });
   });
 
   it("grounds the agent in the client's real working directory", async () => {
@@ -169,7 +169,7 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
     const exchanges = e2e.bridge.mainExchanges();
     expect(exchanges).toHaveLength(2);
     expect(JSON.stringify(exchanges[1]?.body)).toContain('Partial answer ');
-    expect(e2e.bridge.mainCalls()[1]?.input.prompt.text).toContain('cut off mid-stream');
+    expect(e2e.bridge.mainRuns()[1]?.prompt).toContain('cut off mid-stream');
   });
 
   it('stops at once with a clear error when the Cursor key is rejected', async () => {
@@ -187,6 +187,6 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
     expect(answerOf(run.stdout)).toContain('E2E: the Cursor API key was rejected.');
     // `x-should-retry: false` stops it at once (a bare 401 is retried for minutes).
     expect(e2e.bridge.turnExchanges()).toHaveLength(1);
-    expect(e2e.bridge.upstream.calls).toHaveLength(0);
+    expect(e2e.bridge.runs()).toHaveLength(0);
   });
 });

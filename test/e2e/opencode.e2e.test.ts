@@ -39,12 +39,13 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
     expect(run.exitCode).toBe(0);
     await expectGrounded(e2e.bridge, e2e.sandbox.project);
     expect(opencodeText(run.stdout)).toBe('Plain answer from the e2e model.');
-    expect(e2e.bridge.mainCalls()).toHaveLength(1);
-    expect(e2e.bridge.mainCalls()[0]?.input.prompt.text).toContain('Say something plain.');
+    expect(e2e.bridge.mainRuns()).toHaveLength(1);
+    expect(e2e.bridge.mainRuns()[0]?.prompt).toContain('Say something plain.');
     // The title request is a separate, tool-less side request on its own agent.
-    const side = e2e.bridge.upstream.calls.filter((call) => !e2e.bridge.mainCalls().includes(call));
+    const side = e2e.bridge.runs().filter((run) => !run.main);
     expect(side).toHaveLength(1);
-    expect(side[0]?.sessionId).not.toBe(e2e.bridge.mainCalls()[0]?.sessionId);
+    expect(side[0]?.toolNames).toEqual([]);
+    expect(side[0]?.agentId).not.toBe(e2e.bridge.mainRuns()[0]?.agentId);
   });
 
   // The host tool round trip, with two calls in its step (the Responses test below makes a single call).
@@ -67,7 +68,11 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
     const run = await e2e.turn('Run both checks.');
 
     expect(run.exitCode).toBe(0);
-    expect(opencodeToolUses(run.stdout).map((use) => use.output)).toEqual(['first-2\n', 'second-5\n']);
+    expect(
+      opencodeToolUses(run.stdout)
+        .map((use) => String(use.output))
+        .sort(),
+    ).toEqual(['first-2\n', 'second-5\n']);
     expect(opencodeText(run.stdout)).toContain('first-2');
     expect(opencodeText(run.stdout)).toContain('second-5');
     expectToolResults(e2e.bridge, [
@@ -77,7 +82,7 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
     expect(opencodeToolUses(run.stdout).map((use) => use.status)).toEqual(['completed', 'completed']);
     expect(toolCallCount(e2e.bridge.mainExchanges()[0])).toBe(2);
     expect(e2e.bridge.mainExchanges()).toHaveLength(2);
-    expect(e2e.bridge.mainCalls()).toHaveLength(1);
+    expect(e2e.bridge.mainRuns()).toHaveLength(1);
     expectKeepalives(e2e.bridge);
   });
 
@@ -91,7 +96,7 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
 
     expect(second.exitCode).toBe(0);
     expect(opencodeText(second.stdout)).toBe('Second answer.');
-    expectSlimSecondTurn(e2e.bridge, { firstMarker: 'marker-alpha', secondMarker: 'marker-beta' });
+    await expectSlimSecondTurn(e2e.bridge, { firstMarker: 'marker-alpha', secondMarker: 'marker-beta' });
   });
 
   it('answers a call with a scratch-workspace path with a correction and never runs it', async () => {
@@ -133,7 +138,7 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
       '/v1/responses',
       '/v1/responses',
     ]);
-    expect(e2e.bridge.mainCalls()).toHaveLength(1);
+    expect(e2e.bridge.mainRuns()).toHaveLength(1);
   });
 
   it('exits non-zero with a clear error when the Cursor key is rejected', async () => {
@@ -159,6 +164,6 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
         }),
       }),
     );
-    expect(e2e.bridge.upstream.calls).toHaveLength(0);
+    expect(e2e.bridge.runs()).toHaveLength(0);
   });
 });

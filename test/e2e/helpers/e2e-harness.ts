@@ -12,7 +12,9 @@ import { ensureClient } from './install-clients.js';
 import type { ModelScenario } from './model-scenario.js';
 import { openClientEndpoint, type ClientEndpoint } from './network-isolation.js';
 import { createClientSandbox, runClient, type ClientRun, type ClientSandbox } from './run-client.js';
-import { startScriptedBridge, type ScriptedBridge } from './scripted-bridge.js';
+import type { E2eBridge } from './e2e-bridge.js';
+import { startScriptedBridge } from './scripted-bridge.js';
+import type { ShellTool } from './scripted-model.js';
 
 /** Per-run timeout. OpenCode needs 6–10 s per run on 2 cores; this leaves room for a loaded machine. */
 export const clientTimeoutMs = 60_000;
@@ -24,7 +26,7 @@ export const scenarioTimeoutMs = 2 * clientTimeoutMs + 10_000;
 export const installTimeoutMs = 10 * 60_000;
 
 export type E2eScenario = {
-  bridge: ScriptedBridge;
+  bridge: E2eBridge;
   sandbox: ClientSandbox;
   endpoint: ClientEndpoint;
   runs: ClientRun[];
@@ -41,10 +43,20 @@ const describeRun = (run: ClientRun, index: number): string =>
     `stderr:\n${run.stderr.length > 20_000 ? `${run.stderr.slice(0, 20_000)}…` : run.stderr}`,
   ].join('\n');
 
+/**
+ * Starts a bridge whose model plays `scenario`. The default is the in-process bridge with a scripted
+ * upstream; a bridge over the real SDK and the fake Cursor backend plugs in here.
+ */
+export type StartBridge = (options: { scenario: ModelScenario; shell: ShellTool }) => Promise<E2eBridge>;
+
 /** Set up a scenario for `driver`'s client; must be called inside a running test. */
-export const startE2e = async (driver: ClientDriver, scenario: ModelScenario): Promise<E2eScenario> => {
+export const startE2e = async (
+  driver: ClientDriver,
+  scenario: ModelScenario,
+  options: { startBridge?: StartBridge } = {},
+): Promise<E2eScenario> => {
   const client = await ensureClient(driver.name);
-  const bridge = await startScriptedBridge({ scenario, shell: driver.shell });
+  const bridge = await (options.startBridge ?? startScriptedBridge)({ scenario, shell: driver.shell });
   const sandbox = await createClientSandbox(driver.name);
   const endpoint = await openClientEndpoint(bridge.socketPath);
   const runs: ClientRun[] = [];

@@ -5,7 +5,7 @@
 
 import { expect } from 'vitest';
 import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
-import type { RecordedExchange, ScriptedBridge } from './scripted-bridge.js';
+import type { E2eBridge, RecordedExchange } from './e2e-bridge.js';
 
 /** What the bridge sent back on one exchange, as text (SSE frames or JSON). */
 export const frameText = (exchange: RecordedExchange | undefined): string =>
@@ -13,26 +13,24 @@ export const frameText = (exchange: RecordedExchange | undefined): string =>
     ? ''
     : `${serializeSseFrames(exchange.frames)}${exchange.json === undefined ? '' : JSON.stringify(exchange.json)}`;
 
-const toolResultText = (content: ReadonlyArray<{ type: string; text?: string }>): string =>
-  content.map((part) => part.text ?? '').join('\n');
-
 /**
  * The tool results the upstream received over all runs, in the order the model made the calls, match
  * `expected` (each result's text contains the expected text: Codex wraps output in a header block).
  * Clients may send results in completion order (Claude Code does), so they are put in call order first.
  */
 export const expectToolResults = (
-  bridge: ScriptedBridge,
+  bridge: E2eBridge,
   expected: ReadonlyArray<{ text: string; isError: boolean }>,
 ): void => {
-  const results = bridge.upstream.calls
-    .flatMap((call) => call.toolResults)
+  const results = bridge
+    .runs()
+    .flatMap((run) => run.toolResults)
     // The scripted model numbers its calls `call_e2e_<run>_<step>_<index>`.
     .sort((left, right) => left.toolCallId.localeCompare(right.toolCallId, 'en', { numeric: true }));
   expect(results).toHaveLength(expected.length);
   for (const [index, want] of expected.entries()) {
     const result = results[index];
-    expect(toolResultText(result?.content ?? [])).toContain(want.text);
+    expect(result?.text).toContain(want.text);
     expect(result?.isError).toBe(want.isError);
   }
 };
@@ -41,17 +39,17 @@ export const expectToolResults = (
  * The second user turn reused the first turn's agent and sent it only what is new: the second prompt
  * has the second request and none of the first turn, nor the client's system prompt.
  */
-export const expectSlimSecondTurn = (
-  bridge: ScriptedBridge,
+export const expectSlimSecondTurn = async (
+  bridge: E2eBridge,
   markers: { firstMarker: string; secondMarker: string },
-): void => {
-  const calls = bridge.mainCalls();
-  expect(calls).toHaveLength(2);
-  const [first, second] = calls;
-  expect(second?.sessionId).toBe(first?.sessionId);
-  expect(first?.input.prompt.text).toContain(markers.firstMarker);
-  expect(first?.input.prompt.text).toContain('<client_system_prompt>');
-  const slim = second?.input.prompt.text ?? '';
+): Promise<void> => {
+  const runs = bridge.mainRuns();
+  expect(runs).toHaveLength(2);
+  const [first, second] = runs;
+  expect(second?.agentId).toBe(first?.agentId);
+  expect(first?.prompt).toContain(markers.firstMarker);
+  expect(first?.prompt).toContain('<client_system_prompt>');
+  const slim = second?.prompt ?? '';
   expect(slim).toContain(markers.secondMarker);
   expect(slim).not.toContain(markers.firstMarker);
   expect(slim).not.toContain('<client_system_prompt>');
@@ -59,7 +57,7 @@ export const expectSlimSecondTurn = (
   // The client really continued: its second request carried the first turn.
   const secondRequest = bridge.mainExchanges().at(-1);
   expect(JSON.stringify(secondRequest?.body)).toContain(markers.firstMarker);
-  expect(bridge.engine.metrics()).toMatchObject({ slim: 1 });
+  expect(await bridge.metrics()).toMatchObject({ slim: 1 });
 };
 
 const bridgeEnvironment = (prompt: string): string =>
@@ -69,11 +67,11 @@ const bridgeEnvironment = (prompt: string): string =>
  * The agent was told the client's real working directory: in the prompt's grounding head (not only
  * inside the client's own system prompt) and in the scratch workspace's AGENTS.md.
  */
-export const expectGrounded = async (bridge: ScriptedBridge, project: string): Promise<void> => {
-  const [call] = bridge.mainCalls();
-  expect(bridgeEnvironment(call?.input.prompt.text ?? '')).toContain(`Use host paths under ${project}`);
-  const runIndex = call === undefined ? -1 : bridge.upstream.calls.indexOf(call);
-  const agentsMd = await bridge.readWorkspaceFile(runIndex, 'AGENTS.md');
+export const expectGrounded = async (bridge: E2eBridge, project: string): Promise<void> => {
+  const [run] = bridge.mainRuns();
+  if (run === undefined) throw new Error('e2e: no main run');
+  expect(bridgeEnvironment(run.prompt)).toContain(`Use host paths under ${project}`);
+  const agentsMd = await bridge.readWorkspaceFile(run, 'AGENTS.md');
   expect(agentsMd).toContain(`The user's project root on that machine is \`${project}\``);
 };
 
@@ -82,13 +80,13 @@ export const expectGrounded = async (bridge: ScriptedBridge, project: string): P
  * correction (naming the real project root) as an error result, and the client saw one turn request
  * whose response holds no tool call.
  */
-export const expectCorrectedScratchCall = (bridge: ScriptedBridge, project: string): void => {
-  const calls = bridge.mainCalls();
-  expect(calls).toHaveLength(1);
-  const results = calls[0]?.toolResults ?? [];
+export const expectCorrectedScratchCall = (bridge: E2eBridge, project: string): void => {
+  const runs = bridge.mainRuns();
+  expect(runs).toHaveLength(1);
+  const results = runs[0]?.toolResults ?? [];
   expect(results).toHaveLength(1);
   expect(results[0]?.isError).toBe(true);
-  const correction = toolResultText(results[0]?.content ?? []);
+  const correction = results[0]?.text ?? '';
   expect(correction).toContain('was not run');
   expect(correction).toContain(`the project root is ${project}`);
   const exchanges = bridge.mainExchanges();
@@ -142,7 +140,7 @@ export const toolCallCount = (exchange: RecordedExchange | undefined): number =>
 export const hasToolCall = (exchange: RecordedExchange | undefined): boolean => toolCallCount(exchange) > 0;
 
 /** The bridge sent keepalive frames while the model was silent, and the client still finished. */
-export const expectKeepalives = (bridge: ScriptedBridge): void => {
+export const expectKeepalives = (bridge: E2eBridge): void => {
   const keepalives = bridge.mainExchanges().map((exchange) => exchange.keepalives);
   expect(keepalives.every((count) => count > 0)).toBe(true);
 };

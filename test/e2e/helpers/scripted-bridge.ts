@@ -20,7 +20,6 @@ import type { ProtocolAdapter } from '../../../src/protocols/protocol-adapter.js
 import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { createBridgeServer } from '../../../src/server/create-server.js';
 import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
-import type { TurnError } from '../../../src/turn/turn-error.js';
 import type { TurnProtocol, TurnRequest } from '../../../src/turn/turn-request.js';
 import { ScriptedUpstream, type ScriptedCall } from '../../../src/upstream/scripted/scripted-upstream.js';
 import { PromptGrounding } from '../../../src/workspace/prompt-grounding.js';
@@ -29,47 +28,16 @@ import { TemplateStore } from '../../../src/workspace/template-store.js';
 import { WorkspaceManager } from '../../../src/workspace/workspace-manager.js';
 import { resolveDefaultTemplateDir } from '../../../src/workspace/workspace-paths.js';
 import { WorkspaceService } from '../../../src/workspace/workspace-service.js';
+import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
 import type { ModelScenario } from './model-scenario.js';
 import { createScriptedModel, type ShellTool } from './scripted-model.js';
 
-/** One HTTP exchange as the bridge saw it. */
-export type RecordedExchange = {
-  method: string;
-  url: string;
-  headers: Record<string, string | string[] | undefined>;
-  /** Set when the status line went out. */
-  status?: number;
-  protocol?: TurnProtocol;
-  /** The JSON body, for the turn routes. */
-  body?: unknown;
-  /** What the adapter made of it. */
-  parsed?: { ok: true; turn: TurnRequest } | { ok: false; error: TurnError };
-  /** Every SSE frame the encoder produced, in order, keepalives included. */
-  frames: SseFrame[];
-  /** How many of {@link frames} were keepalives. */
-  keepalives: number;
-  /** A non-streaming answer, or an error envelope. */
-  json?: unknown;
-};
-
-export type ScriptedBridge = {
-  socketPath: string;
+/** The in-process bridge; `upstream` and `engine` are exposed for diagnosis. */
+export type ScriptedBridge = E2eBridge & {
   upstream: ScriptedUpstream;
   engine: Engine;
-  exchanges: RecordedExchange[];
   /** The bridge's pino log, one JSON line per entry. */
   logLines: string[];
-  /** The exchanges on a turn route (client requests that reached an adapter). */
-  turnExchanges(): RecordedExchange[];
-  /** Turn exchanges that carry the client's shell tool: the conversation, without side requests. */
-  mainExchanges(): RecordedExchange[];
-  /** Upstream runs that carry the client's shell tool. */
-  mainCalls(): ScriptedCall[];
-  /** Read a file of the scratch workspace the given run's agent works in. */
-  readWorkspaceFile(runIndex: number, relativePath: string): Promise<string>;
-  /** Exchanges, upstream calls and log, for a failure report. */
-  describe(): string;
-  close(): Promise<void>;
 };
 
 type Recorder = { current: (protocol: TurnProtocol) => RecordedExchange };
@@ -178,6 +146,19 @@ export const startScriptedBridge = async (options: StartScriptedBridgeOptions): 
   const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-e2e-bridge-')));
   const socketPath = join(root, 'bridge.sock');
   const shellName = options.shell.name;
+  const toRun = (call: ScriptedCall): BackendRun => ({
+    agentId: call.sessionId,
+    model: call.input.model,
+    prompt: call.input.prompt.text,
+    toolNames: call.input.tools.map((tool) => tool.name),
+    main: call.input.tools.some((tool) => tool.name === shellName),
+    toolResults: call.toolResults.map((result) => ({
+      toolCallId: result.toolCallId,
+      text: result.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n'),
+      isError: result.isError,
+    })),
+    workspaceDir: call.sessionOptions.workspaceDir,
+  });
   const logLines: string[] = [];
   const logger = createLogger({
     level: 'debug',
@@ -291,12 +272,10 @@ export const startScriptedBridge = async (options: StartScriptedBridgeOptions): 
         (exchange) =>
           exchange.parsed?.ok === true && exchange.parsed.turn.tools.some((tool) => tool.name === shellName),
       ),
-    mainCalls: () => created.calls.filter((call) => call.input.tools.some((tool) => tool.name === shellName)),
-    readWorkspaceFile: async (runIndex, relativePath) => {
-      const call = created.calls[runIndex];
-      if (call === undefined) throw new Error(`e2e: no upstream run ${runIndex}`);
-      return readFile(join(call.sessionOptions.workspaceDir, relativePath), 'utf8');
-    },
+    runs: () => created.calls.map(toRun),
+    mainRuns: () => created.calls.map(toRun).filter((run) => run.main),
+    metrics: async () => engine.metrics(),
+    readWorkspaceFile: (run, relativePath) => readFile(join(run.workspaceDir, relativePath), 'utf8'),
     describe,
     close: async () => {
       try {
