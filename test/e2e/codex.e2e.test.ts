@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTurnError } from '../../src/turn/turn-error.js';
 import { parseJsonLines } from './helpers/client-driver.js';
-import { codexAgentMessages, codexCommands, codexDriver } from './helpers/codex-driver.js';
+import { codexAgentMessages, codexCommands, codexDriver, codexReasoning } from './helpers/codex-driver.js';
 import { installTimeoutMs, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
 import { ensureClient } from './helpers/install-clients.js';
 import { quoteToolResults } from './helpers/model-scenario.js';
@@ -40,13 +40,18 @@ describe('Codex against the bridge', { timeout: scenarioTimeoutMs }, () => {
     expect(e2e.bridge.mainRuns()[0]?.prompt).toContain('Say something plain.');
   });
 
-  it('runs exec_command on the host and answers with its output, through keepalives', async () => {
+  it('runs exec_command on the host and answers with its output, after thinking and through keepalives', async () => {
     const e2e = await startE2e(codexDriver, {
       keepaliveMs: 100,
       turns: [
         {
           steps: [
-            { delayMs: 400, text: 'Running it.', toolCalls: [{ shell: 'echo tool-$((20+22))-ok' }] },
+            {
+              delayMs: 400,
+              thinking: 'Plan the check.',
+              text: 'Running it.',
+              toolCalls: [{ shell: 'echo tool-$((20+22))-ok' }],
+            },
             { delayMs: 400, text: (context) => `The command printed: ${quoteToolResults(context)}` },
           ],
         },
@@ -59,6 +64,8 @@ describe('Codex against the bridge', { timeout: scenarioTimeoutMs }, () => {
       expect.objectContaining({ aggregated_output: 'tool-42-ok\n', exit_code: 0 }),
     ]);
     expect(answerOf(run.stdout)).toContain('tool-42-ok');
+    // The thinking arrives as a reasoning summary, which Codex shows.
+    expect(codexReasoning(run.stdout)).toEqual(['Plan the check.']);
     expectToolResults(e2e.bridge, [{ text: 'Output:\ntool-42-ok', isError: false }]);
     expect(e2e.bridge.mainRuns()).toHaveLength(1);
     expect(e2e.bridge.mainExchanges()).toHaveLength(2);

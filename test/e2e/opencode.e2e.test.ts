@@ -13,6 +13,7 @@ import { ensureClient } from './helpers/install-clients.js';
 import { quoteToolResults } from './helpers/model-scenario.js';
 import {
   opencodeDriver,
+  opencodeReasoning,
   opencodeResponsesDriver,
   opencodeText,
   opencodeToolUses,
@@ -49,7 +50,7 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
   });
 
   // The host tool round trip, with two calls in its step (the Responses test below makes a single call).
-  it('runs two bash calls of one step on the host and answers with both outputs, through keepalives', async () => {
+  it('thinks, runs two bash calls of one step on the host and answers with both outputs, through keepalives', async () => {
     const e2e = await startE2e(opencodeDriver, {
       keepaliveMs: 100,
       turns: [
@@ -57,6 +58,7 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
           steps: [
             {
               delayMs: 400,
+              thinking: 'Plan both checks.',
               text: 'Running them.',
               toolCalls: [{ shell: 'echo first-$((1+1))' }, { shell: 'echo second-$((2+3))' }],
             },
@@ -65,9 +67,10 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
         },
       ],
     });
-    const run = await e2e.turn('Run both checks.');
+    const run = await e2e.turn('Run both checks.', { verbose: true });
 
     expect(run.exitCode).toBe(0);
+    expect(opencodeReasoning(run.stdout)).toEqual(['Plan both checks.']);
     expect(
       opencodeToolUses(run.stdout)
         .map((use) => String(use.output))
@@ -118,7 +121,7 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
     expectCorrectedScratchCall(e2e.bridge, e2e.sandbox.project);
   });
 
-  it('runs a tool round trip over the Responses API too (@ai-sdk/openai)', async () => {
+  it('shows thinking and runs a tool round trip over the Responses API too (@ai-sdk/openai)', async () => {
     const e2e = await startE2e(opencodeResponsesDriver, {
       turns: [
         {
@@ -129,10 +132,11 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
         },
       ],
     });
-    const run = await e2e.turn('Run the check command.');
+    const run = await e2e.turn('Run the check command.', { verbose: true });
 
     expect(run.exitCode).toBe(0);
     expect(opencodeText(run.stdout)).toContain('The command printed: via-responses-42');
+    expect(opencodeReasoning(run.stdout)).toEqual(['Plan the check.']);
     expectToolResults(e2e.bridge, [{ text: 'via-responses-42', isError: false }]);
     expect(e2e.bridge.mainExchanges().map((exchange) => exchange.url)).toEqual([
       '/v1/responses',

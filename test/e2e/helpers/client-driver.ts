@@ -23,7 +23,7 @@ export type ClientTarget = { sandbox: ClientSandbox; endpoint: ClientEndpoint };
 export type TurnOptions = {
   /** Continue the sandbox's latest conversation (`--continue`, `exec resume --last`). */
   resume?: boolean;
-  /** The client's most detailed event output (Claude Code: `stream-json --verbose`). */
+  /** The client's most detailed event output (Claude Code: `stream-json --verbose`; OpenCode: `--thinking`). */
   verbose?: boolean;
   /** Let the client's tools write inside the project (Codex: `--sandbox workspace-write`). */
   allowWrites?: boolean;

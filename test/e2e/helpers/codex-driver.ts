@@ -64,6 +64,13 @@ export const codexAgentMessages = (stdout: string): string[] =>
       : [];
   });
 
+/** The `reasoning` items' texts of a `--json` run (Codex shows reasoning summaries). */
+export const codexReasoning = (stdout: string): string[] =>
+  parseJsonLines(stdout).flatMap((event: CodexEvent) => {
+    const item = event['item'] as { type?: string; text?: string } | undefined;
+    return event.type === 'item.completed' && item?.type === 'reasoning' ? [item.text ?? ''] : [];
+  });
+
 /** The `command_execution` items of a `--json` run. */
 export const codexCommands = (stdout: string): Array<{ command?: string; aggregated_output?: string }> =>
   parseJsonLines(stdout).flatMap((event: CodexEvent) => {

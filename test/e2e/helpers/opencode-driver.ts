@@ -54,6 +54,7 @@ const createOpencodeDriver = (provider: '@ai-sdk/openai-compatible' | '@ai-sdk/o
       '--log-level',
       'INFO',
       ...(options.resume === true ? ['--continue'] : []),
+      ...(options.verbose === true ? ['--thinking'] : []),
     ],
     env: {
       OPENCODE_DISABLE_AUTOUPDATE: '1',
@@ -86,6 +87,12 @@ export const opencodeText = (stdout: string): string =>
     .filter((part) => part.type === 'text')
     .map((part) => part.text ?? '')
     .join('\n');
+
+/** The reasoning parts' texts of a `--thinking --format json` run. */
+export const opencodeReasoning = (stdout: string): string[] =>
+  parts(stdout)
+    .filter((part) => part.type === 'reasoning')
+    .map((part) => part.text ?? '');
 
 /** The tool parts of a `--format json` run: tool name, status, input and output. */
 export const opencodeToolUses = (
