@@ -9,8 +9,9 @@
  */
 
 import type { TurnRequest } from '../turn/turn-request.js';
-import { hasInterruptMarker, markOfToolResult, substantiveText } from './identity/client-text.js';
+import { hasInterruptMarker, markOfToolResult } from './identity/client-text.js';
 import { transcriptShape } from './identity/transcript-shape.js';
+import { summarizeUserMessage } from './identity/user-message-summary.js';
 
 /**
  * - `opening`: no assistant turn and no tool result yet in the current context (a worker fork's context
@@ -83,7 +84,7 @@ export const classifyTrailingTurn = (request: TurnRequest): TrailingTurn => {
       }
     } else if (message.role === 'user') {
       interrupted ||= hasInterruptMarker(message.content);
-      steering ||= substantiveText(message.content) !== '';
+      steering ||= summarizeUserMessage(message).textHash !== undefined;
     }
   }
   const kind = shape.isOpening

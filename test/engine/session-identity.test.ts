@@ -380,6 +380,19 @@ describe('rule 4: no native id — substantive user texts as prefix hashes', () 
     expect(anonymous(messages, 'one system prompt')).toEqual(anonymous(messages, 'another system prompt'));
   });
 
+  it('large user texts (memoised across requests) still hash by content', () => {
+    const big = (fill: string) => `${fill.repeat(40_000)} <b>tail</b>`;
+    const conversation = (text: string) => [user('A'), assistant('a'), user(big(text))];
+    const first = anonymous(conversation('x'));
+    const again = anonymous(structuredClone(conversation('x')));
+    const other = anonymous(conversation('y'));
+    expect(again.userTextPrefixHashes).toEqual(first.userTextPrefixHashes);
+    expect(other.userTextPrefixHashes[1]).not.toBe(first.userTextPrefixHashes[1]);
+    expect(
+      anonymous([...conversation('x'), assistant('b'), user('C')]).userTextPrefixHashes.slice(0, 2),
+    ).toEqual(first.userTextPrefixHashes);
+  });
+
   it('is empty when the client sent a native id', () => {
     expect(identityOf([user('A')], { native: 'n' }).userTextPrefixHashes).toEqual([]);
     expect(

@@ -5,7 +5,10 @@
  * prefix or a fixed tag), never by prompt-text regexes.
  */
 
-import type { TurnMessage, TurnUserPart } from '../../turn/turn-request.js';
+import type { TurnUserPart } from '../../turn/turn-request.js';
+
+/** The longest interrupt marker; longer texts are never compared (a Set lookup hashes the whole string). */
+const maxMarkerChars = 64;
 
 /**
  * Blocks clients inject into user messages that are not the user's words: Claude Code's
@@ -24,6 +27,10 @@ export const interruptMarkers: ReadonlySet<string> = new Set([
   '[Request interrupted by user for tool use]',
 ]);
 
+/** True when `text` (trimmed) is exactly one of {@link interruptMarkers}. */
+export const isInterruptMarker = (text: string): boolean =>
+  text.length <= maxMarkerChars && interruptMarkers.has(text.trim());
+
 /** Claude Code's tool-rejection result text starts with this. */
 export const rejectionPrefix = "The user doesn't want to proceed with this tool use.";
 
@@ -33,9 +40,12 @@ export const rejectionReasonMarker = 'To tell you how to proceed, the user said:
 /** Markers that open a worker fork's own context inside an inherited transcript. */
 export const forkMarkers: readonly string[] = ['<fork-boilerplate>', 'You are a worker fork'];
 
-/** `text` without closed client blocks. Texts without `<` are returned as they are (the common case). */
+/** Any opening tag of {@link clientBlocks}; one native regex pass is several times faster than an indexOf per tag. */
+const clientBlockOpen = /<(?:system-reminder|environment_context|user_instructions)>/;
+
+/** `text` without closed client blocks. Texts without an opening tag are returned as they are (the common case). */
 export const stripClientBlocks = (text: string): string => {
-  if (!text.includes('<')) return text;
+  if (!clientBlockOpen.test(text)) return text;
   let result = text;
   for (const [open, close] of clientBlocks) {
     let from = 0;
@@ -69,18 +79,14 @@ export const substantiveText = (parts: readonly TurnUserPart[]): string => {
       continue;
     }
     const text = stripClientBlocks(part.text).trim();
-    if (text !== '' && !interruptMarkers.has(text)) kept.push(text);
+    if (text !== '' && !isInterruptMarker(text)) kept.push(text);
   }
   return kept.join('\n');
 };
 
-/** The substantive text of a user message; `''` for other roles. */
-export const substantiveUserText = (message: TurnMessage): string =>
-  message.role === 'user' ? substantiveText(message.content) : '';
-
 /** True when a user message carries an interrupt marker as one of its text parts. */
 export const hasInterruptMarker = (parts: readonly TurnUserPart[]): boolean =>
-  parts.some((part) => part.type === 'text' && interruptMarkers.has(part.text.trim()));
+  parts.some((part) => part.type === 'text' && isInterruptMarker(part.text));
 
 /** The joined text parts of a tool result. */
 export const toolResultText = (parts: readonly TurnUserPart[]): string =>
@@ -98,21 +104,9 @@ export type ToolResultMark =
 
 export const markOfToolResult = (parts: readonly TurnUserPart[]): ToolResultMark => {
   const text = toolResultText(parts);
-  if (interruptMarkers.has(text)) return { kind: 'interrupted' };
+  if (isInterruptMarker(text)) return { kind: 'interrupted' };
   if (!text.startsWith(rejectionPrefix)) return { kind: 'none' };
   const reason = text.indexOf(rejectionReasonMarker);
   const replacement = reason !== -1 && text.slice(reason + rejectionReasonMarker.length).trim() !== '';
   return { kind: 'rejected', replacement };
-};
-
-/** True when a user message's text (outside client blocks) carries a fork marker. */
-export const hasForkMarker = (message: TurnMessage): boolean => {
-  if (message.role !== 'user') return false;
-  return message.content.some(
-    (part) =>
-      part.type === 'text' &&
-      // The cheap raw check first: most texts carry no marker and are never stripped.
-      forkMarkers.some((marker) => part.text.includes(marker)) &&
-      forkMarkers.some((marker) => stripClientBlocks(part.text).includes(marker)),
-  );
 };

@@ -6,7 +6,7 @@
  */
 
 import type { TurnMessage } from '../../turn/turn-request.js';
-import { hasForkMarker } from './client-text.js';
+import { summarizeUserMessage } from './user-message-summary.js';
 
 export type TranscriptShape = {
   /** Indexes of user messages carrying a fork marker, oldest first; each opens a nested context. */
@@ -30,7 +30,7 @@ const computeShape = (messages: readonly TurnMessage[]): TranscriptShape => {
     const message = messages[index];
     if (message === undefined) continue;
     if (message.role === 'assistant' && lastAssistant === -1) lastAssistant = index;
-    else if (message.role === 'user' && hasForkMarker(message)) forkBoundaries.push(index);
+    else if (message.role === 'user' && summarizeUserMessage(message).forkMarker) forkBoundaries.push(index);
   }
   forkBoundaries.reverse();
   const contextStart = forkBoundaries.at(-1) ?? 0;
