@@ -40,7 +40,7 @@ export type ConversationIdentity = {
    * assistant turn or tool result). Two requests repeat the same opening exactly when these are equal.
    */
   readonly openingDigest: string;
-  /** The context's first assistant turn: its tool-call ids, else its text. Absent for an opening. */
+  /** The context's first assistant turn: its tool-call ids, else its text, else its reasoning. Absent for an opening. */
   readonly firstAssistantKey?: string;
   /**
    * Without a native id: rolling hashes of the context's substantive user texts (`[h1, h2, …]`, each
@@ -64,12 +64,23 @@ const firstTextHash = (messages: readonly TurnMessage[], from: number, to: numbe
   return '';
 };
 
+/**
+ * The first assistant turn's key: its tool-call ids, else its text, else its reasoning (signatures are
+ * unique per response; a thinking-only turn must not share the empty key with every other one).
+ */
 const assistantKey = (message: TurnMessage | undefined): string | undefined => {
   if (message?.role !== 'assistant') return undefined;
   const callIds = message.content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : []));
   if (callIds.length > 0) return hashFields('assistant-calls', ...callIds);
-  const text = message.content.flatMap((part) => (part.type === 'text' ? [part.text] : []));
-  return hashFields('assistant-text', text.join('').trim());
+  const text = message.content
+    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+    .join('')
+    .trim();
+  if (text !== '') return hashFields('assistant-text', text);
+  const reasoning = message.content.flatMap((part) =>
+    part.type === 'reasoning' ? [part.signature ?? '', part.text] : [],
+  );
+  return hashFields('assistant-reasoning', ...reasoning);
 };
 
 /**

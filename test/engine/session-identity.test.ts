@@ -413,4 +413,14 @@ describe('first assistant key', () => {
       text.firstAssistantKey,
     );
   });
+
+  it('falls back to the reasoning of a thinking-only first turn', () => {
+    const thinking = (signature: string): TurnMessage => ({
+      role: 'assistant',
+      content: [{ type: 'reasoning', text: '', signature }],
+    });
+    const a = identityOf([user('A'), thinking('sig-1'), user('B')]);
+    const b = identityOf([user('A'), thinking('sig-2'), user('B')]);
+    expect(a.firstAssistantKey).not.toBe(b.firstAssistantKey);
+  });
 });
