@@ -79,10 +79,11 @@ export class Engine {
     const fingerprint = sha(
       `${request.protocol}\0${model}\0${request.messages.map(messageDigest).join('\0')}`,
     );
-    const failure = this.#failures.get(fingerprint);
+    const failure = request.stream ? undefined : this.#failures.get(fingerprint);
     if (failure !== undefined && Date.now() - failure.at < this.#options.failureReplayMs) {
       // Claude Code retries a turn that failed in-stream without streaming; answer with the same error
-      // instead of starting a second run.
+      // instead of starting a second run. Streaming retries (OpenCode's backoff, Claude Code's resume
+      // after a cut-off) get a new run: replaying the error to them only delays the user.
       throw new BridgeError(failure.error);
     }
     const session = this.#sessionFor(request);

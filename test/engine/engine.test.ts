@@ -156,6 +156,9 @@ describe('engine', () => {
       turnError: { kind: 'overloaded', message: 'Cursor is overloaded' },
     });
     expect(upstream.calls).toHaveLength(1);
+    // A streaming retry of the same turn runs again.
+    await collect(await engine.handleTurn(request([user('boom')]), never));
+    expect(upstream.calls).toHaveLength(2);
     await engine.close();
   });
 
