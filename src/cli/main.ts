@@ -10,38 +10,101 @@ import { exitCodes, type CliIo } from './cli-io.js';
 import { runModelGet } from './model-get-command.js';
 import { packageVersion } from './package-info.js';
 import { runServe } from './serve.js';
+import { runTemplates, templatesUsage } from './templates-command.js';
 
 const usage = `Usage:
   cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE]
   cursor-bridge model get cursor [--config FILE]
+${templatesUsage}
   cursor-bridge --help | --version
 
 Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json (missing = defaults).
 Env: CURSOR_API_KEY, LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk itself).
+Templates: the grounding text (AGENTS.md, prompt head/tail, deny-hook); overrides live in cursorTemplatesDir,
+  default ~/.claude-code-router/cursor-templates/. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
 `;
 
+const options = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  config: { type: 'string' },
+  env: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
+
+/** `cursor-bridge templates render | head` closes stdout early: stop writing instead of crashing. */
+const writeTo = (stream: NodeJS.WriteStream): ((text: string) => void) => {
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    closed = true;
+  });
+  return (text) => {
+    if (!closed) stream.write(text);
+  };
+};
+
 const defaultIo = (): CliIo => ({
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: writeTo(process.stdout),
+  stderr: writeTo(process.stderr),
   env: process.env,
   cwd: process.cwd(),
   homedir: homedir(),
 });
 
+const configOption = (values: Values): { configPath?: string } =>
+  values.config === undefined ? {} : { configPath: values.config };
+
+/** Runs one command; undefined when argv names none. Throws what the command throws. */
+const dispatch = async (
+  io: CliIo,
+  command: string,
+  rest: string[],
+  values: Values,
+): Promise<number | undefined> => {
+  const misplaced = [
+    ...(command === 'serve' ? [] : (['host', 'port'] as const)),
+    ...(command === 'templates' ? [] : (['env'] as const)),
+  ].filter((name) => values[name] !== undefined);
+  if (misplaced.length > 0) {
+    io.stderr(`cursor-bridge: --${misplaced.join(', --')} does not apply to "${command}"\n\n${usage}`);
+    return exitCodes.usage;
+  }
+  if (command === 'serve' && rest.length === 0) {
+    let port: number | undefined;
+    if (values.port !== undefined) {
+      port = Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+        io.stderr(`cursor-bridge: --port must be an integer from 0 to 65535, got "${values.port}"\n`);
+        return exitCodes.usage;
+      }
+    }
+    return runServe(io, {
+      ...(values.host === undefined ? {} : { host: values.host }),
+      ...(port === undefined ? {} : { port }),
+      ...configOption(values),
+    });
+  }
+  if (command === 'model' && rest[0] === 'get' && rest.length === 2) {
+    return runModelGet(io, { provider: rest[1] ?? '', ...configOption(values) });
+  }
+  if (command === 'templates') {
+    return runTemplates(io, {
+      args: rest,
+      ...configOption(values),
+      ...(values.env === undefined ? {} : { envFile: values.env }),
+    });
+  }
+  return undefined;
+};
+
 export const main = async (argv: readonly string[], io: CliIo = defaultIo()): Promise<number> => {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        config: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-    });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, options });
   } catch (error) {
     io.stderr(`cursor-bridge: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
     return exitCodes.usage;
@@ -57,27 +120,8 @@ export const main = async (argv: readonly string[], io: CliIo = defaultIo()): Pr
   }
   const [command = 'serve', ...rest] = positionals;
   try {
-    if (command === 'serve' && rest.length === 0) {
-      let port: number | undefined;
-      if (values.port !== undefined) {
-        port = Number(values.port);
-        if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-          io.stderr(`cursor-bridge: --port must be an integer from 0 to 65535, got "${values.port}"\n`);
-          return exitCodes.usage;
-        }
-      }
-      return await runServe(io, {
-        ...(values.host === undefined ? {} : { host: values.host }),
-        ...(port === undefined ? {} : { port }),
-        ...(values.config === undefined ? {} : { configPath: values.config }),
-      });
-    }
-    if (command === 'model' && rest[0] === 'get' && rest.length === 2) {
-      return await runModelGet(io, {
-        provider: rest[1] ?? '',
-        ...(values.config === undefined ? {} : { configPath: values.config }),
-      });
-    }
+    const code = await dispatch(io, command, rest, values);
+    if (code !== undefined) return code;
   } catch (error) {
     if (error instanceof ConfigError) {
       io.stderr(`cursor-bridge: ${error.message}\n`);

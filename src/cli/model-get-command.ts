@@ -1,12 +1,13 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import { pino } from 'pino';
 import { resolveCursorApiKey } from '../config/cursor-auth.js';
-import { defaultConfigPath, loadConfig } from '../config/load-config.js';
+import { loadConfig } from '../config/load-config.js';
 import { toTurnError } from '../turn/turn-error.js';
 import { CursorUpstream } from '../upstream/cursor/cursor-upstream.js';
 import { InMemoryAgentStore } from '../upstream/cursor/in-memory-agent-store.js';
 import { exitCodes, type CliIo } from './cli-io.js';
+import { resolveConfigPath } from './config-path.js';
 import { applyModelList, createDefaultConfigText } from './model-get.js';
 
 export type ModelGetOptions = { provider: string; configPath?: string };
@@ -16,16 +17,21 @@ export type ModelGetOptions = { provider: string; configPath?: string };
  * and add the missing ids to the Cursor provider's `models`, keeping the rest of the file as it was.
  */
 export const runModelGet = async (io: CliIo, options: ModelGetOptions): Promise<number> => {
-  const path =
-    options.configPath === undefined
-      ? defaultConfigPath(io.env, io.homedir)
-      : resolve(io.cwd, options.configPath);
+  const path = resolveConfigPath(io, options.configPath);
   const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
-  if (config.file.found && options.provider.toLowerCase() !== config.cursor.providerName.toLowerCase()) {
+  if (options.provider.toLowerCase() !== config.cursor.providerName.toLowerCase()) {
     io.stderr(
       `cursor-bridge: ${path}: provider "${options.provider}" is not a Cursor provider (name "cursor", or "cursor-sdk" in transformer.use); the Cursor provider here is "${config.cursor.providerName}".\n`,
     );
     return exitCodes.usage;
+  }
+  if (config.file.found) {
+    // Check the file can take the list before asking Cursor for it (e.g. no Providers at all).
+    const preflight = applyModelList(await readFile(path, 'utf8'), [], { providerName: options.provider });
+    if (!preflight.ok) {
+      io.stderr(`cursor-bridge: ${path}: ${preflight.error}\n`);
+      return exitCodes.usage;
+    }
   }
   const auth = resolveCursorApiKey(config.cursor.apiKeyConfigured, io.env);
   if (!auth.ok) {

@@ -1,20 +1,23 @@
 import { createLogger } from '../logging/logger.js';
-import { defaultConfigPath, loadConfig, restrictHostWithoutApiKey } from '../config/load-config.js';
+import { logLevels } from '../config/config-schema.js';
+import { loadConfig, restrictHostWithoutApiKey } from '../config/load-config.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { createBridge } from '../bridge/create-bridge.js';
-import { resolve } from 'node:path';
+import { resolveConfigPath } from './config-path.js';
 
 export type ServeOptions = { host?: string; port?: number; configPath?: string };
 
 /** `cursor-bridge serve`: runs until SIGINT/SIGTERM, then closes everything and resolves 0. */
 export const runServe = async (io: CliIo, options: ServeOptions): Promise<number> => {
-  const path =
-    options.configPath === undefined
-      ? defaultConfigPath(io.env, io.homedir)
-      : resolve(io.cwd, options.configPath);
+  const path = resolveConfigPath(io, options.configPath);
   const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
-  const level = io.env['LOG_LEVEL'] ?? config.logLevel;
-  const logger = createLogger({ level: config.log ? (level as typeof config.logLevel) : 'silent' });
+  const envLevel = io.env['LOG_LEVEL']?.trim().toLowerCase();
+  const level = logLevels.find((name) => name === envLevel) ?? config.logLevel;
+  if (envLevel !== undefined && envLevel !== '' && level !== envLevel) {
+    io.stderr(`cursor-bridge: LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${envLevel}"\n`);
+    return exitCodes.usage;
+  }
+  const logger = createLogger({ level: config.log ? level : 'silent' });
   for (const warning of config.warnings) logger.warn(warning);
   if (!config.file.found)
     logger.info({ path }, 'no config file; using built-in defaults (provider cursor, cursor,composer-2)');

@@ -1,0 +1,71 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { TemplateStore, templateNames, type TemplateProblem } from '../workspace/template-store.js';
+import { exitCodes, type CliIo } from './cli-io.js';
+import type { TemplateDirs } from './templates-setup.js';
+
+/** A problem as one line that names the file (template errors already start with it). */
+export const formatTemplateProblem = (problem: TemplateProblem): string =>
+  problem.message.startsWith(problem.path) ? problem.message : `${problem.path}: ${problem.message}`;
+
+const isMissing = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
+
+/** Files in the override dir that are not a template name (a typo like `AGENT.md` is silently unused). */
+const findIgnoredFiles = async (dir: string): Promise<string[]> => {
+  try {
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+    const known = new Set<string>(templateNames);
+    return entries
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/'))
+      .filter((path) => !known.has(path))
+      .sort();
+  } catch (error) {
+    if (isMissing(error)) return [];
+    throw error;
+  }
+};
+
+const describeOverrideDir = async (dirs: TemplateDirs): Promise<string> => {
+  const origin = dirs.overrideFromConfig
+    ? `cursorTemplatesDir in ${dirs.config.file.path}`
+    : 'the default; set cursorTemplatesDir in the config to move it';
+  try {
+    const info = await stat(dirs.overrideDir);
+    return info.isDirectory() ? origin : `${origin}; NOT A DIRECTORY, so no override applies`;
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+    return `${origin}; does not exist yet: \`cursor-bridge templates eject\` copies the defaults there`;
+  }
+};
+
+/**
+ * `cursor-bridge templates list`: every template with the file it comes from (default or override),
+ * the problems of broken overrides, and files in the override dir that match no template. Exit 0 even
+ * with problems: the bridge runs with the default in place of a broken override, as this shows.
+ */
+export const runTemplatesList = async (io: CliIo, dirs: TemplateDirs): Promise<number> => {
+  const store = await TemplateStore.load({ defaultDir: dirs.defaultDir, overrideDir: dirs.overrideDir });
+  io.stdout(`Defaults:  ${dirs.defaultDir}\n`);
+  io.stdout(`Overrides: ${dirs.overrideDir} (${await describeOverrideDir(dirs)})\n\n`);
+
+  const width = Math.max(...templateNames.map((name) => name.length));
+  for (const name of templateNames) {
+    const source = store.source(name);
+    io.stdout(`${name.padEnd(width)}  ${source.origin.padEnd(8)}  ${source.path}\n`);
+    for (const problem of store.problems.filter((entry) => entry.name === name)) {
+      io.stdout(
+        `${' '.repeat(width)}  PROBLEM: ${formatTemplateProblem(problem)}\n` +
+          `${' '.repeat(width)}  so the ${source.origin} version is used (a running server keeps its last good version)\n`,
+      );
+    }
+  }
+  const ignored = await findIgnoredFiles(dirs.overrideDir);
+  if (ignored.length > 0) {
+    io.stdout(`\nIgnored in the override dir (not a template name): ${ignored.join(', ')}\n`);
+  }
+  const count = store.problems.length;
+  io.stdout(count === 0 ? '\nNo problems.\n' : `\n${count} problem(s); fix the file(s) above.\n`);
+  return exitCodes.ok;
+};
