@@ -40,6 +40,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['bin/**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
     files: ['src/cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js'],
     rules: { 'no-console': 'off' },
   },

@@ -289,12 +289,7 @@ export class Engine {
   }
 
   /** Record what the agent now holds and what happens to the run after this response. */
-  async #settle(
-    session: Session,
-    pump: EventPump,
-    digests: string[],
-    log: Logger,
-  ): Promise<void> {
+  async #settle(session: Session, pump: EventPump, digests: string[], log: Logger): Promise<void> {
     const outcome = pump.outcome;
     if (outcome.kind === 'tool-use') {
       session.parkedToolCallIds = outcome.toolCallIds;
