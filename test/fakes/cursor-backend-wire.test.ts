@@ -12,7 +12,9 @@ import {
 } from './cursor-backend/connect-envelope.js';
 import type { ClientMessage } from './cursor-backend/client-message.js';
 import { decodeClientMessage } from './cursor-backend/client-message.js';
+import { FakeRun } from './cursor-backend/fake-run.js';
 import { FakeStream } from './cursor-backend/fake-stream.js';
+import { FakeExecAbortedError, FakeStreamClosedError } from './cursor-backend/run-context.js';
 import { ensurePatchedSdkCopy, loadSdkProtoRegistry } from './cursor-backend/sdk-proto-registry.js';
 
 describe('Connect envelopes', () => {
@@ -126,5 +128,65 @@ describe('FakeStream', () => {
     expect(stream.signal.aborted).toBe(true);
     expect(written).toHaveLength(2);
     expect(written[1]?.readUInt8(0)).toBe(2);
+  });
+});
+
+describe('FakeRun.exec', () => {
+  it('sends the exec case, resolves with the whole answer, and rejects on a throw or a closed stream', async () => {
+    const registry = await loadSdkProtoRegistry();
+    const stream = new FakeStream('request-exec', registry);
+    const written: Buffer[] = [];
+    const response = {
+      writeHead: () => response,
+      flushHeaders: () => undefined,
+      on: () => response,
+      write: (chunk: Buffer) => written.push(chunk),
+      end: (chunk: Buffer) => written.push(chunk),
+    };
+    stream.attach(response as unknown as ServerResponse, 0);
+    const run = new FakeRun({
+      registry,
+      stream,
+      request: {
+        index: 0,
+        requestId: 'request-exec',
+        conversationId: '',
+        actionKind: 'userMessageAction',
+        text: 'x',
+        mcpTools: [],
+        conversationState: {},
+        json: {},
+      },
+      checkpoints: false,
+      nextCallNumber: () => 1,
+    });
+    const sent = (index: number): unknown =>
+      registry
+        .get('agent.v1.AgentServerMessage')
+        .fromBinary(decodeEnvelopes(written[index] ?? Buffer.alloc(0))[0] ?? new Uint8Array())
+        .toJson();
+
+    const read = run.exec('readArgs', { path: '/etc/hostname', toolCallId: 'r1' });
+    const shell = run.exec('shellArgs', { command: 'ls' });
+    expect(sent(0)).toEqual({
+      execServerMessage: { id: 1, execId: 'exec-1', readArgs: { path: '/etc/hostname', toolCallId: 'r1' } },
+    });
+    expect(sent(1)).toEqual({ execServerMessage: { id: 2, execId: 'exec-2', shellArgs: { command: 'ls' } } });
+    await expect(run.exec('noSuchArgs', {})).rejects.toThrow(/noSuchArgs/);
+    expect(written).toHaveLength(2);
+
+    // Heartbeats do not settle; answers are matched by id, whatever the order.
+    run.handleClientMessage({ kind: 'exec-control', id: 1, control: 'heartbeat' });
+    run.handleClientMessage({ kind: 'exec-control', id: 2, control: 'throw', error: 'boom' });
+    const answer = { id: 1, readResult: { rejected: { path: '/etc/hostname', reason: 'no' } } };
+    run.handleClientMessage({ kind: 'exec-result', id: 1, mcpResult: undefined, json: answer });
+    await expect(read).resolves.toEqual(answer);
+    await expect(shell).rejects.toBeInstanceOf(FakeExecAbortedError);
+    await expect(shell).rejects.toThrow('exec 2 ended by the SDK with throw: boom');
+
+    const pending = run.exec('lsArgs', { path: '/' });
+    stream.end();
+    await expect(pending).rejects.toBeInstanceOf(FakeStreamClosedError);
+    await expect(run.exec('lsArgs', { path: '/' })).rejects.toBeInstanceOf(FakeStreamClosedError);
   });
 });

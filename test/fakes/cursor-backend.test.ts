@@ -1,9 +1,13 @@
+import { existsSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { InteractionUpdate, SDKCustomTool, SDKMessage } from '@cursor/sdk';
 
-import type { FakeToolResult } from './cursor-backend/index.js';
-import { DEFAULT_FAKE_MODELS, startSdkTestEnv } from './cursor-backend/index.js';
+import type { FakeToolResult, JsonObject } from './cursor-backend/index.js';
+import { DEFAULT_FAKE_MODELS, fakeShellArgs, startSdkTestEnv } from './cursor-backend/index.js';
 import type { SdkTestEnv } from './cursor-backend/index.js';
 
 /** One line per onDelta update, compact enough to compare whole sequences. */
@@ -368,5 +372,53 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
     expect(
       models.find((model) => model.id === 'gpt-5.4')?.parameters?.[0]?.values.map((value) => value.value),
     ).toEqual(['none', 'low', 'medium', 'high', 'extra-high']);
+  });
+  it('sends server-initiated execs and resolves with the SDK answer; without settingSources the SDK runs built-ins', async () => {
+    const file = path.join(env.workspace, 'notes.txt');
+    const marker = path.join(env.workspace, 'shell-marker');
+    await writeFile(file, 'line one\nline two\n');
+    const answers: Record<string, JsonObject | string> = {};
+    env.backend.setScenario(async (run) => {
+      answers.context = await run.exec('requestContextArgs', {});
+      answers.read = await run.exec('readArgs', { path: file, toolCallId: 'read-1' });
+      answers.shell = await run.exec(
+        'shellArgs',
+        fakeShellArgs(`touch ${marker}`, { toolCallId: 'shell-1' }),
+      );
+      answers.badKind = await run.exec('noSuchArgs', {}).catch((error: unknown) => String(error));
+      run.text('done');
+    });
+    const agent = await createAgent();
+    const result = await (await agent.send('x')).wait();
+    await agent[Symbol.asyncDispose]();
+    expect(result.status).toBe('finished');
+
+    // The whole execClientMessage comes back: id, the result case and the local timing (the SDK does
+    // not echo execId).
+    expect(answers.context).toMatchObject({
+      id: 1,
+      requestContextResult: { success: { requestContext: { env: { workspacePaths: [env.workspace] } } } },
+      localExecutionTimeMs: expect.any(Number),
+    });
+    // No settingSources: no AGENTS.md / rules and no hooks are loaded.
+    const context = JSON.stringify(answers.context);
+    expect(context).not.toContain('"rules"');
+    expect(context).not.toContain('hooksConfig');
+    expect(answers.read).toMatchObject({
+      id: 2,
+      readResult: { success: { path: file, content: 'line one\nline two\n' } },
+    });
+    // exitCode 0 is a proto3 default, so it is absent. An empty workingDirectory runs the command in
+    // the PROCESS's cwd, not in local.cwd (SDK 1.0.32).
+    expect(answers.shell).toMatchObject({
+      id: 3,
+      shellResult: { success: { command: `touch ${marker}`, workingDirectory: process.cwd() } },
+    });
+    expect(JSON.stringify(answers.shell)).not.toContain('exitCode');
+    expect(existsSync(marker)).toBe(true);
+    // An unknown oneof case fails in the scenario, before anything is sent.
+    expect(answers.badKind).toMatch(/noSuchArgs/);
+    await rm(marker, { force: true });
+    await rm(file, { force: true });
   });
 });

@@ -10,6 +10,7 @@ import type { ClientMessage, JsonObject } from './client-message.js';
 import type { ConnectErrorCode } from './connect-envelope.js';
 import type { FakeStream } from './fake-stream.js';
 import type {
+  FakeExecKind,
   FakeHistoryTurn,
   FakeRunRequest,
   FakeToolCallSpec,
@@ -19,7 +20,7 @@ import type {
   RunContext,
   ToolBatchOptions,
 } from './run-context.js';
-import { FakeStreamClosedError } from './run-context.js';
+import { FakeExecAbortedError, FakeStreamClosedError } from './run-context.js';
 import type { ProtoRegistry } from './sdk-proto-registry.js';
 
 type Pending<T> = { resolve: (value: T) => void; reject: (error: Error) => void };
@@ -54,6 +55,8 @@ export class FakeRun implements RunContext {
   private nextExecId = 1;
   private nextKvId = 1;
   private readonly pendingExecs = new Map<number, Pending<JsonObject | undefined>>();
+  /** Execs sent through {@link exec}: resolved with the whole `execClientMessage`. */
+  private readonly pendingRawExecs = new Map<number, Pending<JsonObject>>();
   private readonly pendingKv = new Map<number, Pending<Uint8Array | undefined>>();
   private stepId = 0;
   private stepOpen = false;
@@ -89,7 +92,21 @@ export class FakeRun implements RunContext {
 
   /** Routes exec and KV answers to the pending actions. */
   handleClientMessage(message: ClientMessage): void {
-    if (message.kind === 'exec-result') {
+    if (
+      (message.kind === 'exec-result' || message.kind === 'exec-control') &&
+      this.pendingRawExecs.has(message.id)
+    ) {
+      if (message.kind === 'exec-result') this.settle(this.pendingRawExecs, message.id, message.json);
+      else if (message.control !== 'heartbeat') {
+        const pending = this.pendingRawExecs.get(message.id);
+        this.pendingRawExecs.delete(message.id);
+        pending?.reject(
+          new FakeExecAbortedError(
+            `exec ${message.id} ended by the SDK with ${message.control}${message.error ? `: ${message.error}` : ''}`,
+          ),
+        );
+      }
+    } else if (message.kind === 'exec-result') {
       this.settle(this.pendingExecs, message.id, message.mcpResult ?? { other: message.json });
     } else if (message.kind === 'exec-control' && message.control !== 'heartbeat') {
       this.settle(this.pendingExecs, message.id, { error: { error: message.error ?? message.control } });
@@ -171,6 +188,16 @@ export class FakeRun implements RunContext {
     });
     this.completeStep();
     return results;
+  }
+
+  async exec(kind: FakeExecKind, args: JsonObject): Promise<JsonObject> {
+    const id = this.nextExecId++;
+    // Encode first so a bad kind or args throws here, not inside the stream.
+    const message = { execServerMessage: { id, execId: `exec-${id}`, [kind]: args } };
+    this.registry.get('agent.v1.AgentServerMessage').fromJson(message);
+    const answer = this.expect(this.pendingRawExecs, id);
+    this.stream.send(message);
+    return answer;
   }
 
   turnEnded(usage?: FakeUsage): void {
@@ -279,7 +306,9 @@ export class FakeRun implements RunContext {
 
   private rejectPending(): void {
     const error = new FakeStreamClosedError(`stream ${this.stream.requestId} closed`);
-    for (const table of [this.pendingExecs, this.pendingKv] as Array<Map<number, Pending<unknown>>>) {
+    for (const table of [this.pendingExecs, this.pendingRawExecs, this.pendingKv] as Array<
+      Map<number, Pending<unknown>>
+    >) {
       for (const pending of table.values()) pending.reject(error);
       table.clear();
     }

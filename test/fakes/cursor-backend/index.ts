@@ -3,9 +3,11 @@
  * run-context.ts for the scenario API, sdk-test-env.ts for per-file SDK setup).
  */
 
+export type { JsonObject } from './client-message.js';
 export type { ConnectErrorCode } from './connect-envelope.js';
 export type { FakeModel } from './default-models.js';
 export { DEFAULT_FAKE_MODELS } from './default-models.js';
+export { fakeShellArgs } from './exec-args.js';
 export type {
   FakeAuthMode,
   FakeCursorBackend,
@@ -15,6 +17,7 @@ export type {
 export { LOGGED_HEADERS, startFakeCursorBackend } from './fake-cursor-backend.js';
 export type { FakeStreamTrace } from './fake-stream.js';
 export type {
+  FakeExecKind,
   FakeHistoryTurn,
   FakeOfferedTool,
   FakeRunRequest,
@@ -26,7 +29,7 @@ export type {
   Scenario,
   ToolBatchOptions,
 } from './run-context.js';
-export { FakeStreamClosedError } from './run-context.js';
+export { FakeExecAbortedError, FakeStreamClosedError } from './run-context.js';
 export type { CursorSdk, SdkTestEnv } from './sdk-test-env.js';
 export { startSdkTestEnv } from './sdk-test-env.js';
 export type { ProtoMessage, ProtoMessageType, ProtoRegistry } from './sdk-proto-registry.js';

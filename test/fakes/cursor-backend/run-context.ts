@@ -8,6 +8,8 @@
  *   after the starts; see {@link ToolBatchOptions.listed}), then one `execServerMessage{mcpArgs}` per call,
  *   waits for every `execClientMessage{mcpResult}`, emits `toolCallCompleted` per call in call order and
  *   `stepCompleted` — the next output starts a new step;
+ * - `exec` sends one bare `execServerMessage{<kind>}` (a built-in tool, `requestContextArgs`, …) and
+ *   waits for the SDK's `execClientMessage`; it emits no update and does not touch the step;
  * - `turnEnded` closes the open step (`stepCompleted`) before `turnEnded`;
  * - `end` (also implied when the scenario returns) sends `turnEnded` (without usage) if the scenario did
  *   not, writes the conversation checkpoint (unless disabled) and closes the stream with an OK trailer.
@@ -105,6 +107,28 @@ export class FakeStreamClosedError extends Error {
   override readonly name = 'FakeStreamClosedError';
 }
 
+/**
+ * A server-initiated exec the SDK executes locally: the `ExecServerMessage` oneof case, named by its
+ * proto3 JSON key. The SDK answers each with the matching `…Result` case of `ExecClientMessage`
+ * (`requestContextArgs` → `requestContextResult`, `shellArgs` → `shellResult`, `readArgs` →
+ * `readResult`, …). Any other case of the oneof can be given as a string.
+ */
+export type FakeExecKind =
+  | 'requestContextArgs'
+  | 'shellArgs'
+  | 'shellStreamArgs'
+  | 'readArgs'
+  | 'writeArgs'
+  | 'deleteArgs'
+  | 'lsArgs'
+  | 'grepArgs'
+  | (string & {});
+
+/** Thrown by {@link RunContext.exec} when the SDK closes the exec without a result (`throw` / `streamClose`). */
+export class FakeExecAbortedError extends Error {
+  override readonly name = 'FakeExecAbortedError';
+}
+
 /** The fake model's handle on one run attempt. */
 export interface RunContext {
   readonly request: FakeRunRequest;
@@ -123,6 +147,17 @@ export interface RunContext {
   toolCall(call: FakeToolCallSpec, options?: ToolBatchOptions): Promise<FakeToolResult>;
   /** Several calls in one step; results in call order. */
   toolCalls(calls: readonly FakeToolCallSpec[], options?: ToolBatchOptions): Promise<FakeToolResult[]>;
+  /**
+   * Sends `execServerMessage{id, execId, <kind>: args}` (proto3 JSON, checked against the SDK's
+   * registry) and resolves with the SDK's `execClientMessage` as proto3 JSON: the `…Result` case plus
+   * `id`, `localExecutionTimeMs` and `hookAdditionalContexts` when set (1.0.32 does not echo `execId`).
+   * Resolves on the first answer: a streaming exec (`shellStreamArgs`) that sends several
+   * `execClientMessage`s is only read up to its first one. Sends nothing else (no
+   * tool-call updates, no step). Rejects with {@link FakeExecAbortedError} when the SDK answers with an
+   * exec control `throw` / `streamClose` instead, and {@link FakeStreamClosedError} when the stream
+   * closes first.
+   */
+  exec(kind: FakeExecKind, args: JsonObject): Promise<JsonObject>;
   /** Closes the open step, then reports the turn's usage. */
   turnEnded(usage?: FakeUsage): void;
   /**
