@@ -16,6 +16,9 @@ import { buildFullPrompt, buildSlimPrompt } from './prompt-builder.js';
 import { Session } from './session.js';
 import { assistantDigest, messageDigest } from './transcript-digest.js';
 import { planTurn, type Plan } from './turn-planner.js';
+import { classifyTrailingTurn, type TrailingTurn } from './turn-classifier.js';
+import { computeIdentity, IdentityIndex } from './session-identity.js';
+import { TurnCoalescer } from './turn-coalescer.js';
 
 export type ResolvedModel = { model: string };
 
@@ -52,6 +55,8 @@ export class Engine {
   readonly #options: Required<Omit<EngineOptions, 'guard'>> & { guard: ToolCallGuard };
   readonly #sessions = new Map<string, Session>();
   readonly #failures = new Map<string, { error: TurnError; at: number }>();
+  readonly #index = new IdentityIndex();
+  readonly #coalescer: TurnCoalescer<TurnEvent>;
   readonly #counters: Counters = { turns: 0, failedTurns: 0, resumed: 0, slim: 0, replayed: 0, evicted: 0 };
   readonly #sweeper: NodeJS.Timeout;
   #closed = false;
@@ -66,6 +71,7 @@ export class Engine {
       guard: allowAllToolCalls,
       ...options,
     };
+    this.#coalescer = new TurnCoalescer<TurnEvent>({ retireTimeoutMs: this.#options.retireTimeoutMs });
     this.#sweeper = setInterval(() => void this.#evictIdle(), 60_000);
     this.#sweeper.unref();
   }
@@ -73,21 +79,47 @@ export class Engine {
   /** The server's TurnHandler. */
   handleTurn = async (request: TurnRequest, signal: AbortSignal): Promise<AsyncIterable<TurnEvent>> => {
     if (this.#closed) throw new BridgeError(createTurnError('overloaded', 'The bridge is shutting down.'));
-    const { model } = this.#options.resolveModel(request);
-    await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
-
-    const fingerprint = sha(
-      `${request.protocol}\0${model}\0${request.messages.map(messageDigest).join('\0')}`,
-    );
-    const failure = request.stream ? undefined : this.#failures.get(fingerprint);
-    if (failure !== undefined && Date.now() - failure.at < this.#options.failureReplayMs) {
-      // Claude Code retries a turn that failed in-stream without streaming; answer with the same error
-      // instead of starting a second run. Streaming retries (OpenCode's backoff, Claude Code's resume
-      // after a cut-off) get a new run: replaying the error to them only delays the user.
-      throw new BridgeError(failure.error);
+    // Classification and identity happen once, here, and stay request-local: nothing of them goes upstream.
+    const trailing = classifyTrailingTurn(request);
+    const session = this.#admit(request);
+    session.admittedTurns += 1;
+    let admitted = true;
+    const finish = (): void => {
+      if (!admitted) return;
+      admitted = false;
+      session.admittedTurns -= 1;
+      this.#index.turnFinished(session.key, Date.now());
+    };
+    try {
+      const { model } = this.#options.resolveModel(request);
+      await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
+      const fingerprint = sha(
+        `${request.protocol}\0${model}\0${request.messages.map(messageDigest).join('\0')}`,
+      );
+      const failure = request.stream ? undefined : this.#failures.get(fingerprint);
+      if (failure !== undefined && Date.now() - failure.at < this.#options.failureReplayMs) {
+        // Claude Code retries a turn that failed in-stream without streaming; answer with the same error
+        // instead of starting a second run. Streaming retries (OpenCode's backoff, Claude Code's resume
+        // after a cut-off) get a new run: replaying the error to them only delays the user.
+        throw new BridgeError(failure.error);
+      }
+      // Identical overlapping retries share one producer: one send, one consumer of the SDK run.
+      const events = this.#coalescer.join(
+        `${session.key}\0${fingerprint}`,
+        () => {
+          const controller = new AbortController();
+          return {
+            events: this.#turn(session, request, { model, fingerprint, trailing }, controller.signal),
+            cancel: async () => controller.abort(),
+          };
+        },
+        { signal, group: session.key },
+      );
+      return this.#finishing(events, finish);
+    } catch (error) {
+      finish();
+      throw error;
     }
-    const session = this.#sessionFor(request);
-    return this.#turn(session, request, model, fingerprint, signal);
   };
 
   metrics(): Record<string, unknown> {
@@ -101,39 +133,45 @@ export class Engine {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#sweeper);
+    await this.#coalescer.close();
     const sessions = [...this.#sessions.values()];
     this.#sessions.clear();
     await Promise.all(sessions.map((session) => this.#dispose(session)));
     await this.#options.upstream.close();
   }
 
-  /** Identity v1: the native session id (or none) plus the first user text. */
-  #identityKey(request: TurnRequest): string {
-    const firstUser = request.messages.find((message) => message.role === 'user');
-    const firstText =
-      firstUser?.role === 'user'
-        ? firstUser.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n')
-        : '';
-    const native = request.identity.nativeSessionId?.value ?? request.identity.promptCacheKey ?? '';
-    return sha(`${request.protocol}\0${native}\0${firstText}`);
+  /**
+   * Find or create the conversation's session and admit the turn synchronously, so a retry arriving
+   * while this turn still resolves its model or creates its agent counts as "still running".
+   */
+  #admit(request: TurnRequest): Session {
+    const identity = computeIdentity(request);
+    const resolution = this.#index.resolve(identity, Date.now());
+    let session = resolution.kind === 'existing' ? this.#sessions.get(resolution.sessionId) : undefined;
+    if (session === undefined) {
+      session = new Session();
+      this.#sessions.set(session.key, session);
+      this.#evictOverflow();
+    } else {
+      // Most recently used last: the Map's order is the LRU order.
+      this.#sessions.delete(session.key);
+      this.#sessions.set(session.key, session);
+    }
+    this.#index.admit(session.key, identity);
+    this.#options.logger.debug(
+      { session: session.key, identity: resolution.kind, reason: resolution.reason },
+      'admitted turn',
+    );
+    return session;
   }
 
-  #sessionFor(request: TurnRequest): Session {
-    const key = this.#identityKey(request);
-    const existing = this.#sessions.get(key);
-    if (existing !== undefined && !existing.busy) {
-      this.#sessions.delete(key);
-      this.#sessions.set(key, existing);
-      return existing;
+  /** Report the end of an admitted turn to the identity index, however the response ends. */
+  async *#finishing(events: AsyncIterable<TurnEvent>, finish: () => void): AsyncGenerator<TurnEvent, void> {
+    try {
+      yield* events;
+    } finally {
+      finish();
     }
-    const session = new Session();
-    // A busy conversation's side call (a title request, a parallel task) gets its own agent and does not
-    // take the main conversation over.
-    if (existing === undefined) {
-      this.#sessions.set(key, session);
-      this.#evictOverflow();
-    }
-    return session;
   }
 
   #evictOverflow(): void {
@@ -160,6 +198,7 @@ export class Engine {
   }
 
   async #dispose(session: Session): Promise<void> {
+    this.#index.forget(session.key);
     try {
       await session.dispose(this.#options.retireTimeoutMs);
     } finally {
@@ -173,11 +212,22 @@ export class Engine {
   async *#turn(
     session: Session,
     request: TurnRequest,
-    model: string,
-    fingerprint: string,
+    { model, fingerprint, trailing }: { model: string; fingerprint: string; trailing: TrailingTurn },
     signal: AbortSignal,
   ): AsyncGenerator<TurnEvent, void> {
     const log = this.#options.logger.child({ session: session.key, protocol: request.protocol });
+    // One run per agent: a different turn for a busy conversation waits (bounded) for the running one,
+    // which its client normally has just abandoned.
+    if (!(await session.whenIdle(2 * this.#options.retireTimeoutMs))) {
+      yield {
+        type: 'error',
+        error: createTurnError(
+          'rate-limit',
+          'This conversation already has a turn in progress; retry when it finishes.',
+        ),
+      };
+      return;
+    }
     session.busy = true;
     session.lastUsedAt = Date.now();
     session.clearParkDeadline();
@@ -198,7 +248,12 @@ export class Engine {
         return false;
       },
     });
-    const onAbort = (): void => void session.retireRun(this.#options.retireTimeoutMs);
+    // The last subscriber left: cancel the SDK run for real — unless the response already reached its
+    // boundary (a parked tool batch or the run's end), which a consumer stopping after the terminal event
+    // must not undo.
+    const onAbort = (): void => {
+      if (pump.outcome.kind === 'interrupted') void session.retireRun(this.#options.retireTimeoutMs);
+    };
     try {
       const plan = planTurn(
         {
@@ -209,6 +264,7 @@ export class Engine {
         },
         request.messages,
         digests,
+        trailing,
       );
       log.debug(
         { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
@@ -239,8 +295,7 @@ export class Engine {
       // The consumer may stop reading right after the terminal event; the pump's outcome, set before that
       // event is yielded, says whether the response reached its boundary.
       await this.#settle(session, pump, digests, log);
-      session.busy = false;
-      session.lastUsedAt = Date.now();
+      session.release();
     }
   }
 

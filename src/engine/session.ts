@@ -17,7 +17,10 @@ export class Session {
   parkedToolCallIds: string[] = [];
   interrupted = false;
   busy = false;
+  /** Turns admitted and not yet answered (model lookup and agent creation included). */
+  admittedTurns = 0;
   lastUsedAt = Date.now();
+  readonly #idleWaiters = new Set<() => void>();
   /** The scratch workspace and host root used by the current run. */
   workspaceDir = '';
   hostRoot: string | undefined;
@@ -25,7 +28,30 @@ export class Session {
 
   /** True when eviction would lose work: a live stream, a running run or parked tools. */
   get inFlight(): boolean {
-    return this.busy || this.parkedToolCallIds.length > 0 || this.run !== undefined;
+    return this.admittedTurns > 0 || this.busy || this.parkedToolCallIds.length > 0 || this.run !== undefined;
+  }
+
+  /** Resolves true once no turn is streaming (at once when idle), false after `timeoutMs`. */
+  whenIdle(timeoutMs: number): Promise<boolean> {
+    if (!this.busy) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (idle: boolean): void => {
+        clearTimeout(timer);
+        this.#idleWaiters.delete(wake);
+        resolve(idle);
+      };
+      const wake = (): void => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      timer.unref();
+      this.#idleWaiters.add(wake);
+    });
+  }
+
+  /** The streaming turn ended. */
+  release(): void {
+    this.busy = false;
+    this.lastUsedAt = Date.now();
+    for (const wake of [...this.#idleWaiters]) wake();
   }
 
   /** Cancel a parked run if the client never comes back. */

@@ -7,6 +7,7 @@
 import type { TurnMessage } from '../turn/turn-request.js';
 import type { UpstreamToolResult } from '../upstream/upstream-port.js';
 import { startsWith } from './transcript-digest.js';
+import type { TrailingTurn } from './turn-classifier.js';
 
 export type Plan =
   | { kind: 'resume'; results: UpstreamToolResult[] }
@@ -24,19 +25,11 @@ export type AgentView = {
   interrupted: boolean;
 };
 
-const systemReminder = /<system-reminder>[\s\S]*?<\/system-reminder>/g;
-
-/** User text that steers the model, as opposed to client bookkeeping (system reminders, blanks). */
-export const isMeaningfulUserMessage = (message: TurnMessage): boolean =>
-  message.role === 'user' &&
-  message.content.some(
-    (part) => part.type === 'image' || part.text.replace(systemReminder, '').trim() !== '',
-  );
-
 export const planTurn = (
   agent: AgentView,
   messages: readonly TurnMessage[],
   digests: readonly string[],
+  trailing: Pick<TrailingTurn, 'kind'>,
 ): Plan => {
   if (!agent.hasAgent) return { kind: 'replay', reason: 'no agent yet' };
   const committed = agent.committed;
@@ -51,8 +44,10 @@ export const planTurn = (
     const exact =
       ids.size === agent.parkedToolCallIds.length && agent.parkedToolCallIds.every((id) => ids.has(id));
     if (!exact) return { kind: 'replay', reason: 'tool results do not match the parked calls' };
-    if (rest.some((message) => message.role !== 'user' || isMeaningfulUserMessage(message))) {
-      return { kind: 'replay', reason: 'new user text alongside tool results' };
+    // Only exactly the parked results with no steering resume the run; a rejected result with
+    // replacement text, new user text or an interrupt retire it and replay.
+    if (trailing.kind !== 'tool-results' || rest.some((message) => message.role !== 'user')) {
+      return { kind: 'replay', reason: `trailing turn is ${trailing.kind}` };
     }
     return {
       kind: 'resume',

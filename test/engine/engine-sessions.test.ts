@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import type { TurnEvent } from '../../src/turn/turn-event.js';
+import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
+
+const never = new AbortController().signal;
+const withId = (id: string) => ({ identity: { nativeSessionId: { value: id, source: 'x-session-id' } } });
+
+describe('engine sessions (issue 4)', () => {
+  it('coalescing: two identical requests in flight share one send and both see the whole turn', async () => {
+    const { engine, upstream } = createTestEngine([
+      { type: 'text-delta', text: 'one ' },
+      { type: 'delay', ms: 50 },
+      { type: 'text-delta', text: 'answer' },
+      { type: 'end', status: 'finished' },
+    ]);
+    const [first, second] = await Promise.all([
+      engine.handleTurn(request([user('same question')]), never),
+      engine.handleTurn(request([user('same question')]), never),
+    ]);
+    const [a, b] = await Promise.all([collect(first!), collect(second!)]);
+    expect(textOf(a)).toBe('one answer');
+    expect(textOf(b)).toBe('one answer');
+    expect(upstream.calls).toHaveLength(1);
+    await engine.close();
+  });
+
+  it('cancellation: a disconnect while a call is parked mid-batch cancels the run and settles the call', async () => {
+    const { engine, upstream } = createTestEngine([
+      { type: 'tool-call', toolCallId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
+      { type: 'delay', ms: 10_000 },
+      { type: 'tool-batch-end' },
+      { type: 'await-tool-results' },
+      { type: 'end', status: 'finished' },
+    ]);
+    const abort = new AbortController();
+    const seen: TurnEvent[] = [];
+    for await (const event of await engine.handleTurn(request([user('list files')]), abort.signal)) {
+      seen.push(event);
+      if (event.type === 'tool-call') abort.abort();
+      if (abort.signal.aborted && (event.type === 'turn-end' || event.type === 'error')) break;
+    }
+    await expect.poll(() => upstream.calls[0]?.cancelled).toBe(true);
+    expect(upstream.sessions[0]?.disposed ?? false).toBe(false);
+    expect(engine.metrics()).toMatchObject({ inFlightSessions: 0 });
+    await engine.close();
+  });
+
+  it('a side call under the same session id (a title request) gets its own agent', async () => {
+    const { engine, upstream } = createTestEngine([
+      [
+        { type: 'text-delta', text: 'main' },
+        { type: 'end', status: 'finished' },
+      ],
+      [
+        { type: 'text-delta', text: 'A title' },
+        { type: 'end', status: 'finished' },
+      ],
+      [
+        { type: 'text-delta', text: 'main 2' },
+        { type: 'end', status: 'finished' },
+      ],
+    ]);
+    await collect(await engine.handleTurn(request([user('fix the bug')], withId('ses_1')), never));
+    await collect(
+      await engine.handleTurn(
+        request([user('Generate a title for this conversation:\n'), user('fix the bug')], {
+          ...withId('ses_1'),
+          tools: [],
+        }),
+        never,
+      ),
+    );
+    await collect(
+      await engine.handleTurn(
+        request([user('fix the bug'), assistant('main'), user('thanks')], withId('ses_1')),
+        never,
+      ),
+    );
+    expect(upstream.calls.map((call) => call.sessionId)).toEqual(['scripted-1', 'scripted-2', 'scripted-1']);
+    expect(upstream.calls[2]?.input.prompt.text).not.toContain('fix the bug');
+    await engine.close();
+  });
+
+  it('a repeated opening after the retry window gets a fresh agent, never the earlier history', async () => {
+    const { engine, upstream } = createTestEngine(
+      [
+        { type: 'text-delta', text: 'hi' },
+        { type: 'end', status: 'finished' },
+      ],
+      {},
+    );
+    await collect(await engine.handleTurn(request([user('hello')], { identity: {} }), never));
+    await collect(
+      await engine.handleTurn(
+        request([user('hello'), assistant('hi'), user('more')], { identity: {} }),
+        never,
+      ),
+    );
+    // The same opening again, after a later turn: a new conversation.
+    await collect(await engine.handleTurn(request([user('hello')], { identity: {} }), never));
+    expect(upstream.calls.map((call) => call.sessionId)).toEqual(['scripted-1', 'scripted-1', 'scripted-2']);
+    await engine.close();
+  });
+
+  it('a rejected tool result with replacement text retires the parked run and replays', async () => {
+    const { engine, upstream } = createTestEngine([
+      [
+        { type: 'tool-call', toolCallId: 't1', toolName: 'Bash', input: { command: 'rm -rf x' } },
+        { type: 'tool-batch-end' },
+        { type: 'await-tool-results' },
+        { type: 'end', status: 'finished' },
+      ],
+      [
+        { type: 'text-delta', text: 'ok, not deleting' },
+        { type: 'end', status: 'finished' },
+      ],
+    ]);
+    await collect(await engine.handleTurn(request([user('clean up')]), never));
+    const events = await collect(
+      await engine.handleTurn(
+        request([
+          user('clean up'),
+          assistant('', [{ id: 't1', name: 'Bash', input: { command: 'rm -rf x' } }]),
+          toolResult(
+            't1',
+            "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.",
+            true,
+          ),
+          user('do not delete anything, just list'),
+        ]),
+        never,
+      ),
+    );
+    expect(textOf(events)).toBe('ok, not deleting');
+    expect(upstream.calls[0]?.cancelled).toBe(true);
+    expect(upstream.calls[1]?.input.prompt.text).toContain('do not delete anything');
+    expect(engine.metrics()).toMatchObject({ resumed: 0 });
+    await engine.close();
+  });
+
+  it('40 concurrent conversations: the LRU holds 32 and the in-flight ones survive', async () => {
+    const { engine, upstream } = createTestEngine((input) =>
+      input.prompt.text.includes('park')
+        ? [
+            {
+              type: 'tool-call',
+              toolCallId: `id-${input.prompt.text.match(/park (\d+)/)?.[1]}`,
+              toolName: 'Bash',
+              input: {},
+            },
+            { type: 'tool-batch-end' },
+            { type: 'await-tool-results' },
+            { type: 'text-delta', text: 'resumed' },
+            { type: 'end', status: 'finished' },
+          ]
+        : [
+            { type: 'delay', ms: 5 },
+            { type: 'end', status: 'finished' },
+          ],
+    );
+    const turns = Array.from({ length: 40 }, (_, index) =>
+      engine
+        .handleTurn(
+          request([user(index < 8 ? `park ${index}` : `chat ${index}`)], withId(`conversation-${index}`)),
+          never,
+        )
+        .then(collect),
+    );
+    await Promise.all(turns);
+    expect(engine.metrics()).toMatchObject({ sessions: 32, inFlightSessions: 8 });
+    for (let index = 0; index < 8; index += 1) {
+      const events = await collect(
+        await engine.handleTurn(
+          request(
+            [
+              user(`park ${index}`),
+              assistant('', [{ id: `id-${index}`, name: 'Bash' }]),
+              toolResult(`id-${index}`, 'done'),
+            ],
+            withId(`conversation-${index}`),
+          ),
+          never,
+        ),
+      );
+      expect(textOf(events)).toBe('resumed');
+    }
+    expect(upstream.calls.filter((call) => call.toolResults.length === 1)).toHaveLength(8);
+    await engine.close();
+  });
+});
