@@ -225,6 +225,42 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
     expect(new Set(runRequests().map((request) => request.text)).size).toBe(1);
   });
 
+  it('reuses the agent with a slim prompt for the next turn, and replays a diverged transcript in full', async () => {
+    const scenario: Scenario = async (run) => {
+      const history = await run.history();
+      run.text(`turn ${history.length + 1}`);
+      run.turnEnded();
+    };
+    const { url, runRequests } = await start({ scenario });
+    const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
+    const ask = (messages: Anthropic.MessageParam[]) =>
+      client.messages.create({ model: 'composer-2', max_tokens: 50, system: environment, messages });
+    const first = await ask([{ role: 'user', content: 'opening-question-alpha' }]);
+    expect(first.content).toEqual([expect.objectContaining({ text: 'turn 1' })]);
+    const second = await ask([
+      { role: 'user', content: 'opening-question-alpha' },
+      { role: 'assistant', content: 'turn 1' },
+      { role: 'user', content: 'follow-up-beta' },
+    ]);
+    // The same agent (its checkpointed history has one turn) got only the new message.
+    expect(second.content).toEqual([expect.objectContaining({ text: 'turn 2' })]);
+    expect(runRequests()[1]?.text).toContain('follow-up-beta');
+    expect(runRequests()[1]?.text).not.toContain('opening-question-alpha');
+
+    const diverged = await ask([
+      { role: 'user', content: 'opening-question-alpha' },
+      { role: 'assistant', content: 'an answer the agent never gave' },
+      { role: 'user', content: 'follow-up-gamma' },
+    ]);
+    // A fresh agent (no history) received the whole transcript.
+    expect(diverged.content).toEqual([expect.objectContaining({ text: 'turn 1' })]);
+    const replay = runRequests()[2]?.text ?? '';
+    expect(replay).toContain('opening-question-alpha');
+    expect(replay).toContain('an answer the agent never gave');
+    expect(replay).toContain('follow-up-gamma');
+    expect(runRequests()[2]?.conversationId).not.toBe(runRequests()[0]?.conversationId);
+  });
+
   it('refuses with 401, x-should-retry false and the spec message when the key is missing', async () => {
     const { url } = await start({ apiKey: null });
     const response = await fetch(`${url}/v1/messages?beta=true`, {
