@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { computeIdentity } from '../src/engine/session-identity.js';
+import { messageDigest } from '../src/engine/transcript-digest.js';
 import { classifyTrailingTurn } from '../src/engine/turn-classifier.js';
 import type { TurnMessage, TurnRequest } from '../src/turn/turn-request.js';
 
@@ -124,7 +125,11 @@ const calibrate = (userBytes: number): number => {
 const analyse = (request: TurnRequest): void => {
   computeIdentity(request);
   classifyTrailingTurn(request);
+  if (withDigests) request.messages.map(messageDigest);
 };
+
+/** Also time the engine's per-message transcript digests (the resume / slim / replay planning). */
+let withDigests = false;
 
 /**
  * Times identity + classification of `sample(i).request` for fresh object graphs. `prime`, when given, is
@@ -188,4 +193,9 @@ const heavyUserBytes = Math.floor(
 );
 scenarios('no native id, mostly user text', (seed) =>
   buildRequest({ native: false, resultBytes: 200, userBytes: heavyUserBytes, turns, seed }),
+);
+
+withDigests = true;
+scenarios('native id, with planning digests', (seed) =>
+  buildRequest({ native: true, resultBytes, userBytes, turns, seed }),
 );

@@ -93,9 +93,10 @@ export class Engine {
     try {
       const { model } = this.#options.resolveModel(request);
       await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
-      const fingerprint = sha(
-        `${request.protocol}\0${model}\0${request.messages.map(messageDigest).join('\0')}`,
-      );
+      // Per-message digests, computed once per request: the fingerprint, the planner and the committed
+      // history all use them.
+      const digests = request.messages.map(messageDigest);
+      const fingerprint = sha(`${request.protocol}\0${model}\0${digests.join('\0')}`);
       const failure = request.stream ? undefined : this.#failures.get(fingerprint);
       if (failure !== undefined && Date.now() - failure.at < this.#options.failureReplayMs) {
         // Claude Code retries a turn that failed in-stream without streaming; answer with the same error
@@ -109,7 +110,12 @@ export class Engine {
         () => {
           const controller = new AbortController();
           return {
-            events: this.#turn(session, request, { model, fingerprint, trailing }, controller.signal),
+            events: this.#turn(
+              session,
+              request,
+              { model, fingerprint, digests, trailing },
+              controller.signal,
+            ),
             cancel: async () => controller.abort(),
           };
         },
@@ -212,7 +218,7 @@ export class Engine {
   async *#turn(
     session: Session,
     request: TurnRequest,
-    { model, fingerprint, trailing }: { model: string; fingerprint: string; trailing: TrailingTurn },
+    turn: { model: string; fingerprint: string; digests: string[]; trailing: TrailingTurn },
     signal: AbortSignal,
   ): AsyncGenerator<TurnEvent, void> {
     const log = this.#options.logger.child({ session: session.key, protocol: request.protocol });
@@ -232,7 +238,7 @@ export class Engine {
     session.lastUsedAt = Date.now();
     session.clearParkDeadline();
     this.#counters.turns += 1;
-    const digests = request.messages.map(messageDigest);
+    const { model, fingerprint, digests, trailing } = turn;
     const tools = this.#options.mode === 'bridge' ? request.tools : [];
     const pump = new EventPump({
       tools,
@@ -270,7 +276,7 @@ export class Engine {
         { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
         'planned turn',
       );
-      await this.#startOrResume(session, request, model, plan, tools);
+      await this.#startOrResume(session, request, { model, digests }, plan, tools);
       signal.addEventListener('abort', onAbort, { once: true });
       const events = session.events;
       if (events === undefined)
@@ -302,7 +308,7 @@ export class Engine {
   async #startOrResume(
     session: Session,
     request: TurnRequest,
-    model: string,
+    { model, digests }: { model: string; digests: string[] },
     plan: Plan,
     tools: TurnRequest['tools'],
   ): Promise<void> {
@@ -336,7 +342,7 @@ export class Engine {
       reasoning: request.reasoning,
     };
     // Until the run reports otherwise, the agent holds the transcript up to this request.
-    session.committed = request.messages.map(messageDigest);
+    session.committed = digests;
     session.interrupted = false;
     const run = await session.upstream.startRun(input);
     session.run = run;

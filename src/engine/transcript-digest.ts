@@ -7,9 +7,30 @@
 import { createHash } from 'node:crypto';
 import type { TurnMessage, TurnUserPart } from '../turn/turn-request.js';
 
+const sampleLength = 512;
+const slices = 12;
+const sliceLength = 32;
+
+/**
+ * The text as compared: whole when short; for long text its length plus evenly spread slices, so a 2 MB
+ * transcript costs a few hundred KB of hashing per request instead of all of it. An edit that keeps a
+ * long text's length and misses every slice reads as unchanged; the only effect is a slim follow-up where
+ * a replay would have been more faithful.
+ */
+const sampled = (text: string): string => {
+  if (text.length <= sampleLength) return text;
+  let sample = `${text.length}:`;
+  const step = (text.length - sliceLength) / (slices - 1);
+  for (let index = 0; index < slices; index += 1) {
+    const offset = Math.floor(index * step);
+    sample += text.slice(offset, offset + sliceLength);
+  }
+  return sample;
+};
+
 const userPartKey = (part: TurnUserPart): string =>
   part.type === 'text'
-    ? `t:${part.text}`
+    ? `t:${sampled(part.text)}`
     : part.source.kind === 'url'
       ? `u:${part.source.url}`
       : `i:${part.source.mediaType}:${part.source.data.length}:${part.source.data.slice(0, 64)}`;
@@ -17,14 +38,16 @@ const userPartKey = (part: TurnUserPart): string =>
 const messageKey = (message: TurnMessage): string => {
   switch (message.role) {
     case 'system':
-      return `system\0${message.content.map((part) => part.text).join('\0')}`;
+      return `system\0${message.content.map((part) => sampled(part.text)).join('\0')}`;
     case 'user':
       return `user\0${message.content.map(userPartKey).join('\0')}`;
     case 'assistant': {
-      const text = message.content
-        .flatMap((part) => (part.type === 'text' ? [part.text] : []))
-        .join('')
-        .trim();
+      const text = sampled(
+        message.content
+          .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+          .join('')
+          .trim(),
+      );
       const calls = message.content.flatMap((part) =>
         part.type === 'tool-call' ? [`${part.toolCallId}:${part.toolName}`] : [],
       );
