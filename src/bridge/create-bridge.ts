@@ -3,6 +3,7 @@
  * engine → HTTP server. `close()` tears everything down in reverse order of creation.
  */
 
+import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { resolveCursorApiKey } from '../config/cursor-auth.js';
@@ -88,10 +89,15 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
   });
   if (cursor.sandboxEnabled || sandbox.enabled)
     logger.info({ enabled: sandbox.enabled, reason: sandbox.reason }, 'Cursor local sandbox');
-  if (cursor.mode === 'agent' && cursor.cwd !== undefined && detectContainer(env)) {
+  if (
+    cursor.mode === 'agent' &&
+    cursor.cwd !== undefined &&
+    detectContainer(env) &&
+    !existsSync(cursor.cwd)
+  ) {
     logger.warn(
       { cursorCwd: cursor.cwd },
-      'cursorCwd in a container: if this is the host project path, the SDK creates an empty phantom directory at it',
+      'cursorCwd does not exist in this container: the SDK will create it, an empty phantom directory; do not point cursorCwd at the host project path',
     );
   }
 
