@@ -1,16 +1,16 @@
 /**
  * Acceptance: the real Claude Code CLI (pinned, from npm) against the bridge's Messages route, offline
- * in its own network namespace, with a scripted model. Every scenario checks what the user sees (Claude
+ * in its own network namespace, served by `cursor-bridge serve` (the real `@cursor/sdk`) against the
+ * fake Cursor backend, whose scenario plays the model. Every scenario checks what the user sees (Claude
  * Code's result JSON) and what the backend received (prompts, tool results, the agent used).
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createTurnError } from '../../src/turn/turn-error.js';
 import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
 import { parseJsonLines } from './helpers/client-driver.js';
-import { installTimeoutMs, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { ensureClient } from './helpers/install-clients.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
 import { quoteToolResults } from './helpers/model-scenario.js';
+import { rejectedKeyMessage, serveKeepaliveMs } from './helpers/serve-bridge.js';
 import {
   expectCorrectedScratchCall,
   expectGrounded,
@@ -23,8 +23,11 @@ import {
 
 const answerOf = (stdout: string): string => claudeCodeResult(stdout)?.result ?? '';
 
+/** Longer than the bridge's keepalive interval: the bridge sends keepalives meanwhile. */
+const keepaliveDelayMs = serveKeepaliveMs + 1_000;
+
 describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () => {
-  beforeAll(() => ensureClient('claude-code'), installTimeoutMs);
+  beforeAll(() => prepareE2e('claude-code'), installTimeoutMs);
 
   it('prints a plain answer', async () => {
     const e2e = await startE2e(claudeCodeDriver, {
@@ -43,12 +46,18 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
 
   it('runs a Bash call on the host and answers with its output, through keepalives', async () => {
     const e2e = await startE2e(claudeCodeDriver, {
-      keepaliveMs: 100,
       turns: [
         {
           steps: [
-            { delayMs: 400, text: 'Running it.', toolCalls: [{ shell: 'echo tool-$((20+22))-ok' }] },
-            { delayMs: 400, text: (context) => `The command printed: ${quoteToolResults(context)}` },
+            {
+              delayMs: keepaliveDelayMs,
+              text: 'Running it.',
+              toolCalls: [{ shell: 'echo tool-$((20+22))-ok' }],
+            },
+            {
+              delayMs: keepaliveDelayMs,
+              text: (context) => `The command printed: ${quoteToolResults(context)}`,
+            },
           ],
         },
       ],
@@ -153,7 +162,7 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
           steps: [
             {
               text: 'Partial answer ',
-              fail: createTurnError('overloaded', 'E2E: upstream overloaded mid-stream.'),
+              fail: { message: 'E2E: upstream overloaded mid-stream.' },
             },
           ],
         },
@@ -175,16 +184,14 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
   it('stops at once with a clear error when the Cursor key is rejected', async () => {
     const e2e = await startE2e(claudeCodeDriver, {
       turns: [],
-      refuse: createTurnError('authentication', 'E2E: the Cursor API key was rejected.', {
-        retryable: false,
-      }),
+      cursorAuth: 'reject',
     });
     const run = await e2e.turn('Say hi.');
 
     expect(run.exitCode).not.toBe(0);
     expect(run.timedOut).toBe(false);
     expect(claudeCodeResult(run.stdout)?.is_error).toBe(true);
-    expect(answerOf(run.stdout)).toContain('E2E: the Cursor API key was rejected.');
+    expect(answerOf(run.stdout)).toContain(rejectedKeyMessage);
     // `x-should-retry: false` stops it at once (a bare 401 is retried for minutes).
     expect(e2e.bridge.turnExchanges()).toHaveLength(1);
     expect(e2e.bridge.runs()).toHaveLength(0);

@@ -1,18 +1,18 @@
 /**
  * Acceptance: the real Codex CLI (pinned, from npm) against the bridge's Responses route, offline in its
- * own network namespace, with a scripted model. Codex hosts `exec_command` (its output reaches the model
+ * own network namespace, served by `cursor-bridge serve` (the real `@cursor/sdk`) against the fake
+ * Cursor backend, whose scenario plays the model. Codex hosts `exec_command` (its output reaches the model
  * wrapped in a header block: "Process exited with code 0 … Output:") and the custom tool `apply_patch`.
  */
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createTurnError } from '../../src/turn/turn-error.js';
 import { parseJsonLines } from './helpers/client-driver.js';
 import { codexAgentMessages, codexCommands, codexDriver, codexReasoning } from './helpers/codex-driver.js';
-import { installTimeoutMs, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { ensureClient } from './helpers/install-clients.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
 import { quoteToolResults } from './helpers/model-scenario.js';
+import { rejectedKeyMessage, serveKeepaliveMs } from './helpers/serve-bridge.js';
 import {
   expectCorrectedScratchCall,
   expectGrounded,
@@ -25,8 +25,11 @@ import {
 
 const answerOf = (stdout: string): string => codexAgentMessages(stdout).join('\n');
 
+/** Longer than the bridge's keepalive interval: the bridge sends keepalives meanwhile. */
+const keepaliveDelayMs = serveKeepaliveMs + 1_000;
+
 describe('Codex against the bridge', { timeout: scenarioTimeoutMs }, () => {
-  beforeAll(() => ensureClient('codex'), installTimeoutMs);
+  beforeAll(() => prepareE2e('codex'), installTimeoutMs);
 
   it('prints a plain answer', async () => {
     const e2e = await startE2e(codexDriver, {
@@ -42,17 +45,19 @@ describe('Codex against the bridge', { timeout: scenarioTimeoutMs }, () => {
 
   it('runs exec_command on the host and answers with its output, after thinking and through keepalives', async () => {
     const e2e = await startE2e(codexDriver, {
-      keepaliveMs: 100,
       turns: [
         {
           steps: [
             {
-              delayMs: 400,
+              delayMs: keepaliveDelayMs,
               thinking: 'Plan the check.',
               text: 'Running it.',
               toolCalls: [{ shell: 'echo tool-$((20+22))-ok' }],
             },
-            { delayMs: 400, text: (context) => `The command printed: ${quoteToolResults(context)}` },
+            {
+              delayMs: keepaliveDelayMs,
+              text: (context) => `The command printed: ${quoteToolResults(context)}`,
+            },
           ],
         },
       ],
@@ -171,16 +176,14 @@ describe('Codex against the bridge', { timeout: scenarioTimeoutMs }, () => {
   it('exits non-zero with a clear error when the Cursor key is rejected', async () => {
     const e2e = await startE2e(codexDriver, {
       turns: [],
-      refuse: createTurnError('authentication', 'E2E: the Cursor API key was rejected.', {
-        retryable: false,
-      }),
+      cursorAuth: 'reject',
     });
     const run = await e2e.turn('Say hi.');
 
     expect(run.exitCode).not.toBe(0);
     expect(run.timedOut).toBe(false);
     const failed = parseJsonLines(run.stdout).find((event) => event['type'] === 'turn.failed');
-    expect(JSON.stringify(failed)).toContain('401 Unauthorized: E2E: the Cursor API key was rejected.');
+    expect(JSON.stringify(failed)).toContain(`401 Unauthorized: ${rejectedKeyMessage}`);
     // Codex 0.171.0 ignores `x-should-retry: false` and retries a 401 five times (~6 s) first.
     expect(e2e.bridge.turnExchanges().length).toBeLessThanOrEqual(6);
     expect(e2e.bridge.runs()).toHaveLength(0);

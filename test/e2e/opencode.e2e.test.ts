@@ -1,16 +1,15 @@
 /**
  * Acceptance: the real OpenCode CLI (pinned, from npm) against the bridge's Chat Completions route (and
- * once over the Responses API), offline in its own network namespace, with a scripted model. OpenCode
- * sends a tool-less title request before each first turn; the scripted model answers it as a side
- * request. OpenCode is slow (6–10 s per run on 2 cores), so it gets the fewest runs that cover the list.
+ * once over the Responses API), offline in its own network namespace, served by `cursor-bridge serve` (the real
+ * `@cursor/sdk`) against the fake Cursor backend, whose scenario plays the model. OpenCode sends a
+ * tool-less title request before each first turn; the model answers it as a side request. OpenCode is slow (6–10 s per run on 2 cores), so it gets the fewest runs that cover the list.
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createTurnError } from '../../src/turn/turn-error.js';
 import { parseJsonLines } from './helpers/client-driver.js';
-import { installTimeoutMs, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { ensureClient } from './helpers/install-clients.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
 import { quoteToolResults } from './helpers/model-scenario.js';
+import { rejectedKeyMessage, serveKeepaliveMs } from './helpers/serve-bridge.js';
 import {
   opencodeDriver,
   opencodeReasoning,
@@ -27,8 +26,11 @@ import {
   toolCallCount,
 } from './helpers/scenario-assertions.js';
 
+/** Longer than the bridge's keepalive interval: the bridge sends keepalives meanwhile. */
+const keepaliveDelayMs = serveKeepaliveMs + 1_000;
+
 describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
-  beforeAll(() => ensureClient('opencode'), installTimeoutMs);
+  beforeAll(() => prepareE2e('opencode'), installTimeoutMs);
 
   // One run checks both the plain answer and the grounding: each OpenCode run costs 6–10 s.
   it("prints a plain answer after its title request, grounded in the client's working directory", async () => {
@@ -52,17 +54,16 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
   // The host tool round trip, with two calls in its step (the Responses test below makes a single call).
   it('thinks, runs two bash calls of one step on the host and answers with both outputs, through keepalives', async () => {
     const e2e = await startE2e(opencodeDriver, {
-      keepaliveMs: 100,
       turns: [
         {
           steps: [
             {
-              delayMs: 400,
+              delayMs: keepaliveDelayMs,
               thinking: 'Plan both checks.',
               text: 'Running them.',
               toolCalls: [{ shell: 'echo first-$((1+1))' }, { shell: 'echo second-$((2+3))' }],
             },
-            { delayMs: 400, text: (context) => `Both printed: ${quoteToolResults(context)}` },
+            { delayMs: keepaliveDelayMs, text: (context) => `Both printed: ${quoteToolResults(context)}` },
           ],
         },
       ],
@@ -148,9 +149,7 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
   it('exits non-zero with a clear error when the Cursor key is rejected', async () => {
     const e2e = await startE2e(opencodeDriver, {
       turns: [],
-      refuse: createTurnError('authentication', 'E2E: the Cursor API key was rejected.', {
-        retryable: false,
-      }),
+      cursorAuth: 'reject',
     });
     const run = await e2e.turn('Say hi.');
 
@@ -161,7 +160,7 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
       expect.objectContaining({
         error: expect.objectContaining({
           data: expect.objectContaining({
-            message: 'E2E: the Cursor API key was rejected.',
+            message: expect.stringContaining(rejectedKeyMessage),
             statusCode: 401,
             isRetryable: false,
           }),

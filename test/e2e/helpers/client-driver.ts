@@ -7,7 +7,7 @@ import type { TurnProtocol } from '../../../src/turn/turn-request.js';
 import type { ClientName } from './install-clients.js';
 import type { ClientEndpoint } from './network-isolation.js';
 import type { ClientSandbox } from './run-client.js';
-import type { ShellTool } from './scripted-model.js';
+import type { ShellTool } from './model-scenario.js';
 
 /** The arguments, extra environment and stdin of one client run. */
 export type ClientInvocation = {
@@ -40,7 +40,7 @@ export type ClientDriver = {
   invocation(target: ClientTarget, prompt: string, options?: TurnOptions): ClientInvocation;
 };
 
-/** The API key every client presents; the in-process bridge does not check it. */
+/** The API key every client presents; the bridge has no `APIKEY` configured and does not check it. */
 export const e2eApiKey = 'sk-e2e-test';
 
 /** Parse each stdout line that is a JSON object; other lines are skipped. */

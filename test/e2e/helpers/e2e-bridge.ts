@@ -1,7 +1,8 @@
 /**
- * What a scenario sees of the bridge under test, whatever plays the model behind it: today the
- * in-process bridge with a scripted upstream (`scripted-bridge.ts`); later `cursor-bridge serve` with the
- * real `@cursor/sdk` against the fake Cursor backend, which only has to produce the same view.
+ * What a scenario sees of the bridge under test: the HTTP exchanges between the client and the bridge,
+ * and the agent runs as the model backend received them. `serve-bridge.ts` produces it for
+ * `cursor-bridge serve` (the real CLI, the real `@cursor/sdk`) against the project's fake Cursor
+ * backend.
  */
 
 import type { SseFrame } from '../../../src/protocols/sse-frame.js';
@@ -26,27 +27,33 @@ export type RecordedExchange = {
   keepalives: number;
   /** A non-streaming answer, or an error envelope. */
   json?: unknown;
+  /** Set when the exchange broke (the client hung up, the bridge was unreachable). */
+  error?: string;
 };
 
-/** One agent run as the model backend saw it. */
+/** One agent run as the model backend saw it (one `AgentRunRequest`). */
 export type BackendRun = {
-  /** The Cursor agent (SDK agent / upstream session) the run belongs to. */
+  /** The Cursor agent the run belongs to (the run request's `conversationId`). */
   agentId: string;
+  /** The SDK re-sent an earlier, failed run request (its stream retry), replaying the same turn. */
+  replay: boolean;
   model: string;
-  /** The full prompt text the agent received for this run. */
+  /** The full prompt text the agent received for this run (the user message of the run request). */
   prompt: string;
+  /** How many earlier turns the run request's conversation state carried (the SDK's checkpoint). */
+  historyTurns: number;
   /** The host tools mirrored for the run. */
   toolNames: string[];
   /** Whether the run carries the client's shell tool (the conversation, not a side request). */
   main: boolean;
-  /** Tool results the run received, in arrival order. */
+  /** Tool results the backend received for the run, in call order. */
   toolResults: Array<{ toolCallId: string; text: string; isError: boolean }>;
-  /** The scratch workspace the agent runs in. */
+  /** The scratch workspace the agent runs in, as the prompt names it. */
   workspaceDir: string;
 };
 
 export interface E2eBridge {
-  /** The unix socket the bridge listens on (see `network-isolation.ts`). */
+  /** The unix socket that reaches the bridge, for the clients' namespace relay (`network-isolation.ts`). */
   readonly socketPath: string;
   /** Every HTTP exchange, in arrival order. */
   readonly exchanges: readonly RecordedExchange[];
@@ -58,11 +65,14 @@ export interface E2eBridge {
   runs(): BackendRun[];
   /** The runs with {@link BackendRun.main} set. */
   mainRuns(): BackendRun[];
-  /** The bridge's `/metrics` counters (turns, resumed, slim, replayed, …). */
+  /** The bridge's `GET /metrics` counters (turns, resumed, slim, replayed, …). */
   metrics(): Promise<Record<string, unknown>>;
   /** Read a file of the scratch workspace a run's agent works in, while the session is live. */
   readWorkspaceFile(run: BackendRun, relativePath: string): Promise<string>;
-  /** Exchanges (with the exact frames sent), runs and the bridge log, for a failure report. */
+  /**
+   * For a failure report: the exchanges (with the exact frames sent), the backend's runs and request
+   * log, and the bridge's own output.
+   */
   describe(): string;
   close(): Promise<void>;
 }

@@ -1,20 +1,21 @@
 /**
- * One acceptance scenario: a bridge playing the scenario's model, a fresh client sandbox (HOME and
- * project) configured for it, and runs of the real client. Call {@link startE2e} inside a test: when the
- * test fails it prints every client run (command, exit, stdout, stderr), the bridge's exchanges with
- * the exact frames it sent, the upstream's runs and the bridge log; when it finishes everything is torn
- * down.
+ * One acceptance scenario: `cursor-bridge serve` with the real `@cursor/sdk` against the fake Cursor
+ * backend playing the scenario's model, a fresh client sandbox (HOME and project) configured for it,
+ * and runs of the real client. Call {@link startE2e} inside a test: when the test fails it prints every
+ * client run (command, exit, stdout, stderr), the bridge's exchanges with the exact frames it sent, the
+ * backend's runs and request log, and the bridge's own log; when it finishes everything is torn down.
  */
 
 import { onTestFailed, onTestFinished } from 'vitest';
 import type { ClientDriver, TurnOptions } from './client-driver.js';
-import { ensureClient } from './install-clients.js';
+import { ensureFreshDist } from './ensure-dist.js';
+import { ensureClient, type ClientName } from './install-clients.js';
 import type { ModelScenario } from './model-scenario.js';
 import { openClientEndpoint, type ClientEndpoint } from './network-isolation.js';
 import { createClientSandbox, runClient, type ClientRun, type ClientSandbox } from './run-client.js';
 import type { E2eBridge } from './e2e-bridge.js';
-import { startScriptedBridge } from './scripted-bridge.js';
-import type { ShellTool } from './scripted-model.js';
+import type { ShellTool } from './model-scenario.js';
+import { startServeBridge } from './serve-bridge.js';
 
 /** Per-run timeout. OpenCode needs 6–10 s per run on 2 cores; this leaves room for a loaded machine. */
 export const clientTimeoutMs = 60_000;
@@ -24,6 +25,14 @@ export const scenarioTimeoutMs = 2 * clientTimeoutMs + 10_000;
 
 /** For `beforeAll`: installing a client from npm takes ~15 s, more on a slow registry. */
 export const installTimeoutMs = 10 * 60_000;
+
+/**
+ * For `beforeAll` (with {@link installTimeoutMs}): the pinned client installed, and `dist/` compiled
+ * from the current sources for `bin/cursor-bridge.js`.
+ */
+export const prepareE2e = async (client: ClientName): Promise<void> => {
+  await Promise.all([ensureClient(client), ensureFreshDist()]);
+};
 
 export type E2eScenario = {
   bridge: E2eBridge;
@@ -43,10 +52,7 @@ const describeRun = (run: ClientRun, index: number): string =>
     `stderr:\n${run.stderr.length > 20_000 ? `${run.stderr.slice(0, 20_000)}…` : run.stderr}`,
   ].join('\n');
 
-/**
- * Starts a bridge whose model plays `scenario`. The default is the in-process bridge with a scripted
- * upstream; a bridge over the real SDK and the fake Cursor backend plugs in here.
- */
+/** Starts a bridge whose model plays `scenario`. The default is `cursor-bridge serve` ({@link startServeBridge}). */
 export type StartBridge = (options: { scenario: ModelScenario; shell: ShellTool }) => Promise<E2eBridge>;
 
 /** Set up a scenario for `driver`'s client; must be called inside a running test. */
@@ -56,7 +62,7 @@ export const startE2e = async (
   options: { startBridge?: StartBridge } = {},
 ): Promise<E2eScenario> => {
   const client = await ensureClient(driver.name);
-  const bridge = await (options.startBridge ?? startScriptedBridge)({ scenario, shell: driver.shell });
+  const bridge = await (options.startBridge ?? startServeBridge)({ scenario, shell: driver.shell });
   const sandbox = await createClientSandbox(driver.name);
   const endpoint = await openClientEndpoint(bridge.socketPath);
   const runs: ClientRun[] = [];

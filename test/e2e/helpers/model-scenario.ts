@@ -1,21 +1,27 @@
 /**
- * The "model" of an e2e scenario, as a small declarative description that does not depend on how it is
- * played: `scripted-model.ts` plays it through the engine's ScriptedUpstream; the fake Cursor backend
- * can play the same description behind the real `@cursor/sdk`.
+ * The "model" of an e2e scenario, as a small declarative description: `fake-backend-model.ts` plays it
+ * as the project's fake Cursor backend, behind the real `@cursor/sdk` inside `cursor-bridge serve`.
  *
  * A scenario is one entry per user turn of the conversation (one agent run each). A turn is a list of
  * steps; every step but the last calls tools and waits for their results, the last one answers.
- * Requests that do not carry the client's shell tool (OpenCode's title request) are side requests and
- * get {@link ModelScenario.sideReply}; they never consume a turn.
+ * Runs that do not offer the client's shell tool (OpenCode's title request) are side requests and get
+ * {@link ModelScenario.sideReply}; they never consume a turn.
  */
 
-import type { TurnError } from '../../../src/turn/turn-error.js';
+import type { ConnectErrorCode } from '../../fakes/cursor-backend/index.js';
+
+/** How the model calls one client's shell tool. */
+export type ShellTool = {
+  name: string;
+  /** The tool input for running `command`. */
+  input(command: string): Record<string, unknown>;
+};
 
 /** What the model knows when it writes a step. */
 export type ModelContext = {
-  /** The scratch workspace the upstream agent runs in. */
+  /** The scratch workspace the Cursor agent runs in (as the bridge's prompt names it). */
   workspaceDir: string;
-  /** The prompt text the upstream received for this run. */
+  /** The prompt text the backend received for this run. */
   prompt: string;
   /** The results of this run's tool calls so far, in call order. */
   toolResults: Array<{ toolCallId: string; text: string; isError: boolean }>;
@@ -31,6 +37,13 @@ export type ModelText = string | ((context: ModelContext) => string);
  */
 export type ModelToolCall = { shell: ModelText } | { tool: string; input: Record<string, unknown> };
 
+/**
+ * The backend ends the run's stream with a Connect error. The SDK reports `[<code>] <message>` as the
+ * run's error at once for `permission_denied` and `unauthenticated` (the default here); other codes
+ * make it re-send the run request three more times (~16 s), each replaying the same turn.
+ */
+export type ModelFailure = { message: string; code?: ConnectErrorCode };
+
 export type ModelStep = {
   /** The model is silent this long before the step (the bridge sends keepalives meanwhile). */
   delayMs?: number;
@@ -40,7 +53,7 @@ export type ModelStep = {
   /** Host tool calls of this step, emitted as one batch. Only the last step may have none. */
   toolCalls?: ModelToolCall[];
   /** The run fails after the step's text (a mid-stream upstream error); ends the turn. */
-  fail?: TurnError;
+  fail?: ModelFailure;
 };
 
 export type ModelTurn = { steps: ModelStep[] };
@@ -49,10 +62,8 @@ export type ModelScenario = {
   turns: ModelTurn[];
   /** The answer to side requests. Default `E2E side answer`. */
   sideReply?: string;
-  /** The bridge's SSE keepalive interval. Default: the server's own. */
-  keepaliveMs?: number;
-  /** When set, the backend refuses every turn with this error before the response starts. */
-  refuse?: TurnError;
+  /** `reject`: the backend answers the API-key exchange and `/v1/models` with 401. Default `ok`. */
+  cursorAuth?: 'ok' | 'reject';
 };
 
 /** Resolve a {@link ModelText}. */

@@ -1,6 +1,6 @@
 /**
- * Assertions shared by the three clients' scenarios. Each checks the backend's side (what the upstream
- * agent received) so a scenario fails when the client merely printed the expected words.
+ * Assertions shared by the three clients' scenarios. Each checks the backend's side (what the Cursor
+ * backend received) so a scenario fails when the client merely printed the expected words.
  */
 
 import { expect } from 'vitest';
@@ -14,7 +14,7 @@ export const frameText = (exchange: RecordedExchange | undefined): string =>
     : `${serializeSseFrames(exchange.frames)}${exchange.json === undefined ? '' : JSON.stringify(exchange.json)}`;
 
 /**
- * The tool results the upstream received over all runs, in the order the model made the calls, match
+ * The tool results the backend received over all runs, in the order the model made the calls, match
  * `expected` (each result's text contains the expected text: Codex wraps output in a header block).
  * Clients may send results in completion order (Claude Code does), so they are put in call order first.
  */
@@ -25,7 +25,7 @@ export const expectToolResults = (
   const results = bridge
     .runs()
     .flatMap((run) => run.toolResults)
-    // The scripted model numbers its calls `call_e2e_<run>_<step>_<index>`.
+    // The e2e model numbers its calls `call_e2e_<turn>_<step>_<index>`.
     .sort((left, right) => left.toolCallId.localeCompare(right.toolCallId, 'en', { numeric: true }));
   expect(results).toHaveLength(expected.length);
   for (const [index, want] of expected.entries()) {
@@ -37,7 +37,8 @@ export const expectToolResults = (
 
 /**
  * The second user turn reused the first turn's agent and sent it only what is new: the second prompt
- * has the second request and none of the first turn, nor the client's system prompt.
+ * has the second request and none of the first turn, nor the client's system prompt; the agent still
+ * has the first turn (the SDK sent it back as conversation state).
  */
 export const expectSlimSecondTurn = async (
   bridge: E2eBridge,
@@ -47,6 +48,8 @@ export const expectSlimSecondTurn = async (
   expect(runs).toHaveLength(2);
   const [first, second] = runs;
   expect(second?.agentId).toBe(first?.agentId);
+  expect(first?.historyTurns).toBe(0);
+  expect(second?.historyTurns).toBe(1);
   expect(first?.prompt).toContain(markers.firstMarker);
   expect(first?.prompt).toContain('<client_system_prompt>');
   const slim = second?.prompt ?? '';
@@ -76,7 +79,7 @@ export const expectGrounded = async (bridge: E2eBridge, project: string): Promis
 };
 
 /**
- * A tool call naming the scratch workspace never reached the client: the upstream got the bridge's
+ * A tool call naming the scratch workspace never reached the client: the backend got the bridge's
  * correction (naming the real project root) as an error result, and the client saw one turn request
  * whose response holds no tool call.
  */

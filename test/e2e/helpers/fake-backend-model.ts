@@ -1,0 +1,180 @@
+/**
+ * Plays a {@link ModelScenario} as the fake Cursor backend's {@link Scenario}: one call per
+ * `AgentRunRequest` the real SDK sends. A run that offers the client's shell tool is the next turn of
+ * the conversation; one that does not is a side request (OpenCode's title call). What each run
+ * received back (the SDK's tool results) and how it ended is recorded per run request.
+ */
+
+import type {
+  ConnectErrorCode,
+  FakeRunRequest,
+  FakeToolCallSpec,
+  FakeToolResult,
+  RunContext,
+  Scenario,
+} from '../../fakes/cursor-backend/index.js';
+import {
+  resolveModelText,
+  type ModelContext,
+  type ModelScenario,
+  type ModelStep,
+  type ShellTool,
+} from './model-scenario.js';
+
+/** A tool result as the backend received it, flattened to text. */
+export type ReceivedToolResult = { toolCallId: string; text: string; isError: boolean };
+
+/** One run request and what the scenario did with it. */
+export type PlayedRun = {
+  request: FakeRunRequest;
+  /** The run offered the client's shell tool. */
+  main: boolean;
+  /** The 1-based scenario turn it played (main runs only). */
+  turn?: number;
+  /** The SDK re-sent an earlier run request after a failure; the same turn was replayed. */
+  replay: boolean;
+  toolResults: ReceivedToolResult[];
+  /** How the stream ended (`open` while it runs). */
+  outcome: 'open' | 'answered' | 'failed' | 'closed-by-client' | 'scenario-error';
+  failure?: { message: string; code: ConnectErrorCode };
+  /** Why the scenario could not play the run (no such turn, …). */
+  error?: string;
+};
+
+/** Connect codes the SDK reports at once; after any other failure it re-sends the run request. */
+const notRetried: ReadonlySet<ConnectErrorCode> = new Set(['permission_denied', 'unauthenticated']);
+
+const usage = { inputTokens: 120, outputTokens: 25 };
+
+/** The scratch workspace as the bridge's `<bridge_environment>` head names it. */
+export const scratchDirOf = (prompt: string): string =>
+  /That directory \(([^)]+)\) is an empty scratch workspace/.exec(prompt)?.[1] ?? '';
+
+const toReceived = (result: FakeToolResult): ReceivedToolResult => {
+  switch (result.status) {
+    case 'success':
+      return {
+        toolCallId: result.callId,
+        text: result.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n'),
+        isError: result.isError,
+      };
+    case 'error':
+      return { toolCallId: result.callId, text: result.error, isError: true };
+    case 'rejected':
+      return { toolCallId: result.callId, text: `rejected: ${result.reason}`, isError: true };
+    case 'other':
+      return { toolCallId: result.callId, text: JSON.stringify(result.json), isError: true };
+  }
+};
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+export type FakeBackendModel = {
+  /** Give this to the fake backend. */
+  scenario: Scenario;
+  /** Every run request, in arrival order. */
+  played: PlayedRun[];
+};
+
+/** The fake backend's scenario for `scenario`, with `shell` as the client's shell tool. */
+export const createFakeBackendModel = (scenario: ModelScenario, shell: ShellTool): FakeBackendModel => {
+  const played: PlayedRun[] = [];
+  let turnsPlayed = 0;
+
+  /** The turn a main run plays: the next one, unless the SDK is re-sending a failed run request. */
+  const turnFor = (request: FakeRunRequest): { turn: number; replay: boolean } => {
+    const previous = played.filter((run) => run.main).at(-1);
+    const retried =
+      previous?.outcome === 'failed' &&
+      previous.failure !== undefined &&
+      !notRetried.has(previous.failure.code) &&
+      previous.request.text === request.text;
+    if (retried && previous.turn !== undefined) return { turn: previous.turn, replay: true };
+    turnsPlayed += 1;
+    return { turn: turnsPlayed, replay: false };
+  };
+
+  const playStep = async (
+    run: RunContext,
+    record: PlayedRun,
+    step: ModelStep,
+    ids: { turn: number; step: number },
+  ): Promise<'next' | 'stop'> => {
+    const context = (): ModelContext => ({
+      workspaceDir: scratchDirOf(run.prompt),
+      prompt: run.prompt,
+      toolResults: record.toolResults,
+    });
+    if (step.delayMs !== undefined) await sleep(step.delayMs, run.signal);
+    if (!run.open) return 'stop';
+    if (step.thinking !== undefined) {
+      run.thinking(step.thinking);
+      run.thinkingCompleted(7);
+    }
+    if (step.text !== undefined) run.text(resolveModelText(step.text, context()));
+    if (step.fail !== undefined) {
+      const failure = { message: step.fail.message, code: step.fail.code ?? 'permission_denied' };
+      record.outcome = 'failed';
+      record.failure = failure;
+      run.fail(failure.message, failure.code);
+      return 'stop';
+    }
+    const calls = step.toolCalls ?? [];
+    if (calls.length === 0) return 'next';
+    const specs = calls.map((call, index): FakeToolCallSpec => ({
+      // Numbered so results sort back into call order (clients answer in completion order).
+      callId: `call_e2e_${ids.turn}_${ids.step}_${index + 1}`,
+      ...('shell' in call
+        ? { toolName: shell.name, args: shell.input(resolveModelText(call.shell, context())) }
+        : { toolName: call.tool, args: call.input }),
+    }));
+    const results = await run.toolCalls(specs);
+    record.toolResults.push(...results.map(toReceived));
+    return 'next';
+  };
+
+  const play: Scenario = async (run) => {
+    const main = run.toolNames.includes(shell.name);
+    const record: PlayedRun = { request: run.request, main, replay: false, toolResults: [], outcome: 'open' };
+    played.push(record);
+    run.signal.addEventListener(
+      'abort',
+      () => {
+        if (record.outcome === 'open') record.outcome = 'closed-by-client';
+      },
+      { once: true },
+    );
+    if (!main) {
+      run.text(scenario.sideReply ?? 'E2E side answer');
+      run.turnEnded({ inputTokens: 40, outputTokens: 5 });
+      record.outcome = 'answered';
+      return;
+    }
+    const { turn, replay } = turnFor(run.request);
+    record.turn = turn;
+    record.replay = replay;
+    const steps = scenario.turns[turn - 1]?.steps;
+    if (steps === undefined) {
+      record.outcome = 'scenario-error';
+      record.error = `the scenario has ${scenario.turns.length} turn(s); run ${run.request.index} asked for turn ${turn}`;
+      // Thrown: the fake fails the stream with a code the SDK does not retry.
+      throw new Error(`e2e model: ${record.error}`);
+    }
+    for (const [index, step] of steps.entries()) {
+      if ((await playStep(run, record, step, { turn, step: index + 1 })) === 'stop') return;
+    }
+    run.turnEnded(usage);
+    if (record.outcome === 'open') record.outcome = 'answered';
+  };
+
+  return { scenario: play, played };
+};
