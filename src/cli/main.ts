@@ -7,10 +7,8 @@ import { homedir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/config-error.js';
 import { exitCodes, type CliIo } from './cli-io.js';
-import { runModelGet } from './model-get-command.js';
 import { packageVersion } from './package-info.js';
-import { runServe } from './serve.js';
-import { runTemplates, templatesUsage } from './templates-command.js';
+import { templatesUsage } from './templates-usage.js';
 
 const usage = `Usage:
   cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE]
@@ -58,7 +56,10 @@ const defaultIo = (): CliIo => ({
 const configOption = (values: Values): { configPath?: string } =>
   values.config === undefined ? {} : { configPath: values.config };
 
-/** Runs one command; undefined when argv names none. Throws what the command throws. */
+/**
+ * Runs one command; undefined when argv names none. Throws what the command throws. Commands are
+ * imported when run, so `--version`, `--help` and usage errors do not load the whole bridge.
+ */
 const dispatch = async (
   io: CliIo,
   command: string,
@@ -82,6 +83,7 @@ const dispatch = async (
         return exitCodes.usage;
       }
     }
+    const { runServe } = await import('./serve.js');
     return runServe(io, {
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(port === undefined ? {} : { port }),
@@ -89,9 +91,11 @@ const dispatch = async (
     });
   }
   if (command === 'model' && rest[0] === 'get' && rest.length === 2) {
+    const { runModelGet } = await import('./model-get-command.js');
     return runModelGet(io, { provider: rest[1] ?? '', ...configOption(values) });
   }
   if (command === 'templates') {
+    const { runTemplates } = await import('./templates-command.js');
     return runTemplates(io, {
       args: rest,
       ...configOption(values),

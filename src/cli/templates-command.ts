@@ -4,12 +4,7 @@ import { runTemplatesList } from './templates-list.js';
 import { runTemplatesRender } from './templates-render.js';
 import { describeTemplateNames, findTemplateName, resolveTemplateDirs } from './templates-setup.js';
 import { runTemplatesShow } from './templates-show.js';
-
-/** The `templates` lines of the CLI usage. */
-export const templatesUsage = `  cursor-bridge templates list [--config FILE]
-  cursor-bridge templates show NAME [--config FILE]
-  cursor-bridge templates render [--env FILE] [--config FILE]
-  cursor-bridge templates eject [DIR] [--config FILE]`;
+import { templatesUsage } from './templates-usage.js';
 
 export type TemplatesOptions = {
   /** The words after `templates`: the subcommand and its arguments. */
