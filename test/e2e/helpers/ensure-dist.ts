@@ -6,18 +6,28 @@
  */
 
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The repository root. */
-export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+/** The repository root (no trailing separator). */
+export const repoRoot = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
 
 /** What `tsconfig.build.json` compiles into `dist/`. */
 const sourceDirs = ['src', 'mcp'] as const;
-const lockDir = join(repoRoot, 'test', '.cache', 'dist-build.lock');
+/**
+ * One lock per checkout, shared with every other test helper that builds `dist/` (the same path as
+ * `test/cli/helpers/ensure-built.ts` uses), so two suites never run `tsc` into `dist/` at once.
+ */
+const lockDir = join(
+  tmpdir(),
+  `cursor-bridge-build-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 12)}.lock`,
+);
 const buildTimeoutMs = 5 * 60_000;
-const lockStaleMs = 10 * 60_000;
+/** A lock without an owner pid (taken by a helper that writes none) counts as stale after this long. */
+const lockStaleMs = 180_000;
 
 const listSources = async (dir: string): Promise<string[]> => {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -95,8 +105,7 @@ const lockIsStale = async (): Promise<boolean> => {
   if (created === undefined) return false;
   if (Date.now() - created > lockStaleMs) return true;
   const owner = Number(await readFile(join(lockDir, 'pid'), 'utf8').catch(() => ''));
-  if (!Number.isInteger(owner) || owner <= 0) return Date.now() - created > 5_000;
-  return !isAlive(owner);
+  return Number.isInteger(owner) && owner > 0 && !isAlive(owner);
 };
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -112,7 +121,6 @@ let fresh: Promise<void> | undefined;
 export const ensureFreshDist = (): Promise<void> => (fresh ??= buildIfStale());
 
 const buildIfStale = async (): Promise<void> => {
-  await mkdir(join(repoRoot, 'test', '.cache'), { recursive: true });
   for (;;) {
     if ((await staleDistSources()).length === 0) return;
     try {
