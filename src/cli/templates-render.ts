@@ -16,6 +16,13 @@ import { findTemplateName, type TemplateDirs } from './templates-setup.js';
 const blockShapes =
   'Claude Code "# Environment" (Primary working directory: …), OpenCode <env>…</env>, Codex <environment_context>…</environment_context>';
 
+const sourceLabels: Record<HostFacts['source'], string> = {
+  'claude-code': 'Claude Code "# Environment"',
+  opencode: 'OpenCode <env>',
+  codex: 'Codex <environment_context>',
+  'env-block': 'generic <env>',
+};
+
 const describeFacts = (facts: HostFacts): string => {
   const normalised = [
     ['root', facts.root],
@@ -63,7 +70,7 @@ export const runTemplatesRender = async (
     io.stdout(
       facts === undefined
         ? `No environment block found in ${path} (looked for ${blockShapes}).\n`
-        : `Environment block in ${path} (${facts.source}):\n${describeFacts(facts)}`,
+        : `Environment block in ${path} (${sourceLabels[facts.source]}):\n${describeFacts(facts)}`,
     );
   }
   if (facts?.root === undefined) {

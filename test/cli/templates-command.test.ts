@@ -156,9 +156,9 @@ describe('templates show', () => {
 
 describe('templates render', () => {
   it.each([
-    ['Claude Code', claudeCodeEnv, '/home/ada/claude-project', 'claude-code'],
-    ['OpenCode', openCodeEnv, '/home/ada/opencode-project', 'opencode'],
-    ['Codex', codexEnv, '/home/ada/codex-project', 'codex'],
+    ['Claude Code', claudeCodeEnv, '/home/ada/claude-project', 'Claude Code "# Environment"'],
+    ['OpenCode', openCodeEnv, '/home/ada/opencode-project', 'OpenCode <env>'],
+    ['Codex', codexEnv, '/home/ada/codex-project', 'Codex <environment_context>'],
   ])(
     'renders every file and the prompt head and tail for a %s block',
     async (_client, text, root, source) => {
@@ -196,6 +196,20 @@ describe('templates render', () => {
       'Use only absolute host paths that appear in the conversation; never guess a project root.',
     );
     expect(result.stdout).not.toContain('Use host paths under');
+  });
+
+  it('uses the no-root wording when the block names no working directory', async () => {
+    const envFile = join(home, 'env.txt');
+    await writeFile(envFile, '<env>\n  Platform: linux\n  Shell: bash\n</env>\n');
+    const result = await run('templates', 'render', '--env', envFile);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      `Environment block in ${envFile} (generic <env>):\n  platform: linux\n  shell: bash\n`,
+    );
+    expect(result.stdout).toContain('No project root is known, so the no-root wording applies');
+    const head = result.stdout.split('==> prompt head (default) <==\n')[1] ?? '';
+    expect(head).toContain('(Platform: linux; Shell: bash)');
+    expect(head).toContain('Use only absolute host paths that appear in the conversation');
   });
 
   it('renders with the user override', async () => {

@@ -2,12 +2,13 @@
  * Makes sure `dist/` (what `bin/cursor-bridge.js` runs) is built from the current sources, so the
  * process-level tests never exercise a stale build: every `src/**` and `mcp/**` `.ts` file must have a
  * `.js` in `dist/` at least as new, else `tsc -p tsconfig.build.json` runs (what `npm run build` runs).
- * Test files racing to build take turns through a lock directory.
+ * Test files racing to build take turns through a lock directory, the same one (holding the owner's
+ * pid) that `test/e2e/helpers/ensure-dist.ts` takes, so two suites never run tsc into `dist/` at once.
  */
 
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -26,8 +27,11 @@ const mtime = async (path: string): Promise<number | undefined> =>
     () => undefined,
   );
 
-/** The sources whose built `.js` is missing or older than they are (empty when dist is fresh). */
-export const findStaleSources = async (): Promise<string[]> => {
+/**
+ * The sources whose built `.js` is missing or older than they are (empty when dist is fresh); with
+ * `editedBefore`, only sources saved before then count (one saved during a build is not its fault).
+ */
+export const findStaleSources = async (options: { editedBefore?: number } = {}): Promise<string[]> => {
   const stale: string[] = [];
   for (const root of sourceRoots) {
     const entries = await readdir(join(repoRoot, root), { recursive: true, withFileTypes: true });
@@ -36,9 +40,8 @@ export const findStaleSources = async (): Promise<string[]> => {
       const source = join(entry.parentPath, entry.name);
       const built = join(repoRoot, 'dist', relative(repoRoot, source)).replace(/\.ts$/, '.js');
       const [sourceTime, builtTime] = await Promise.all([mtime(source), mtime(built)]);
-      if (builtTime === undefined || (sourceTime !== undefined && builtTime < sourceTime)) {
-        stale.push(relative(repoRoot, source));
-      }
+      if (sourceTime === undefined || sourceTime > (options.editedBefore ?? Infinity)) continue;
+      if (builtTime === undefined || builtTime < sourceTime) stale.push(relative(repoRoot, source));
     }
   }
   return stale;
@@ -58,40 +61,62 @@ const runTsc = (): Promise<{ code: number | null; output: string }> =>
     child.on('close', (code) => resolve({ code, output }));
   });
 
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0); // signal 0: an existence check, nothing is sent
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** A lock is stale when its owner died, or (without an owner pid) when it is old. */
+const lockIsStale = async (): Promise<boolean> => {
+  const since = await mtime(lockDir);
+  if (since === undefined) return false;
+  if (Date.now() - since > staleLockMs) return true;
+  const owner = Number(await readFile(join(lockDir, 'pid'), 'utf8').catch(() => ''));
+  return Number.isInteger(owner) && owner > 0 && !isAlive(owner);
+};
+
 const acquireLock = async (): Promise<void> => {
   for (;;) {
     try {
       await mkdir(lockDir);
+      await writeFile(join(lockDir, 'pid'), String(process.pid));
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const since = await mtime(lockDir);
-      if (since !== undefined && Date.now() - since > staleLockMs)
-        await rm(lockDir, { recursive: true, force: true });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (await lockIsStale()) await rm(lockDir, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 300));
     }
   }
 };
 
+let fresh: Promise<void> | undefined;
+
 /**
- * Build `dist/` when a source is newer than its output. A tsc run that reports type errors but emits
- * every file is accepted (type errors are `npm run typecheck`'s job; a half-edited file of another
- * module must not block these tests) with a warning; a build that leaves stale output throws.
+ * Build `dist/` when a source is newer than its output (once per test process). A tsc run that reports
+ * type errors but emits every file is accepted (type errors are `npm run typecheck`'s job; a half-edited
+ * file of another module must not block these tests) with a warning; a build that leaves stale output
+ * throws with the compiler's output.
  */
-export const ensureBuilt = async (): Promise<void> => {
+export const ensureBuilt = (): Promise<void> => (fresh ??= buildIfStale());
+
+const buildIfStale = async (): Promise<void> => {
   if ((await findStaleSources()).length === 0) return;
   await acquireLock();
   try {
     if ((await findStaleSources()).length === 0) return;
+    const started = Date.now();
     const result = await runTsc();
-    const stillStale = await findStaleSources();
+    const stillStale = await findStaleSources({ editedBefore: started });
     if (stillStale.length > 0) {
-      throw new Error(
-        `npm run build left dist/ stale (${stillStale.slice(0, 5).join(', ')}):\n${result.output}`,
-      );
+      throw new Error(`the build left dist/ stale (${stillStale.slice(0, 5).join(', ')}):\n${result.output}`);
     }
-    if (result.code !== 0)
+    if (result.code !== 0) {
       process.stderr.write(`[ensure-built] tsc reported errors but emitted dist/:\n${result.output}\n`);
+    }
   } finally {
     await rm(lockDir, { recursive: true, force: true });
   }
