@@ -12,7 +12,7 @@ export type CursorAuthResult =
   | { ok: false; reason: 'not-found' | 'wrong-prefix'; message: string };
 
 const notFoundMessage =
-  'Cursor API key not found: set Providers[].api_key to a key starting with crsr_, or export CURSOR_API_KEY. ' +
+  'Cursor API key not found: Set Providers[].api_key to a key starting with crsr_, or export CURSOR_API_KEY. ' +
   'Placeholders like $CURSOR_API_KEY only work when the env var is actually set.';
 
 /**

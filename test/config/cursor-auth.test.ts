@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveCursorApiKey } from '../../src/config/cursor-auth.js';
 
 const notFound =
-  'Cursor API key not found: set Providers[].api_key to a key starting with crsr_, or export CURSOR_API_KEY. ' +
+  'Cursor API key not found: Set Providers[].api_key to a key starting with crsr_, or export CURSOR_API_KEY. ' +
   'Placeholders like $CURSOR_API_KEY only work when the env var is actually set.';
 
 type Case = {

@@ -233,7 +233,7 @@ describe('host environment grounding with the real @cursor/sdk', () => {
     const [rule] = context.rules;
     expect(rule?.fullPath).toBe(join(workspace, 'AGENTS.md'));
     expect(rule?.content).toContain(
-      "The user's client did not report its environment. Use only absolute host paths that appear in the conversation; never guess a project root.",
+      "The user's client did not report a project root. Use only absolute host paths that appear in the conversation; never guess a project root.",
     );
     expect(rule?.content).not.toContain('project root on that machine');
 
