@@ -1,6 +1,8 @@
 import { createLogger } from '../logging/logger.js';
 import { logLevels } from '../config/config-schema.js';
-import { loadConfig, restrictHostWithoutApiKey } from '../config/load-config.js';
+import { loadConfig, restrictHostWithoutApiKey, type BridgeConfig } from '../config/load-config.js';
+import type { Logger } from '../logging/logger.js';
+import { routeConsoleToLogger } from './route-console.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { createBridge } from '../bridge/create-bridge.js';
 import { resolveConfigPath } from './config-path.js';
@@ -18,6 +20,19 @@ export const runServe = async (io: CliIo, options: ServeOptions): Promise<number
     return exitCodes.usage;
   }
   const logger = createLogger({ level: config.log ? level : 'silent' });
+  const restoreConsole = routeConsoleToLogger(logger);
+  try {
+    return await serve(io, options, { path, config, logger });
+  } finally {
+    restoreConsole();
+  }
+};
+
+const serve = async (
+  io: CliIo,
+  options: ServeOptions,
+  { path, config, logger }: { path: string; config: BridgeConfig; logger: Logger },
+): Promise<number> => {
   for (const warning of config.warnings) logger.warn(warning);
   if (!config.file.found)
     logger.info({ path }, 'no config file; using built-in defaults (provider cursor, cursor,composer-2)');
