@@ -181,6 +181,30 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
     expect(e2e.bridge.mainRuns()[1]?.prompt).toContain('cut off mid-stream');
   });
 
+  it('shows the answer once when the SDK retries a dropped run stream and the backend replays it', async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      turns: [
+        {
+          steps: [
+            {
+              text: 'Answer streamed twice by the backend.',
+              // `unavailable`: the SDK re-sends the run request itself; the client never sees the failure.
+              fail: { message: 'E2E: stream dropped.', code: 'unavailable', attempts: 1 },
+            },
+          ],
+        },
+      ],
+    });
+    const run = await e2e.turn('Answer despite a dropped stream.');
+
+    expect(run.exitCode).toBe(0);
+    expect(answerOf(run.stdout)).toBe('Answer streamed twice by the backend.');
+    const runs = e2e.bridge.mainRuns();
+    expect(runs.map((backendRun) => backendRun.replay)).toEqual([false, true]);
+    expect(runs[1]?.agentId).toBe(runs[0]?.agentId);
+    expect(e2e.bridge.mainExchanges()).toHaveLength(1);
+  });
+
   it('stops at once with a clear error when the Cursor key is rejected', async () => {
     const e2e = await startE2e(claudeCodeDriver, {
       turns: [],

@@ -92,7 +92,7 @@ export const createFakeBackendModel = (scenario: ModelScenario, shell: ShellTool
 
   /** The turn a main run plays: the next one, unless the SDK is re-sending a failed run request. */
   const turnFor = (request: FakeRunRequest): { turn: number; replay: boolean } => {
-    const previous = played.filter((run) => run.main).at(-1);
+    const previous = played.filter((run) => run.main && run.request !== request).at(-1);
     const retried =
       previous?.outcome === 'failed' &&
       previous.failure !== undefined &&
@@ -107,7 +107,7 @@ export const createFakeBackendModel = (scenario: ModelScenario, shell: ShellTool
     run: RunContext,
     record: PlayedRun,
     step: ModelStep,
-    ids: { turn: number; step: number },
+    ids: { turn: number; step: number; attempt: number },
   ): Promise<'next' | 'stop'> => {
     const context = (): ModelContext => ({
       workspaceDir: scratchDirOf(run.prompt),
@@ -121,7 +121,7 @@ export const createFakeBackendModel = (scenario: ModelScenario, shell: ShellTool
       run.thinkingCompleted(7);
     }
     if (step.text !== undefined) run.text(resolveModelText(step.text, context()));
-    if (step.fail !== undefined) {
+    if (step.fail !== undefined && (step.fail.attempts === undefined || ids.attempt <= step.fail.attempts)) {
       const failure = { message: step.fail.message, code: step.fail.code ?? 'permission_denied' };
       record.outcome = 'failed';
       record.failure = failure;
@@ -169,8 +169,9 @@ export const createFakeBackendModel = (scenario: ModelScenario, shell: ShellTool
       // Thrown: the fake fails the stream with a code the SDK does not retry.
       throw new Error(`e2e model: ${record.error}`);
     }
+    const attempt = played.filter((other) => other.main && other.turn === turn).length;
     for (const [index, step] of steps.entries()) {
-      if ((await playStep(run, record, step, { turn, step: index + 1 })) === 'stop') return;
+      if ((await playStep(run, record, step, { turn, step: index + 1, attempt })) === 'stop') return;
     }
     run.turnEnded(usage);
     if (record.outcome === 'open') record.outcome = 'answered';

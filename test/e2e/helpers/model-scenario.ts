@@ -39,10 +39,16 @@ export type ModelToolCall = { shell: ModelText } | { tool: string; input: Record
 
 /**
  * The backend ends the run's stream with a Connect error. The SDK reports `[<code>] <message>` as the
- * run's error at once for `permission_denied` and `unauthenticated` (the default here); other codes
- * make it re-send the run request three more times (~16 s), each replaying the same turn.
+ * run's error at once for `permission_denied` and `unauthenticated` (the default here); after any other
+ * code it re-sends the same run request (after ~2.7 s, up to three times, ~16 s in all), and the turn is
+ * played again from its first step.
  */
-export type ModelFailure = { message: string; code?: ConnectErrorCode };
+export type ModelFailure = {
+  message: string;
+  code?: ConnectErrorCode;
+  /** Fail only the first this many attempts of the turn; later SDK retries play on. Default: all. */
+  attempts?: number;
+};
 
 export type ModelStep = {
   /** The model is silent this long before the step (the bridge sends keepalives meanwhile). */
