@@ -10,7 +10,7 @@ import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver
 import { parseJsonLines } from './helpers/client-driver.js';
 import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
 import { quoteToolResults } from './helpers/model-scenario.js';
-import { rejectedKeyMessage, serveKeepaliveMs } from './helpers/serve-bridge.js';
+import { missingKeyMessage, rejectedKeyMessage, serveKeepaliveMs } from './helpers/serve-bridge.js';
 import {
   expectCorrectedScratchCall,
   expectGrounded,
@@ -219,5 +219,23 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
     // `x-should-retry: false` stops it at once (a bare 401 is retried for minutes).
     expect(e2e.bridge.turnExchanges()).toHaveLength(1);
     expect(e2e.bridge.runs()).toHaveLength(0);
+    // The key reached Cursor's key exchange, which refused it.
+    expect(e2e.bridge.backendRequests()).toContainEqual({
+      method: 'POST',
+      path: '/auth/exchange_user_api_key',
+    });
+  });
+
+  it('stops at once with a clear error when the bridge has no Cursor key', async () => {
+    const e2e = await startE2e(claudeCodeDriver, { turns: [], cursorAuth: 'no-key' });
+    const run = await e2e.turn('Say hi.');
+
+    expect(run.exitCode).not.toBe(0);
+    expect(run.timedOut).toBe(false);
+    expect(claudeCodeResult(run.stdout)?.is_error).toBe(true);
+    expect(answerOf(run.stdout)).toContain(missingKeyMessage);
+    expect(e2e.bridge.turnExchanges()).toHaveLength(1);
+    // Refused before anything reached Cursor.
+    expect(e2e.bridge.backendRequests()).toEqual([]);
   });
 });

@@ -61,6 +61,8 @@ export interface E2eBridge {
   turnExchanges(): RecordedExchange[];
   /** Turn exchanges that carry the client's shell tool: the conversation, without side requests. */
   mainExchanges(): RecordedExchange[];
+  /** Every HTTP request the model backend received (auth, models, agent streams), in arrival order. */
+  backendRequests(): Array<{ method: string; path: string }>;
   /** Every agent run, in start order. */
   runs(): BackendRun[];
   /** The runs with {@link BackendRun.main} set. */

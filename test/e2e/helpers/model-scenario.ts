@@ -68,8 +68,11 @@ export type ModelScenario = {
   turns: ModelTurn[];
   /** The answer to side requests. Default `E2E side answer`. */
   sideReply?: string;
-  /** `reject`: the backend answers the API-key exchange and `/v1/models` with 401. Default `ok`. */
-  cursorAuth?: 'ok' | 'reject';
+  /**
+   * `reject`: the backend answers the API-key exchange and `/v1/models` with 401; `no-key`: the bridge
+   * runs without `CURSOR_API_KEY` (and has none in its config). Default `ok`.
+   */
+  cursorAuth?: 'ok' | 'reject' | 'no-key';
 };
 
 /** Resolve a {@link ModelText}. */

@@ -41,6 +41,9 @@ export const serveKeepaliveMs = 10_000;
  */
 export const rejectedKeyMessage = 'Cursor rejected the API key: Invalid API key (fake).';
 
+/** How the bridge's message starts when it has no Cursor API key at all (`cursorAuth: 'no-key'`). */
+export const missingKeyMessage = 'Cursor API key not found';
+
 /** How long `serve` may take to print its listening line (it loads the SDK lazily, so ~0.5 s idle). */
 const startTimeoutMs = 30_000;
 /** SIGTERM grace before SIGKILL. */
@@ -238,7 +241,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
   const model = createFakeBackendModel(options.scenario, options.shell);
   const backend = await startFakeCursorBackend({
     scenario: model.scenario,
-    auth: options.scenario.cursorAuth ?? 'ok',
+    auth: options.scenario.cursorAuth === 'reject' ? 'reject' : 'ok',
   });
   const output = { stdout: '', stderr: '' };
   let exit: string | undefined;
@@ -250,7 +253,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
       env: {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
         HOME: home,
-        CURSOR_API_KEY: 'crsr_test',
+        ...(options.scenario.cursorAuth === 'no-key' ? {} : { CURSOR_API_KEY: 'crsr_test' }),
         CURSOR_BACKEND_URL: backend.url,
         LOG_LEVEL: 'debug',
       },
@@ -316,6 +319,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
         (exchange) =>
           exchange.parsed?.ok === true && exchange.parsed.turn.tools.some((tool) => tool.name === shellName),
       ),
+    backendRequests: () => backend.requests.map((entry) => ({ method: entry.method, path: entry.path })),
     runs: () => model.played.map(toRun),
     mainRuns: () => model.played.filter((run) => run.main).map(toRun),
     metrics: async () => {
