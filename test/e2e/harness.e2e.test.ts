@@ -4,7 +4,8 @@
  * cache. Plain shell commands stand in for the clients, so these run in about a second.
  */
 
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClient } from './helpers/install-clients.js';
 import { installTimeoutMs } from './helpers/e2e-harness.js';
 import { detectIsolation, openClientEndpoint, type ClientEndpoint } from './helpers/network-isolation.js';
+import { startRecordingProxy } from './helpers/recording-proxy.js';
 import { createClientSandbox, runClient, type ClientSandbox } from './helpers/run-client.js';
 
 describe('e2e harness', () => {
@@ -117,4 +119,100 @@ describe('e2e harness', () => {
     },
     installTimeoutMs,
   );
+});
+
+describe('recording proxy (unix socket → the bridge port)', () => {
+  const sse = (lines: string[]): string => `${lines.join('\n')}\n\n`;
+
+  it('streams each SSE chunk through as it comes, and records the body, frames and keepalives', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'cb-e2e-proxy-'));
+    const received: string[] = [];
+    const target = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        received.push(body);
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(sse(['event: message_start', 'data: {"type":"message_start"}']));
+        response.write(sse(['event: ping', 'data: {"type":"ping"}']) + ': keepalive\n\n');
+        // The client must see this frame before the response ends.
+        setTimeout(() => response.end(sse(['event: message_stop', 'data: {"type":"message_stop"}'])), 300);
+      });
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const proxy = await startRecordingProxy({
+      socketPath: join(root, 'proxy.sock'),
+      targetPort: (target.address() as AddressInfo).port,
+    });
+    try {
+      const body = JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+      const chunks: Array<{ at: number; text: string }> = [];
+      const started = Date.now();
+      await new Promise<void>((resolve, reject) => {
+        const request = httpRequest(
+          {
+            socketPath: join(root, 'proxy.sock'),
+            method: 'POST',
+            path: '/v1/messages?beta=true',
+            headers: { 'content-type': 'application/json' },
+          },
+          (response) => {
+            response.on('data', (chunk: Buffer) =>
+              chunks.push({ at: Date.now() - started, text: chunk.toString() }),
+            );
+            response.on('end', () => resolve());
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      });
+
+      expect(received).toEqual([body]);
+      expect(chunks[0]?.at).toBeLessThan(250);
+      expect(chunks.at(-1)?.text).toContain('message_stop');
+      const [exchange] = proxy.exchanges;
+      expect(exchange).toMatchObject({ method: 'POST', status: 200, protocol: 'anthropic', keepalives: 2 });
+      expect(exchange?.parsed?.ok).toBe(true);
+      expect(
+        exchange?.frames.map((frame) => ('comment' in frame ? `:${frame.comment}` : frame.event)),
+      ).toEqual(['message_start', 'ping', ':keepalive', 'message_stop']);
+    } finally {
+      await proxy.close();
+      await new Promise<void>((resolve) => target.close(() => resolve()));
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('aborts the forwarded request when the client hangs up, so the bridge sees the disconnect', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'cb-e2e-proxy-'));
+    let bridgeSawClose: () => void = () => {};
+    const closed = new Promise<void>((resolve) => (bridgeSawClose = resolve));
+    const target = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(': open\n\n');
+      response.on('close', () => bridgeSawClose());
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const proxy = await startRecordingProxy({
+      socketPath: join(root, 'proxy.sock'),
+      targetPort: (target.address() as AddressInfo).port,
+    });
+    try {
+      await new Promise<void>((resolve) => {
+        const request = httpRequest(
+          { socketPath: join(root, 'proxy.sock'), method: 'POST', path: '/v1/chat/completions' },
+          (response) => response.once('data', () => request.destroy()),
+        );
+        request.on('error', () => {});
+        request.on('close', () => resolve());
+        request.end('{}');
+      });
+      await closed;
+      expect(proxy.exchanges[0]?.error).toBe('the client hung up before the response ended');
+    } finally {
+      await proxy.close();
+      await new Promise<void>((resolve) => target.close(() => resolve()));
+      await rm(root, { recursive: true, force: true });
+    }
+  });
 });
