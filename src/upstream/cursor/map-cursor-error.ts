@@ -4,7 +4,7 @@
  * minified); failures inside a running run arrive as a bare `RunError {message, code?}`.
  */
 
-import { createTurnError, type TurnError } from '../../turn/turn-error.js';
+import { createTurnError, type TurnError, type TurnErrorKind } from '../../turn/turn-error.js';
 
 const keyHelp =
   'Set Providers[].api_key to a key starting with crsr_ (from the Cursor dashboard), or export CURSOR_API_KEY.';
@@ -40,20 +40,49 @@ export const mapCursorSdkError = (error: unknown): TurnError => {
   }
 };
 
-/** A failure reported by a running run (status ERROR / `wait()` → error). */
+/** Connect codes as a running run reports them: the only trace is a `[code]` prefix on the message. */
+const connectCodeKinds: Readonly<Record<string, { kind: TurnErrorKind; retryable: boolean } | undefined>> = {
+  unauthenticated: { kind: 'authentication', retryable: false },
+  permission_denied: { kind: 'permission', retryable: false },
+  resource_exhausted: { kind: 'rate-limit', retryable: true },
+  unavailable: { kind: 'overloaded', retryable: true },
+  deadline_exceeded: { kind: 'timeout', retryable: true },
+  invalid_argument: { kind: 'invalid-request', retryable: false },
+  failed_precondition: { kind: 'invalid-request', retryable: false },
+  not_found: { kind: 'not-found', retryable: false },
+};
+
+/**
+ * A failure reported by a running run (status ERROR / `wait()` → error). The SDK drops the typed error
+ * inside a run: `{message: "[<connect code>] <server message>"}`, no `code`. The code prefix decides
+ * first; without one, the message text.
+ */
 export const mapCursorRunError = (runError: { message: string; code?: string } | undefined): TurnError => {
   const message = runError?.message ?? 'The Cursor run failed without a message.';
-  const text = `${runError?.code ?? ''} ${message}`.toLowerCase();
-  if (/fetch failed|unavailable|failed to connect|network|timed? ?out|deadline/.test(text)) {
-    return createTurnError('overloaded', `Cursor is unreachable: ${message}. Retry shortly.`);
+  const code = (runError?.code ?? /^\[([a-z_]+)\]/.exec(message)?.[1] ?? '').toLowerCase();
+  const text = `${code} ${message}`.toLowerCase();
+  const kind =
+    connectCodeKinds[code]?.kind ??
+    (/fetch failed|unavailable|failed to connect|network|timed? ?out|deadline/.test(text)
+      ? 'overloaded'
+      : /unauthenticated|api key|not logged in|unauthorized/.test(text)
+        ? 'authentication'
+        : /rate.?limit|usage.?limit|resource.?exhausted|quota/.test(text)
+          ? 'rate-limit'
+          : 'api');
+  switch (kind) {
+    case 'authentication':
+      return createTurnError(kind, `Cursor rejected the API key: ${message}. ${keyHelp}`, {
+        retryable: false,
+      });
+    case 'rate-limit':
+      return createTurnError(kind, `Cursor rate or usage limit reached: ${message}`);
+    case 'overloaded':
+    case 'timeout':
+      return createTurnError('overloaded', `Cursor is unreachable: ${message}. Retry shortly.`);
+    default:
+      return createTurnError(kind, `The Cursor run failed: ${message}`, {
+        retryable: connectCodeKinds[code]?.retryable ?? true,
+      });
   }
-  if (/unauthenticated|api key|not logged in|unauthorized/.test(text)) {
-    return createTurnError('authentication', `Cursor rejected the API key: ${message}. ${keyHelp}`, {
-      retryable: false,
-    });
-  }
-  if (/rate.?limit|usage.?limit|resource.?exhausted|quota/.test(text)) {
-    return createTurnError('rate-limit', `Cursor rate or usage limit reached: ${message}`);
-  }
-  return createTurnError('api', `The Cursor run failed: ${message}`);
 };

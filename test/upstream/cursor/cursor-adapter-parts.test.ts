@@ -107,7 +107,18 @@ describe('Cursor error mapping', () => {
     [{ message: '[unknown] Failed to connect to API key exchange endpoint: fetch failed' }, 'overloaded'],
     [{ message: 'fetch failed' }, 'overloaded'],
     [{ message: 'model crashed', code: 'internal' }, 'api'],
+    [{ message: '[permission_denied] not allowed for this team' }, 'permission'],
+    [{ message: '[unauthenticated] token expired' }, 'authentication'],
+    [{ message: '[resource_exhausted] slow down' }, 'rate-limit'],
+    [{ message: '[invalid_argument] bad model params' }, 'invalid-request'],
+    [{ message: '[internal] boom' }, 'api'],
   ] as const)('run error %j → %s', (runError, kind) => {
     expect(mapCursorRunError(runError).kind).toBe(kind);
+  });
+
+  it('marks permission and request faults non-retryable, server faults retryable', () => {
+    expect(mapCursorRunError({ message: '[permission_denied] no' }).retryable).toBe(false);
+    expect(mapCursorRunError({ message: '[invalid_argument] no' }).retryable).toBe(false);
+    expect(mapCursorRunError({ message: '[internal] no' }).retryable).toBe(true);
   });
 });
