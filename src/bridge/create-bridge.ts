@@ -39,6 +39,8 @@ export type CreateBridgeOptions = {
   cursor?: Pick<CursorUpstreamOptions, 'loadSdk' | 'enableAgentRetries'>;
   /** Watch the template directories for edits (on in `serve`). */
   watchTemplates?: boolean;
+  /** Idle time before an SSE keepalive frame (default 10 s). */
+  keepaliveMs?: number;
 };
 
 export type Bridge = {
@@ -140,6 +142,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     logger,
     ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
     listModels: () => cursor.models,
+    ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
     metrics: () => ({ ...engine.metrics(), ...guard.totals() }),
   });
 

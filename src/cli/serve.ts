@@ -19,10 +19,18 @@ export const runServe = async (io: CliIo, options: ServeOptions): Promise<number
     io.stderr(`cursor-bridge: LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${envLevel}"\n`);
     return exitCodes.usage;
   }
+  const keepaliveText = io.env['CURSOR_BRIDGE_KEEPALIVE_MS']?.trim();
+  const keepaliveMs = keepaliveText === undefined || keepaliveText === '' ? undefined : Number(keepaliveText);
+  if (keepaliveMs !== undefined && !(Number.isInteger(keepaliveMs) && keepaliveMs >= 0)) {
+    io.stderr(
+      `cursor-bridge: CURSOR_BRIDGE_KEEPALIVE_MS must be a whole number of milliseconds, got "${keepaliveText}"\n`,
+    );
+    return exitCodes.usage;
+  }
   const logger = createLogger({ level: config.log ? level : 'silent' });
   const restoreConsole = routeConsoleToLogger(logger);
   try {
-    return await serve(io, options, { path, config, logger });
+    return await serve(io, options, { path, config, logger, keepaliveMs });
   } finally {
     restoreConsole();
   }
@@ -31,7 +39,12 @@ export const runServe = async (io: CliIo, options: ServeOptions): Promise<number
 const serve = async (
   io: CliIo,
   options: ServeOptions,
-  { path, config, logger }: { path: string; config: BridgeConfig; logger: Logger },
+  {
+    path,
+    config,
+    logger,
+    keepaliveMs,
+  }: { path: string; config: BridgeConfig; logger: Logger; keepaliveMs: number | undefined },
 ): Promise<number> => {
   for (const warning of config.warnings) logger.warn(warning);
   if (!config.file.found)
@@ -45,6 +58,7 @@ const serve = async (
     homedir: io.homedir,
     logger,
     watchTemplates: true,
+    ...(keepaliveMs === undefined ? {} : { keepaliveMs }),
   });
   const port = options.port ?? config.port;
   const listenHost = safe.host;

@@ -30,10 +30,10 @@ import type { ModelScenario, ShellTool } from './model-scenario.js';
 import { startRecordingProxy } from './recording-proxy.js';
 
 /**
- * The bridge's SSE keepalive interval: the server's default, which `serve` does not let a config
- * change. A model step silent for longer than this gets keepalives.
+ * The bridge's SSE keepalive interval, set through `CURSOR_BRIDGE_KEEPALIVE_MS` (the default is 10 s). A
+ * model step silent for longer than this gets keepalives.
  */
-export const serveKeepaliveMs = 10_000;
+export const serveKeepaliveMs = 1_000;
 
 /**
  * What the bridge tells the client when the fake backend rejects the API key (`cursorAuth: 'reject'`):
@@ -256,6 +256,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
         ...(options.scenario.cursorAuth === 'no-key' ? {} : { CURSOR_API_KEY: 'crsr_test' }),
         CURSOR_BACKEND_URL: backend.url,
         LOG_LEVEL: 'debug',
+        CURSOR_BRIDGE_KEEPALIVE_MS: String(serveKeepaliveMs),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
