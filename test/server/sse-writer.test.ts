@@ -1,0 +1,62 @@
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { SseWriter } from '../../src/server/sse-writer.js';
+
+/** A response whose socket buffer is full until the test says `drain`. */
+class SlowResponse extends EventEmitter {
+  chunks: string[] = [];
+  full = true;
+  destroyed = false;
+  writableEnded = false;
+  headers: Record<string, string> | undefined;
+  writeHead(_status: number, headers: Record<string, string>) {
+    this.headers = headers;
+    return this;
+  }
+  flushHeaders() {}
+  write(chunk: string) {
+    this.chunks.push(chunk);
+    return !this.full;
+  }
+  end() {
+    this.writableEnded = true;
+    this.emit('close');
+  }
+}
+
+describe('SseWriter', () => {
+  it('opens the stream at once and waits for drain when the socket buffer is full', async () => {
+    const response = new SlowResponse();
+    const writer = new SseWriter(response as unknown as ServerResponse, {
+      keepaliveMs: 0,
+      keepalive: () => ({ comment: 'keepalive' }),
+    });
+    expect(response.headers?.['content-type']).toContain('text/event-stream');
+    let resolved = false;
+    const pending = writer.write([{ event: 'a', data: '{}' }]).then(() => (resolved = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(resolved).toBe(false);
+    expect(response.chunks).toEqual(['event: a\ndata: {}\n\n']);
+    response.full = false;
+    response.emit('drain');
+    await pending;
+    expect(resolved).toBe(true);
+  });
+
+  it('writes keepalives while idle and stops when the client is gone', async () => {
+    const response = new SlowResponse();
+    response.full = false;
+    const writer = new SseWriter(response as unknown as ServerResponse, {
+      keepaliveMs: 10,
+      keepalive: () => ({ comment: 'keepalive' }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 45));
+    const keepalives = response.chunks.filter((chunk) => chunk === ': keepalive\n\n').length;
+    expect(keepalives).toBeGreaterThanOrEqual(2);
+    response.emit('close');
+    await writer.write([{ data: 'late' }]);
+    expect(writer.closed).toBe(true);
+    expect(response.chunks).not.toContain('data: late\n\n');
+  });
+});
