@@ -18,8 +18,8 @@ import {
   stopChild,
   type CliChild,
 } from './helpers/cli-process.js';
-import { ensureBuilt } from './helpers/ensure-built.js';
-import { repoRoot } from './helpers/repo-root.js';
+import { ensureBuilt } from '../helpers/ensure-built.js';
+import { repoRoot } from '../helpers/repo-root.js';
 
 let home: string;
 

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 
 import { startFakeCursorBackend, type FakeCursorBackend } from '../fakes/cursor-backend/index.js';
 import { createChildEnv, killLeftoverChildren, runCli } from './helpers/cli-process.js';
-import { ensureBuilt } from './helpers/ensure-built.js';
+import { ensureBuilt } from '../helpers/ensure-built.js';
 
 let backend: FakeCursorBackend;
 let home: string;

@@ -8,7 +8,7 @@
 
 import { onTestFailed, onTestFinished } from 'vitest';
 import type { ClientDriver, TurnOptions } from './client-driver.js';
-import { ensureFreshDist } from './ensure-dist.js';
+import { ensureBuilt } from '../../helpers/ensure-built.js';
 import { ensureClient, type ClientName } from './install-clients.js';
 import type { ModelScenario } from './model-scenario.js';
 import { openClientEndpoint, type ClientEndpoint } from './network-isolation.js';
@@ -31,7 +31,7 @@ export const installTimeoutMs = 10 * 60_000;
  * from the current sources for `bin/cursor-bridge.js`.
  */
 export const prepareE2e = async (client: ClientName): Promise<void> => {
-  await Promise.all([ensureClient(client), ensureFreshDist()]);
+  await Promise.all([ensureClient(client), ensureBuilt()]);
 };
 
 export type E2eScenario = {

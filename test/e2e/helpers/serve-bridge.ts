@@ -24,7 +24,8 @@ import {
 } from '../../fakes/cursor-backend/index.js';
 import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
 import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
-import { repoRoot, ensureFreshDist } from './ensure-dist.js';
+import { ensureBuilt } from '../../helpers/ensure-built.js';
+import { repoRoot } from '../../helpers/repo-root.js';
 import { createFakeBackendModel, scratchDirOf, type PlayedRun } from './fake-backend-model.js';
 import type { ModelScenario, ShellTool } from './model-scenario.js';
 import { startRecordingProxy } from './recording-proxy.js';
@@ -219,7 +220,7 @@ const stopProcess = async (child: ChildProcess): Promise<void> => {
 
 /** Start the fake backend and `cursor-bridge serve` for `scenario`. */
 export const startServeBridge = async (options: StartServeBridgeOptions): Promise<ServeBridge> => {
-  await ensureFreshDist();
+  await ensureBuilt();
   const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-e2e-serve-')));
   const home = join(root, 'home');
   await mkdir(home, { recursive: true });

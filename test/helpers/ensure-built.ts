@@ -2,8 +2,8 @@
  * Makes sure `dist/` (what `bin/cursor-bridge.js` runs) is built from the current sources, so the
  * process-level tests never exercise a stale build: every `src/**` and `mcp/**` `.ts` file must have a
  * `.js` in `dist/` at least as new, else `tsc -p tsconfig.build.json` runs (what `npm run build` runs).
- * Test files racing to build take turns through a lock directory, the same one (holding the owner's
- * pid) that `test/e2e/helpers/ensure-dist.ts` takes, so two suites never run tsc into `dist/` at once.
+ * Test files racing to build (the CLI and e2e suites) take turns through a lock directory holding the
+ * owner's pid, so two never run tsc into `dist/` at once.
  */
 
 import { spawn } from 'node:child_process';
