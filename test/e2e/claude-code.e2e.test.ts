@@ -2,141 +2,64 @@
  * Acceptance: the real Claude Code CLI (pinned, from npm) against the bridge's Messages route, offline
  * in its own network namespace, served by `cursor-bridge serve` (the real `@cursor/sdk`) against the
  * fake Cursor backend, whose scenario plays the model. Every scenario checks what the user sees (Claude
- * Code's result JSON) and what the backend received (prompts, tool results, the agent used).
+ * Code's result JSON) and what the backend received (prompts, tool results, the agent used); the
+ * scenarios every client shares, and their shared checks, are in `helpers/client-scenarios.ts`.
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
 import { parseJsonLines } from './helpers/client-driver.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { quoteToolResults } from './helpers/model-scenario.js';
-import { missingKeyMessage, rejectedKeyMessage, serveKeepaliveMs } from './helpers/serve-bridge.js';
 import {
-  expectCorrectedScratchCall,
-  expectGrounded,
-  expectKeepalives,
-  expectSlimSecondTurn,
-  expectToolResults,
-  hasToolCall,
-  toolCallCount,
-} from './helpers/scenario-assertions.js';
+  plainAnswerText,
+  runCursorAuthFailure,
+  runGrounding,
+  runPlainAnswer,
+  runScratchPathCorrection,
+  runSlimSecondTurn,
+  runToolRoundTrip,
+  runTwoCallsInOneStep,
+  type E2eClient,
+} from './helpers/client-scenarios.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
+import { missingKeyMessage, rejectedKeyMessage } from './helpers/serve-bridge.js';
 
 const answerOf = (stdout: string): string => claudeCodeResult(stdout)?.result ?? '';
 
-/** Longer than the bridge's keepalive interval: the bridge sends keepalives meanwhile. */
-const keepaliveDelayMs = serveKeepaliveMs + 1_000;
+const claudeCode: E2eClient = { driver: claudeCodeDriver, answerOf };
 
 describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () => {
   beforeAll(() => prepareE2e('claude-code'), installTimeoutMs);
 
   it('prints a plain answer', async () => {
-    const e2e = await startE2e(claudeCodeDriver, {
-      turns: [{ steps: [{ text: 'Plain answer from the e2e model.' }] }],
-    });
-    const run = await e2e.turn('Say something plain.');
+    const { run } = await runPlainAnswer(claudeCode);
 
-    expect(run.exitCode).toBe(0);
-    expect(claudeCodeResult(run.stdout)).toMatchObject({
-      is_error: false,
-      result: 'Plain answer from the e2e model.',
-    });
-    expect(e2e.bridge.mainRuns()).toHaveLength(1);
-    expect(e2e.bridge.mainRuns()[0]?.prompt).toContain('Say something plain.');
+    expect(claudeCodeResult(run.stdout)).toMatchObject({ is_error: false, result: plainAnswerText });
   });
 
   it('runs a Bash call on the host and answers with its output, through keepalives', async () => {
-    const e2e = await startE2e(claudeCodeDriver, {
-      turns: [
-        {
-          steps: [
-            {
-              delayMs: keepaliveDelayMs,
-              text: 'Running it.',
-              toolCalls: [{ shell: 'echo tool-$((20+22))-ok' }],
-            },
-            {
-              delayMs: keepaliveDelayMs,
-              text: (context) => `The command printed: ${quoteToolResults(context)}`,
-            },
-          ],
-        },
-      ],
-    });
-    const run = await e2e.turn('Run the check command.');
+    const { run } = await runToolRoundTrip(claudeCode, { toolResultText: 'tool-42-ok' });
 
-    expect(run.exitCode).toBe(0);
     // `tool-42-ok` exists only if Claude Code really ran the command: the call said `$((20+22))`.
     expect(answerOf(run.stdout)).toContain('The command printed: tool-42-ok');
-    expectToolResults(e2e.bridge, [{ text: 'tool-42-ok', isError: false }]);
-    // One agent run spans both requests: the second one resumed the parked call.
-    expect(e2e.bridge.mainRuns()).toHaveLength(1);
-    expect(e2e.bridge.mainExchanges()).toHaveLength(2);
-    expect(hasToolCall(e2e.bridge.mainExchanges()[0])).toBe(true);
-    expectKeepalives(e2e.bridge);
   });
 
   it('runs two Bash calls of one step and returns both results', async () => {
-    const e2e = await startE2e(claudeCodeDriver, {
-      turns: [
-        {
-          steps: [
-            { toolCalls: [{ shell: 'echo first-$((1+1))' }, { shell: 'echo second-$((2+3))' }] },
-            { text: (context) => `Both printed: ${quoteToolResults(context)}` },
-          ],
-        },
-      ],
-    });
-    const run = await e2e.turn('Run both checks.');
-
-    expect(run.exitCode).toBe(0);
-    expect(answerOf(run.stdout)).toContain('first-2');
-    expect(answerOf(run.stdout)).toContain('second-5');
-    expectToolResults(e2e.bridge, [
-      { text: 'first-2', isError: false },
-      { text: 'second-5', isError: false },
-    ]);
-    expect(toolCallCount(e2e.bridge.mainExchanges()[0])).toBe(2);
-    expect(e2e.bridge.mainExchanges()).toHaveLength(2);
+    await runTwoCallsInOneStep(claudeCode);
   });
 
   it('continues a conversation on the same agent with a slim prompt (--continue)', async () => {
-    const e2e = await startE2e(claudeCodeDriver, {
-      turns: [{ steps: [{ text: 'First answer.' }] }, { steps: [{ text: 'Second answer.' }] }],
-    });
-    const first = await e2e.turn('First question marker-alpha.');
-    expect(first.exitCode).toBe(0);
-    const second = await e2e.turn('Second question marker-beta.', { resume: true });
+    const { first, second } = await runSlimSecondTurn(claudeCode);
 
-    expect(second.exitCode).toBe(0);
     expect(answerOf(second.stdout)).toBe('Second answer.');
     expect(claudeCodeResult(second.stdout)?.session_id).toBe(claudeCodeResult(first.stdout)?.session_id);
-    await expectSlimSecondTurn(e2e.bridge, { firstMarker: 'marker-alpha', secondMarker: 'marker-beta' });
   });
 
   it("grounds the agent in the client's real working directory", async () => {
-    const e2e = await startE2e(claudeCodeDriver, { turns: [{ steps: [{ text: 'Grounded.' }] }] });
-    const run = await e2e.turn('Where am I?');
-
-    expect(run.exitCode).toBe(0);
-    await expectGrounded(e2e.bridge, e2e.sandbox.project);
+    await runGrounding(claudeCode);
   });
 
   it('answers a call with a scratch-workspace path with a correction and never runs it', async () => {
-    const e2e = await startE2e(claudeCodeDriver, {
-      turns: [
-        {
-          steps: [
-            { toolCalls: [{ shell: (context) => `cat ${context.workspaceDir}/AGENTS.md` }] },
-            { text: (context) => `Correction received: ${quoteToolResults(context)}` },
-          ],
-        },
-      ],
-    });
-    const run = await e2e.turn('Read the agent notes.');
-
-    expect(run.exitCode).toBe(0);
-    expect(answerOf(run.stdout)).toContain('Correction received: The Bash call was not run');
-    expectCorrectedScratchCall(e2e.bridge, e2e.sandbox.project);
+    await runScratchPathCorrection(claudeCode);
   });
 
   it('shows the thinking block in stream-json output', async () => {
@@ -209,19 +132,12 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
   });
 
   it('stops at once with a clear error when the Cursor key is rejected', async () => {
-    const e2e = await startE2e(claudeCodeDriver, {
-      turns: [],
-      cursorAuth: 'reject',
-    });
-    const run = await e2e.turn('Say hi.');
+    const { e2e, run } = await runCursorAuthFailure(claudeCode, 'reject');
 
-    expect(run.exitCode).not.toBe(0);
-    expect(run.timedOut).toBe(false);
     expect(claudeCodeResult(run.stdout)?.is_error).toBe(true);
     expect(answerOf(run.stdout)).toContain(rejectedKeyMessage);
     // `x-should-retry: false` stops it at once (a bare 401 is retried for minutes).
     expect(e2e.bridge.turnExchanges()).toHaveLength(1);
-    expect(e2e.bridge.runs()).toHaveLength(0);
     // The key reached Cursor's key exchange, which refused it.
     expect(e2e.bridge.backendRequests()).toContainEqual({
       method: 'POST',
@@ -230,11 +146,8 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
   });
 
   it('stops at once with a clear error when the bridge has no Cursor key', async () => {
-    const e2e = await startE2e(claudeCodeDriver, { turns: [], cursorAuth: 'no-key' });
-    const run = await e2e.turn('Say hi.');
+    const { e2e, run } = await runCursorAuthFailure(claudeCode, 'no-key');
 
-    expect(run.exitCode).not.toBe(0);
-    expect(run.timedOut).toBe(false);
     expect(claudeCodeResult(run.stdout)?.is_error).toBe(true);
     expect(answerOf(run.stdout)).toContain(missingKeyMessage);
     expect(e2e.bridge.turnExchanges()).toHaveLength(1);

@@ -3,13 +3,23 @@
  * once over the Responses API), offline in its own network namespace, served by `cursor-bridge serve` (the real
  * `@cursor/sdk`) against the fake Cursor backend, whose scenario plays the model. OpenCode sends a
  * tool-less title request before each first turn; the model answers it as a side request. OpenCode is slow (6–10 s per run on 2 cores), so it gets the fewest runs that cover the list.
+ * The scenarios every client shares, and their shared checks, are in `helpers/client-scenarios.ts`.
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonLines } from './helpers/client-driver.js';
+import {
+  plainAnswerText,
+  runCursorAuthFailure,
+  runPlainAnswer,
+  runScratchPathCorrection,
+  runSlimSecondTurn,
+  runTwoCallsInOneStep,
+  type E2eClient,
+} from './helpers/client-scenarios.js';
 import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
 import { quoteToolResults } from './helpers/model-scenario.js';
-import { rejectedKeyMessage, serveKeepaliveMs } from './helpers/serve-bridge.js';
+import { rejectedKeyMessage } from './helpers/serve-bridge.js';
 import {
   opencodeDriver,
   opencodeReasoning,
@@ -17,33 +27,19 @@ import {
   opencodeText,
   opencodeToolUses,
 } from './helpers/opencode-driver.js';
-import {
-  expectCorrectedScratchCall,
-  expectGrounded,
-  expectKeepalives,
-  expectSlimSecondTurn,
-  expectToolResults,
-  toolCallCount,
-} from './helpers/scenario-assertions.js';
+import { expectGrounded, expectToolResults } from './helpers/scenario-assertions.js';
 
-/** Longer than the bridge's keepalive interval: the bridge sends keepalives meanwhile. */
-const keepaliveDelayMs = serveKeepaliveMs + 1_000;
+const opencode: E2eClient = { driver: opencodeDriver, answerOf: opencodeText };
 
 describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
   beforeAll(() => prepareE2e('opencode'), installTimeoutMs);
 
   // One run checks both the plain answer and the grounding: each OpenCode run costs 6–10 s.
   it("prints a plain answer after its title request, grounded in the client's working directory", async () => {
-    const e2e = await startE2e(opencodeDriver, {
-      turns: [{ steps: [{ text: 'Plain answer from the e2e model.' }] }],
-    });
-    const run = await e2e.turn('Say something plain.');
+    const { e2e, run } = await runPlainAnswer(opencode);
 
-    expect(run.exitCode).toBe(0);
     await expectGrounded(e2e.bridge, e2e.sandbox.project);
-    expect(opencodeText(run.stdout)).toBe('Plain answer from the e2e model.');
-    expect(e2e.bridge.mainRuns()).toHaveLength(1);
-    expect(e2e.bridge.mainRuns()[0]?.prompt).toContain('Say something plain.');
+    expect(opencodeText(run.stdout)).toBe(plainAnswerText);
     // The title request is a separate, tool-less side request on its own agent.
     const side = e2e.bridge.runs().filter((run) => !run.main);
     expect(side).toHaveLength(1);
@@ -53,73 +49,30 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
 
   // The host tool round trip, with two calls in its step (the Responses test below makes a single call).
   it('thinks, runs two bash calls of one step on the host and answers with both outputs, through keepalives', async () => {
-    const e2e = await startE2e(opencodeDriver, {
-      turns: [
-        {
-          steps: [
-            {
-              delayMs: keepaliveDelayMs,
-              thinking: 'Plan both checks.',
-              text: 'Running them.',
-              toolCalls: [{ shell: 'echo first-$((1+1))' }, { shell: 'echo second-$((2+3))' }],
-            },
-            { delayMs: keepaliveDelayMs, text: (context) => `Both printed: ${quoteToolResults(context)}` },
-          ],
-        },
-      ],
+    const { run } = await runTwoCallsInOneStep(opencode, {
+      silent: { thinking: 'Plan both checks.', text: 'Running them.' },
+      turnOptions: { verbose: true },
     });
-    const run = await e2e.turn('Run both checks.', { verbose: true });
 
-    expect(run.exitCode).toBe(0);
     expect(opencodeReasoning(run.stdout)).toEqual(['Plan both checks.']);
     expect(
       opencodeToolUses(run.stdout)
         .map((use) => String(use.output))
         .sort(),
     ).toEqual(['first-2\n', 'second-5\n']);
-    expect(opencodeText(run.stdout)).toContain('first-2');
-    expect(opencodeText(run.stdout)).toContain('second-5');
-    expectToolResults(e2e.bridge, [
-      { text: 'first-2', isError: false },
-      { text: 'second-5', isError: false },
-    ]);
     expect(opencodeToolUses(run.stdout).map((use) => use.status)).toEqual(['completed', 'completed']);
-    expect(toolCallCount(e2e.bridge.mainExchanges()[0])).toBe(2);
-    expect(e2e.bridge.mainExchanges()).toHaveLength(2);
-    expect(e2e.bridge.mainRuns()).toHaveLength(1);
-    expectKeepalives(e2e.bridge);
   });
 
   it('continues a conversation on the same agent with a slim prompt (--continue)', async () => {
-    const e2e = await startE2e(opencodeDriver, {
-      turns: [{ steps: [{ text: 'First answer.' }] }, { steps: [{ text: 'Second answer.' }] }],
-    });
-    const first = await e2e.turn('First question marker-alpha.');
-    expect(first.exitCode).toBe(0);
-    const second = await e2e.turn('Second question marker-beta.', { resume: true });
+    const { second } = await runSlimSecondTurn(opencode);
 
-    expect(second.exitCode).toBe(0);
     expect(opencodeText(second.stdout)).toBe('Second answer.');
-    await expectSlimSecondTurn(e2e.bridge, { firstMarker: 'marker-alpha', secondMarker: 'marker-beta' });
   });
 
   it('answers a call with a scratch-workspace path with a correction and never runs it', async () => {
-    const e2e = await startE2e(opencodeDriver, {
-      turns: [
-        {
-          steps: [
-            { toolCalls: [{ shell: (context) => `cat ${context.workspaceDir}/AGENTS.md` }] },
-            { text: (context) => `Correction received: ${quoteToolResults(context)}` },
-          ],
-        },
-      ],
-    });
-    const run = await e2e.turn('Read the agent notes.');
+    const { run } = await runScratchPathCorrection(opencode);
 
-    expect(run.exitCode).toBe(0);
     expect(opencodeToolUses(run.stdout)).toEqual([]);
-    expect(opencodeText(run.stdout)).toContain('The bash call was not run');
-    expectCorrectedScratchCall(e2e.bridge, e2e.sandbox.project);
   });
 
   it('shows thinking and runs a tool round trip over the Responses API too (@ai-sdk/openai)', async () => {
@@ -147,14 +100,8 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
   });
 
   it('exits non-zero with a clear error when the Cursor key is rejected', async () => {
-    const e2e = await startE2e(opencodeDriver, {
-      turns: [],
-      cursorAuth: 'reject',
-    });
-    const run = await e2e.turn('Say hi.');
+    const { run } = await runCursorAuthFailure(opencode, 'reject');
 
-    expect(run.exitCode).not.toBe(0);
-    expect(run.timedOut).toBe(false);
     const errors = parseJsonLines(run.stdout).filter((event) => event['type'] === 'error');
     expect(errors).toContainEqual(
       expect.objectContaining({
@@ -167,6 +114,5 @@ describe('OpenCode against the bridge', { timeout: scenarioTimeoutMs }, () => {
         }),
       }),
     );
-    expect(e2e.bridge.runs()).toHaveLength(0);
   });
 });
