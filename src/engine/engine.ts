@@ -72,7 +72,11 @@ export class Engine {
       ...options,
     };
     this.#coalescer = new TurnCoalescer<TurnEvent>({ retireTimeoutMs: this.#options.retireTimeoutMs });
-    this.#sweeper = setInterval(() => void this.#evictIdle(), 60_000);
+    this.#sweeper = setInterval(() => {
+      this.#evictIdle().catch((error: unknown) =>
+        this.#options.logger.warn({ err: error }, 'idle eviction failed'),
+      );
+    }, 60_000);
     this.#sweeper.unref();
   }
 
@@ -81,14 +85,15 @@ export class Engine {
     if (this.#closed) throw new BridgeError(createTurnError('overloaded', 'The bridge is shutting down.'));
     // Classification and identity happen once, here, and stay request-local: nothing of them goes upstream.
     const trailing = classifyTrailingTurn(request);
-    const session = this.#admit(request);
-    session.admittedTurns += 1;
+    const { session, created } = this.#admit(request);
     let admitted = true;
     const finish = (): void => {
       if (!admitted) return;
       admitted = false;
       session.admittedTurns -= 1;
       this.#index.turnFinished(session.key, Date.now());
+      // Sessions admitted while every slot was in flight are over the cap until turns end.
+      this.#evictOverflow();
     };
     try {
       const { model } = this.#options.resolveModel(request);
@@ -97,7 +102,8 @@ export class Engine {
       // history all use them.
       const digests = request.messages.map(messageDigest);
       const fingerprint = sha(`${request.protocol}\0${model}\0${digests.join('\0')}`);
-      const failure = request.stream ? undefined : this.#failures.get(fingerprint);
+      const failureKey = `${session.key}\0${fingerprint}`;
+      const failure = request.stream ? undefined : this.#failures.get(failureKey);
       if (failure !== undefined && Date.now() - failure.at < this.#options.failureReplayMs) {
         // Claude Code retries a turn that failed in-stream without streaming; answer with the same error
         // instead of starting a second run. Streaming retries (OpenCode's backoff, Claude Code's resume
@@ -110,12 +116,7 @@ export class Engine {
         () => {
           const controller = new AbortController();
           return {
-            events: this.#turn(
-              session,
-              request,
-              { model, fingerprint, digests, trailing },
-              controller.signal,
-            ),
+            events: this.#turn(session, request, { model, failureKey, digests, trailing }, controller.signal),
             cancel: async () => controller.abort(),
           };
         },
@@ -124,6 +125,9 @@ export class Engine {
       return this.#finishing(events, finish);
     } catch (error) {
       finish();
+      // A request refused before it ran (bad model, auth) must not take an LRU slot from a conversation
+      // with history.
+      if (created && session.upstream === undefined && session.admittedTurns === 0) this.#forget(session);
       throw error;
     }
   };
@@ -150,15 +154,18 @@ export class Engine {
    * Find or create the conversation's session and admit the turn synchronously, so a retry arriving
    * while this turn still resolves its model or creates its agent counts as "still running".
    */
-  #admit(request: TurnRequest): Session {
+  #admit(request: TurnRequest): { session: Session; created: boolean } {
     const identity = computeIdentity(request);
     const resolution = this.#index.resolve(identity, Date.now());
     let session = resolution.kind === 'existing' ? this.#sessions.get(resolution.sessionId) : undefined;
+    const created = session === undefined;
     if (session === undefined) {
       session = new Session();
+      session.admittedTurns += 1;
       this.#sessions.set(session.key, session);
       this.#evictOverflow();
     } else {
+      session.admittedTurns += 1;
       // Most recently used last: the Map's order is the LRU order.
       this.#sessions.delete(session.key);
       this.#sessions.set(session.key, session);
@@ -168,7 +175,14 @@ export class Engine {
       { session: session.key, identity: resolution.kind, reason: resolution.reason },
       'admitted turn',
     );
-    return session;
+    return { session, created };
+  }
+
+  /** Drop a session that never got an agent. */
+  #forget(session: Session): void {
+    this.#sessions.delete(session.key);
+    this.#index.forget(session.key);
+    this.#options.guard.forget(session.key);
   }
 
   /** Report the end of an admitted turn to the identity index, however the response ends. */
@@ -186,8 +200,12 @@ export class Engine {
       if (session.inFlight) continue;
       this.#sessions.delete(key);
       this.#counters.evicted += 1;
-      void this.#dispose(session);
+      this.#dispose(session).catch((error: unknown) => this.#logDisposeFailure(session, error));
     }
+  }
+
+  #logDisposeFailure(session: Session, error: unknown): void {
+    this.#options.logger.warn({ err: error, session: session.key }, 'could not dispose an evicted session');
   }
 
   async #evictIdle(): Promise<void> {
@@ -196,7 +214,7 @@ export class Engine {
       if (session.inFlight || now - session.lastUsedAt < this.#options.idleTtlMs) continue;
       this.#sessions.delete(key);
       this.#counters.evicted += 1;
-      await this.#dispose(session);
+      await this.#dispose(session).catch((error: unknown) => this.#logDisposeFailure(session, error));
     }
     for (const [fingerprint, failure] of this.#failures) {
       if (now - failure.at >= this.#options.failureReplayMs) this.#failures.delete(fingerprint);
@@ -218,13 +236,13 @@ export class Engine {
   async *#turn(
     session: Session,
     request: TurnRequest,
-    turn: { model: string; fingerprint: string; digests: string[]; trailing: TrailingTurn },
+    turn: { model: string; failureKey: string; digests: string[]; trailing: TrailingTurn },
     signal: AbortSignal,
   ): AsyncGenerator<TurnEvent, void> {
     const log = this.#options.logger.child({ session: session.key, protocol: request.protocol });
     // One run per agent: a different turn for a busy conversation waits (bounded) for the running one,
     // which its client normally has just abandoned.
-    if (!(await session.whenIdle(2 * this.#options.retireTimeoutMs))) {
+    if (!(await session.acquire(2 * this.#options.retireTimeoutMs))) {
       yield {
         type: 'error',
         error: createTurnError(
@@ -234,11 +252,15 @@ export class Engine {
       };
       return;
     }
-    session.busy = true;
+    if (signal.aborted) {
+      // The client left while this turn waited for the conversation: nothing was started.
+      session.release();
+      return;
+    }
     session.lastUsedAt = Date.now();
     session.clearParkDeadline();
     this.#counters.turns += 1;
-    const { model, fingerprint, digests, trailing } = turn;
+    const { model, failureKey, digests, trailing } = turn;
     const tools = this.#options.mode === 'bridge' ? request.tools : [];
     const pump = new EventPump({
       tools,
@@ -264,7 +286,8 @@ export class Engine {
       const plan = planTurn(
         {
           hasAgent: session.upstream !== undefined,
-          parkedToolCallIds: session.parkedToolCallIds,
+          // A run that died while parked cannot take results: it is treated as absent and replayed.
+          parkedToolCallIds: session.liveParkedToolCallIds(),
           committed: session.committed,
           interrupted: session.interrupted,
         },
@@ -278,13 +301,17 @@ export class Engine {
       );
       await this.#startOrResume(session, request, { model, digests }, plan, tools);
       signal.addEventListener('abort', onAbort, { once: true });
+      // The client may have gone while the agent was being created: cancel at once, not at its first event.
+      if (signal.aborted) onAbort();
       const events = session.events;
       if (events === undefined)
         throw new BridgeError(createTurnError('api', 'The Cursor run is not available.'));
       for await (const event of pump.pump(events)) {
         if (event.type === 'error') {
           this.#counters.failedTurns += 1;
-          if (request.stream) this.#failures.set(fingerprint, { error: event.error, at: Date.now() });
+          if (request.stream) this.#failures.set(failureKey, { error: event.error, at: Date.now() });
+        } else if (event.type === 'turn-end') {
+          this.#failures.delete(failureKey);
         }
         yield event;
       }
@@ -292,7 +319,7 @@ export class Engine {
       const turnError = toTurnError(error);
       log.warn({ error: turnError, err: error }, 'turn failed');
       this.#counters.failedTurns += 1;
-      if (request.stream) this.#failures.set(fingerprint, { error: turnError, at: Date.now() });
+      if (request.stream) this.#failures.set(failureKey, { error: turnError, at: Date.now() });
       pump.outcome = { kind: 'failed' };
       yield { type: 'error', error: turnError };
     } finally {
@@ -314,6 +341,7 @@ export class Engine {
   ): Promise<void> {
     if (plan.kind === 'resume') {
       this.#counters.resumed += 1;
+      session.committedBeforeRun = undefined;
       session.run?.resolveToolCalls(plan.results);
       session.parkedToolCallIds = [];
       return;
@@ -341,7 +369,9 @@ export class Engine {
       model,
       reasoning: request.reasoning,
     };
-    // Until the run reports otherwise, the agent holds the transcript up to this request.
+    // Until the run reports otherwise, the agent holds the transcript up to this request. A run cut short
+    // writes no checkpoint: the agent then holds only what it held before (nothing, for a fresh agent).
+    session.committedBeforeRun = plan.kind === 'slim' ? session.committed : undefined;
     session.committed = digests;
     session.interrupted = false;
     const run = await session.upstream.startRun(input);
@@ -367,14 +397,11 @@ export class Engine {
       session.committed = [...digests, assistantDigest(pump.output.text, [])];
       return;
     }
-    // Failed, cancelled or interrupted: stop the run. The agent still holds the history up to this
-    // request, so a following request can continue with a slim follow-up.
+    // Failed, cancelled or interrupted: stop the run. A cut-short run checkpoints nothing, so the agent
+    // holds what it held before this turn; a following request re-sends the cut turn with a slim
+    // follow-up, or replays in full when that history is unknown.
     await session.retireRun(this.#options.retireTimeoutMs);
-    if (outcome.kind === 'failed') {
-      session.committed = undefined;
-      return;
-    }
-    session.committed = digests;
-    session.interrupted = true;
+    session.committed = outcome.kind === 'failed' ? undefined : session.committedBeforeRun;
+    session.interrupted = session.committed !== undefined;
   }
 }

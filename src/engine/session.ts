@@ -16,6 +16,8 @@ export class Session {
   committed: string[] | undefined;
   parkedToolCallIds: string[] = [];
   interrupted = false;
+  /** What the agent held before the current run started, restored when that run is cut short. */
+  committedBeforeRun: string[] | undefined;
   busy = false;
   /** Turns admitted and not yet answered (model lookup and agent creation included). */
   admittedTurns = 0;
@@ -31,27 +33,44 @@ export class Session {
     return this.admittedTurns > 0 || this.busy || this.parkedToolCallIds.length > 0 || this.run !== undefined;
   }
 
-  /** Resolves true once no turn is streaming (at once when idle), false after `timeoutMs`. */
-  whenIdle(timeoutMs: number): Promise<boolean> {
-    if (!this.busy) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (idle: boolean): void => {
-        clearTimeout(timer);
-        this.#idleWaiters.delete(wake);
-        resolve(idle);
-      };
-      const wake = (): void => done(true);
-      const timer = setTimeout(() => done(false), timeoutMs);
-      timer.unref();
-      this.#idleWaiters.add(wake);
-    });
+  /**
+   * Claim the session for one streaming turn: resolves true once it is claimed (at once when idle), false
+   * after `timeoutMs`. The claim is taken synchronously when the session is free, so two turns can never
+   * both pass; `release()` hands it to one waiter at a time.
+   */
+  async acquire(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.busy) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          this.#idleWaiters.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, remaining);
+        timer.unref();
+        this.#idleWaiters.add(wake);
+      });
+    }
+    this.busy = true;
+    return true;
   }
 
-  /** The streaming turn ended. */
+  /** The streaming turn ended: wake one waiter, which claims the session if it is still free. */
   release(): void {
     this.busy = false;
     this.lastUsedAt = Date.now();
-    for (const wake of [...this.#idleWaiters]) wake();
+    const [next] = this.#idleWaiters;
+    next?.();
+  }
+
+  /** The parked call ids, when the run still waits for all of them; empty when the run has died. */
+  liveParkedToolCallIds(): string[] {
+    if (this.run === undefined || this.parkedToolCallIds.length === 0) return [];
+    const pending = new Set(this.run.pendingToolCalls());
+    return this.parkedToolCallIds.every((id) => pending.has(id)) ? this.parkedToolCallIds : [];
   }
 
   /** Cancel a parked run if the client never comes back. */

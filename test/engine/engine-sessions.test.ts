@@ -188,3 +188,89 @@ describe('engine sessions (issue 4)', () => {
     await engine.close();
   });
 });
+
+describe('engine sessions: lifecycle edges', () => {
+  it('never runs two different turns of one conversation at once', async () => {
+    const { engine, upstream } = createTestEngine((input) => [
+      { type: 'delay', ms: 20 },
+      {
+        type: 'text-delta',
+        text: `answer to ${/<user>\n(\w+)\n<\/user>\s*<\/current_request>/.exec(input.prompt.text)?.[1]}`,
+      },
+      { type: 'end', status: 'finished' },
+    ]);
+    await collect(await engine.handleTurn(request([user('start')], withId('busy')), never));
+    const followUps = ['alpha', 'beta', 'gamma'].map((word) =>
+      engine
+        .handleTurn(request([user('start'), assistant('answer to start'), user(word)], withId('busy')), never)
+        .then(collect),
+    );
+    const results = await Promise.all(followUps);
+    for (const events of results) {
+      expect(events.filter((event) => event.type === 'error')).toEqual([]);
+      expect(events.at(-1)).toMatchObject({ type: 'turn-end' });
+    }
+    expect(results.map(textOf).sort()).toEqual(['answer to alpha', 'answer to beta', 'answer to gamma']);
+    expect(upstream.sessions.filter((session) => !session.disposed).length).toBeLessThanOrEqual(1);
+    await engine.close();
+  });
+
+  it('replays instead of resuming when the parked run died before the results came', async () => {
+    const { engine, upstream } = createTestEngine([
+      [
+        { type: 'tool-call', toolCallId: 'p1', toolName: 'Bash', input: {} },
+        { type: 'tool-batch-end' },
+        { type: 'await-tool-results' },
+        { type: 'text-delta', text: 'never' },
+        { type: 'end', status: 'finished' },
+      ],
+      [
+        { type: 'text-delta', text: 'replayed' },
+        { type: 'end', status: 'finished' },
+      ],
+    ]);
+    await collect(await engine.handleTurn(request([user('run it')]), never));
+    await upstream.sessions[0]?.activeRun?.cancel();
+    const events = await collect(
+      await engine.handleTurn(
+        request([user('run it'), assistant('', [{ id: 'p1', name: 'Bash' }]), toolResult('p1', 'ok')]),
+        never,
+      ),
+    );
+    expect(textOf(events)).toBe('replayed');
+    expect(upstream.calls).toHaveLength(2);
+    expect(upstream.calls[1]?.input.prompt.text).toContain('<tool_result id="p1"');
+    await engine.close();
+  });
+
+  it('after a first turn cut short, the next request replays it in full (the agent kept nothing)', async () => {
+    const { engine, upstream } = createTestEngine([
+      [
+        { type: 'text-delta', text: 'partial' },
+        { type: 'delay', ms: 5_000 },
+        { type: 'end', status: 'finished' },
+      ],
+      [
+        { type: 'text-delta', text: 'done' },
+        { type: 'end', status: 'finished' },
+      ],
+    ]);
+    const abort = new AbortController();
+    for await (const event of await engine.handleTurn(request([user('first-question')]), abort.signal)) {
+      if (event.type === 'text-delta') abort.abort();
+      if (event.type === 'turn-end' || event.type === 'error') break;
+    }
+    await expect.poll(() => upstream.calls[0]?.cancelled).toBe(true);
+    await collect(
+      await engine.handleTurn(
+        request([user('first-question'), assistant('partial'), user('do this instead')]),
+        never,
+      ),
+    );
+    const prompt = upstream.calls[1]?.input.prompt.text ?? '';
+    expect(prompt).toContain('first-question');
+    expect(prompt).toContain('do this instead');
+    expect(prompt).toContain('You are Claude Code.');
+    await engine.close();
+  });
+});

@@ -95,6 +95,11 @@ export class ScriptedSession implements UpstreamSession {
     this.#options = options;
   }
 
+  /** The latest run (tests use it to end a run behind the engine's back). */
+  get activeRun(): UpstreamRun | undefined {
+    return this.#active;
+  }
+
   async startRun(input: UpstreamRunInput): Promise<UpstreamRun> {
     if (this.disposed) throw new Error(`scripted session ${this.id} is disposed`);
     if (this.#active?.running) throw new Error(`scripted session ${this.id} already has an active run`);
@@ -194,7 +199,10 @@ class ScriptedRun implements UpstreamRun {
   *#emit(event: UpstreamEvent): Generator<UpstreamEvent> {
     if (event.type === 'tool-call') this.#pending.add(event.toolCallId);
     // A run is over once its terminal event exists, whether or not anyone reads further.
-    if (event.type === 'end' || event.type === 'error') this.running = false;
+    if (event.type === 'end' || event.type === 'error') {
+      this.running = false;
+      this.#pending.clear();
+    }
     yield event;
   }
 
