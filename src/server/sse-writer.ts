@@ -62,9 +62,14 @@ export class SseWriter {
   }
 
   #arm(): void {
-    if (this.#timer) clearTimeout(this.#timer);
     if (this.#closed || this.#options.keepaliveMs <= 0) return;
+    // Re-armed on every frame: refresh() restarts the timer without allocating a new one.
+    if (this.#timer !== undefined) {
+      this.#timer.refresh();
+      return;
+    }
     this.#timer = setTimeout(() => {
+      this.#timer = undefined;
       if (this.closed) return;
       void this.write([this.#options.keepalive()]);
     }, this.#options.keepaliveMs);

@@ -135,7 +135,12 @@ export class CursorRun implements UpstreamRun {
         this.#batch.listed(update.callCount);
         break;
       case 'tool-call-started':
-        if (isCustomToolCall(update.toolCall) && !this.#announcedCallIds.has(update.callId)) {
+        // A retried stream replays started updates: a call already known (started or parked) is not new.
+        if (
+          isCustomToolCall(update.toolCall) &&
+          !this.#announcedCallIds.has(update.callId) &&
+          !this.#startedCalls.some((call) => call.callId === update.callId)
+        ) {
           this.#batch.started(update.callId);
           this.#startedCalls.push({ callId: update.callId, ...customToolCall(update.toolCall) });
         }

@@ -69,7 +69,11 @@ export class CursorSession implements UpstreamSession {
     const selection = await this.#context.selectModel(input);
     const tools = this.#context.mode === 'bridge' ? input.tools : [];
     this.#host.setTools(tools.map(toToolDefinition));
-    const client = await (this.#client ??= connectInProcess(this.#host.server));
+    // A failed connect is not cached: the next run tries again.
+    const client = await (this.#client ??= connectInProcess(this.#host.server).catch((error: unknown) => {
+      this.#client = undefined;
+      throw error;
+    }));
     const agent = await this.#ensureAgent(selection);
 
     const run = new CursorRun({
@@ -99,9 +103,10 @@ export class CursorSession implements UpstreamSession {
         },
       };
     }
-    // A live agent keeps its bound selection; only a different model id is switched per send.
-    const modelOverride =
-      this.#bound !== undefined && this.#bound.id !== selection.id ? { model: selection } : {};
+    // A live agent keeps its bound selection; only a different model id is switched per send (the SDK
+    // keeps a per-send model for the agent's later sends, so compare with the agent's current one).
+    const current = agent.model?.id ?? this.#bound?.id;
+    const modelOverride = current !== undefined && current !== selection.id ? { model: selection } : {};
     try {
       const sdkRun = await agent.send(
         {
@@ -115,6 +120,7 @@ export class CursorSession implements UpstreamSession {
         { onDelta: run.onDelta, local: { customTools }, ...modelOverride },
       );
       run.attach(sdkRun);
+      if ('model' in modelOverride) this.#bound = selection;
       return run;
     } catch (error) {
       run.abandon();
