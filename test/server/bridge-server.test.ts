@@ -231,6 +231,29 @@ describe('bridge server over HTTP', () => {
     expect(text).toContain('event: message_stop');
   });
 
+  it('cancels the upstream run when the official Anthropic client aborts its stream', async () => {
+    const { url, upstream } = await start([
+      { type: 'text-delta', text: 'first' },
+      { type: 'delay', ms: 5_000 },
+      { type: 'text-delta', text: 'never' },
+      { type: 'end', status: 'finished' },
+    ]);
+    const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
+    const stream = client.messages.stream({
+      model: 'composer-2',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    const texts: string[] = [];
+    stream.on('text', (text) => {
+      texts.push(text);
+      stream.abort();
+    });
+    await expect(stream.finalMessage()).rejects.toThrow();
+    expect(texts).toEqual(['first']);
+    await expect.poll(() => upstream.calls[0]?.cancelled, { timeout: 2_000 }).toBe(true);
+  });
+
   it('aborts the upstream run when the client disconnects mid-stream', async () => {
     const { url, upstream } = await start([
       { type: 'text-delta', text: 'first' },
