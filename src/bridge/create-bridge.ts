@@ -55,18 +55,18 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
   const { config, env, logger } = options;
   const cursor = config.cursor;
 
-  const templates = await TemplateStore.load({
+  const templateDirs = {
     defaultDir: resolveDefaultTemplateDir(),
     overrideDir: config.templatesDir ?? defaultTemplateOverrideDir(options.homedir),
-    logger,
-  });
+  };
+  const templates = await TemplateStore.load({ ...templateDirs, logger });
   for (const problem of templates.problems) logger.warn({ problem }, 'workspace template problem');
   const workspaces = new WorkspaceManager({ root: config.workspacesDir, templates, logger });
   workspaces.startSweeping();
   let watcher: TemplateWatcher | undefined;
   if (options.watchTemplates === true) {
     watcher = await createTemplateWatcher({
-      dirs: [resolveDefaultTemplateDir(), config.templatesDir ?? defaultTemplateOverrideDir(options.homedir)],
+      dirs: [templateDirs.defaultDir, templateDirs.overrideDir],
       logger,
       onChange: async () => {
         const report = await templates.reload();

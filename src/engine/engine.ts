@@ -98,12 +98,12 @@ export class Engine {
     try {
       const { model } = this.#options.resolveModel(request);
       await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
-      // Per-message digests, computed once per request: the fingerprint, the planner and the committed
+      // Per-message digests, computed once per request: the turn key, the planner and the committed
       // history all use them.
       const digests = request.messages.map(messageDigest);
-      const fingerprint = sha(`${request.protocol}\0${model}\0${digests.join('\0')}`);
-      const failureKey = `${session.key}\0${fingerprint}`;
-      const failure = request.stream ? undefined : this.#failures.get(failureKey);
+      // One logical turn of this conversation: the coalescing key and the failure-replay key.
+      const turnKey = `${session.key}\0${sha(`${request.protocol}\0${model}\0${digests.join('\0')}`)}`;
+      const failure = request.stream ? undefined : this.#failures.get(turnKey);
       if (failure !== undefined && Date.now() - failure.at < this.#options.failureReplayMs) {
         // Claude Code retries a turn that failed in-stream without streaming; answer with the same error
         // instead of starting a second run. Streaming retries (OpenCode's backoff, Claude Code's resume
@@ -112,11 +112,11 @@ export class Engine {
       }
       // Identical overlapping retries share one producer: one send, one consumer of the SDK run.
       const events = this.#coalescer.join(
-        `${session.key}\0${fingerprint}`,
+        turnKey,
         () => {
           const controller = new AbortController();
           return {
-            events: this.#turn(session, request, { model, failureKey, digests, trailing }, controller.signal),
+            events: this.#turn(session, request, { model, turnKey, digests, trailing }, controller.signal),
             cancel: async () => controller.abort(),
           };
         },
@@ -157,25 +157,20 @@ export class Engine {
   #admit(request: TurnRequest): { session: Session; created: boolean } {
     const identity = computeIdentity(request);
     const resolution = this.#index.resolve(identity, Date.now());
-    let session = resolution.kind === 'existing' ? this.#sessions.get(resolution.sessionId) : undefined;
-    const created = session === undefined;
-    if (session === undefined) {
-      session = new Session();
-      session.admittedTurns += 1;
-      this.#sessions.set(session.key, session);
-      this.#evictOverflow();
-    } else {
-      session.admittedTurns += 1;
-      // Most recently used last: the Map's order is the LRU order.
-      this.#sessions.delete(session.key);
-      this.#sessions.set(session.key, session);
-    }
+    const existing = resolution.kind === 'existing' ? this.#sessions.get(resolution.sessionId) : undefined;
+    const session = existing ?? new Session();
+    // Admitted before any eviction runs, so it is in flight and cannot be evicted by its own arrival.
+    session.admittedTurns += 1;
+    // Most recently used last: the Map's order is the LRU order.
+    this.#sessions.delete(session.key);
+    this.#sessions.set(session.key, session);
+    if (existing === undefined) this.#evictOverflow();
     this.#index.admit(session.key, identity);
     this.#options.logger.debug(
       { session: session.key, identity: resolution.kind, reason: resolution.reason },
       'admitted turn',
     );
-    return { session, created };
+    return { session, created: existing === undefined };
   }
 
   /** Drop a session that never got an agent. */
@@ -216,8 +211,8 @@ export class Engine {
       this.#counters.evicted += 1;
       await this.#dispose(session).catch((error: unknown) => this.#logDisposeFailure(session, error));
     }
-    for (const [fingerprint, failure] of this.#failures) {
-      if (now - failure.at >= this.#options.failureReplayMs) this.#failures.delete(fingerprint);
+    for (const [turnKey, failure] of this.#failures) {
+      if (now - failure.at >= this.#options.failureReplayMs) this.#failures.delete(turnKey);
     }
   }
 
@@ -236,7 +231,7 @@ export class Engine {
   async *#turn(
     session: Session,
     request: TurnRequest,
-    turn: { model: string; failureKey: string; digests: string[]; trailing: TrailingTurn },
+    turn: { model: string; turnKey: string; digests: string[]; trailing: TrailingTurn },
     signal: AbortSignal,
   ): AsyncGenerator<TurnEvent, void> {
     const log = this.#options.logger.child({ session: session.key, protocol: request.protocol });
@@ -260,7 +255,7 @@ export class Engine {
     session.lastUsedAt = Date.now();
     session.clearParkDeadline();
     this.#counters.turns += 1;
-    const { model, failureKey, digests, trailing } = turn;
+    const { model, turnKey, digests, trailing } = turn;
     const tools = this.#options.mode === 'bridge' ? request.tools : [];
     const pump = new EventPump({
       tools,
@@ -303,15 +298,15 @@ export class Engine {
       signal.addEventListener('abort', onAbort, { once: true });
       // The client may have gone while the agent was being created: cancel at once, not at its first event.
       if (signal.aborted) onAbort();
-      const events = session.events;
+      const events = session.run?.events;
       if (events === undefined)
         throw new BridgeError(createTurnError('api', 'The Cursor run is not available.'));
       for await (const event of pump.pump(events)) {
         if (event.type === 'error') {
           this.#counters.failedTurns += 1;
-          if (request.stream) this.#failures.set(failureKey, { error: event.error, at: Date.now() });
+          if (request.stream) this.#failures.set(turnKey, { error: event.error, at: Date.now() });
         } else if (event.type === 'turn-end') {
-          this.#failures.delete(failureKey);
+          this.#failures.delete(turnKey);
         }
         yield event;
       }
@@ -319,7 +314,7 @@ export class Engine {
       const turnError = toTurnError(error);
       log.warn({ error: turnError, err: error }, 'turn failed');
       this.#counters.failedTurns += 1;
-      if (request.stream) this.#failures.set(failureKey, { error: turnError, at: Date.now() });
+      if (request.stream) this.#failures.set(turnKey, { error: turnError, at: Date.now() });
       pump.outcome = { kind: 'failed' };
       yield { type: 'error', error: turnError };
     } finally {
@@ -376,7 +371,6 @@ export class Engine {
     session.interrupted = false;
     const run = await session.upstream.startRun(input);
     session.run = run;
-    session.events = run.events;
   }
 
   /** Record what the agent now holds and what happens to the run after this response. */
@@ -393,7 +387,6 @@ export class Engine {
     }
     if (outcome.kind === 'finished') {
       session.run = undefined;
-      session.events = undefined;
       session.committed = [...digests, assistantDigest(pump.output.text, [])];
       return;
     }

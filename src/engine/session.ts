@@ -3,7 +3,7 @@
  * streams; between responses its run may stay parked on host tool calls.
  */
 
-import type { UpstreamEvent, UpstreamRun, UpstreamSession } from '../upstream/upstream-port.js';
+import type { UpstreamRun, UpstreamSession } from '../upstream/upstream-port.js';
 import { createSessionKey } from '../workspace/session-key.js';
 
 export class Session {
@@ -11,7 +11,6 @@ export class Session {
   readonly key = createSessionKey();
   upstream: UpstreamSession | undefined;
   run: UpstreamRun | undefined;
-  events: AsyncIterator<UpstreamEvent> | undefined;
   /** Digests of the transcript the agent holds, or undefined when unknown. */
   committed: string[] | undefined;
   parkedToolCallIds: string[] = [];
@@ -90,7 +89,6 @@ export class Session {
     this.clearParkDeadline();
     const run = this.run;
     this.run = undefined;
-    this.events = undefined;
     this.parkedToolCallIds = [];
     if (run === undefined) return;
     await Promise.race([run.cancel(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
