@@ -35,8 +35,17 @@ export type CustomUserToolsServerOptions = {
   version?: string;
   /** Sent to peers at initialization. */
   instructions?: string;
-  /** Ids for calls that arrive without one. Default `mcp-call-<uuid>`. */
-  generateToolCallId?: () => string;
+  /**
+   * Ids for calls that arrive without one. Default `mcp-call-<uuid>`. A generator that derives the id from
+   * the request (e.g. session + JSON-RPC id) makes a re-sent request attach to its parked call.
+   */
+  generateToolCallId?: (extra: ToolRequestExtra) => string;
+  /**
+   * When the last request waiting on a call is aborted (the peer's `notifications/cancelled`, or its
+   * transport closed), settle the call as cancelled — even under an SDK-provided id. For servers whose
+   * peers own their calls (the standalone tool host). Default: only calls under a generated id are.
+   */
+  cancelUnwatchedCalls?: boolean;
   /** Keep peers that asked for progress alive with a `notifications/progress` this often. Default: off. */
   progressIntervalMs?: number;
 };
@@ -68,26 +77,41 @@ export function createCustomUserToolsServer(options: CustomUserToolsServerOption
   );
   const mirror = new ToolMirror(server, options.tools);
 
+  // How many requests wait on each parked call; a retried request is a second waiter of the same call.
+  const waiters = new Map<string, number>();
   const callTool = async (request: CallToolRequest, extra: ToolRequestExtra): Promise<ToolCallResult> => {
     const { name } = request.params;
     const sdkToolCallId = readToolCallId(request.params._meta);
-    // A retried SDK call attaches to its parked call even if the tool list changed in between.
-    const known = sdkToolCallId !== undefined && broker.status(sdkToolCallId) !== 'unknown';
+    const toolCallId = sdkToolCallId ?? generateToolCallId(extra);
+    // A retried call attaches to its parked call even if the tool list changed in between.
+    const known = broker.status(toolCallId) !== 'unknown';
     if (!known && mirror.get(name) === undefined) {
       const available = mirror.list().map((tool) => tool.name);
       return createErrorResult(`Unknown tool "${name}". Available tools: ${available.join(', ') || 'none'}.`);
     }
-    const toolCallId = sdkToolCallId ?? generateToolCallId();
     const parked = broker.park({ toolCallId, toolName: name, args: request.params.arguments ?? {} });
+    waiters.set(toolCallId, (waiters.get(toolCallId) ?? 0) + 1);
+    let released = false;
+    /** Drops this request as a waiter; true when it was the last one. */
+    const release = (): boolean => {
+      if (released) return false;
+      released = true;
+      const remaining = (waiters.get(toolCallId) ?? 1) - 1;
+      if (remaining > 0) waiters.set(toolCallId, remaining);
+      else waiters.delete(toolCallId);
+      return remaining <= 0;
+    };
     const result = await waitForParkedResult(parked, extra, {
-      // A generated id has exactly one waiter, this request: settle it so it cannot leak. An SDK id may
-      // have other waiters (retries), and the bridge owns its lifecycle.
+      // A generated id is this server's to settle. An SDK id may have other waiters (retries) and its owner
+      // (the bridge) settles it, unless this server's peers own their calls.
       onAbort: () => {
-        if (sdkToolCallId === undefined)
-          broker.reject(toolCallId, 'The tool call was cancelled by the MCP client.');
+        if (!release()) return;
+        if (sdkToolCallId === undefined || options.cancelUnwatchedCalls === true)
+          broker.reject(toolCallId, `Tool call "${name}" was cancelled by the MCP client.`);
       },
       progressIntervalMs: options.progressIntervalMs,
     });
+    release();
     return ensureTransportable(result);
   };
   server.setRequestHandler(CallToolRequestSchema, callTool);

@@ -15,6 +15,9 @@
  * // next request: broker.resolve(toolCallId, result) per client result
  * // cancel / eviction: broker.settleAll(reason); shutdown: broker.close(), link.close(), host.close()
  * ```
+ *
+ * The standalone tool host (`cursor-bridge mcp-host`) is `createMcpHostServer`: agents over Streamable
+ * HTTP / stdio, tool hosts attached over WebSocket, all sharing one broker through `ToolHostAggregator`.
  */
 
 export { AsyncQueue } from './async-queue.js';
@@ -45,3 +48,14 @@ export type {
 export { createErrorResult, createTextResult, toToolCallResult } from './tool-call-result.js';
 export type { ToolCallResult, ToolResultContent } from './tool-call-result.js';
 export type { JsonObject, JsonValue } from './json-value.js';
+export { createMcpHostServer } from './mcp-host-server.js';
+export type { McpHostAddress, McpHostServer, McpHostServerOptions } from './mcp-host-server.js';
+export {
+  DEFAULT_CALL_DEADLINE_MS,
+  DEFAULT_PROGRESS_INTERVAL_MS,
+  ToolHostAggregator,
+  TOOLS_REFUSED_METHOD,
+} from './tool-host-aggregator.js';
+export type { AggregatorSnapshot, HostSnapshot, ToolHostAggregatorOptions } from './tool-host-aggregator.js';
+export { MCP_WEBSOCKET_SUBPROTOCOL, WebSocketServerTransport } from './websocket-server-transport.js';
+export type { WebSocketServerTransportOptions } from './websocket-server-transport.js';

@@ -23,9 +23,13 @@ export type ToolAnnotations = {
 /** A host tool as the bridge knows it; `TurnTool` from the neutral model fits this shape. */
 export type ToolDefinition = {
   name: string;
+  /** A display name (MCP `Tool.title`). */
+  title?: string;
   description?: string;
   /** JSON Schema of the arguments object. Anything that is not an object becomes `{type:"object"}`. */
   inputSchema?: Record<string, unknown>;
+  /** JSON Schema of the tool's `structuredContent` (MCP `Tool.outputSchema`); dropped unless an object schema. */
+  outputSchema?: Record<string, unknown>;
   annotations?: ToolAnnotations;
 };
 
@@ -39,8 +43,10 @@ export type McpInputSchema = {
 /** A mirrored tool: an MCP `Tool` as listed by `tools/list`. */
 export type MirroredTool = {
   name: string;
+  title?: string;
   description?: string;
   inputSchema: McpInputSchema;
+  outputSchema?: McpInputSchema;
   annotations?: ToolAnnotations;
 };
 
@@ -52,7 +58,12 @@ export function mirrorToolDefinition(definition: ToolDefinition): MirroredTool {
     name: definition.name,
     inputSchema: normalizeInputSchema(definition.inputSchema),
   };
+  if (typeof definition.title === 'string') tool.title = definition.title;
   if (typeof definition.description === 'string') tool.description = definition.description;
+  // MCP requires an output schema to be an object schema; anything else would fail the peer's listTools.
+  if (isRecord(definition.outputSchema) && definition.outputSchema.type === 'object') {
+    tool.outputSchema = normalizeInputSchema(definition.outputSchema);
+  }
   const annotations = normalizeAnnotations(definition.annotations);
   if (annotations) tool.annotations = annotations;
   return tool;

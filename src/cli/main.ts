@@ -12,12 +12,14 @@ import { templatesUsage } from './templates-usage.js';
 
 const usage = `Usage:
   cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE]
+  cursor-bridge mcp-host [--stdio] [--host 127.0.0.1] [--port 3457] [--config FILE]
   cursor-bridge model get cursor [--config FILE]
 ${templatesUsage}
   cursor-bridge --help | --version
 
 Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json (missing = defaults).
-Env: CURSOR_API_KEY, LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk itself).
+Env: CURSOR_API_KEY, LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk itself),
+  CURSOR_BRIDGE_MCP_TOKEN (mcp-host's bearer token; else config mcpHost.token).
 Templates: the grounding text (AGENTS.md, prompt head/tail, deny-hook); overrides live in cursorTemplatesDir,
   default ~/.claude-code-router/cursor-templates/. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
 `;
@@ -27,6 +29,7 @@ const options = {
   port: { type: 'string' },
   config: { type: 'string' },
   env: { type: 'string' },
+  stdio: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -67,14 +70,15 @@ const dispatch = async (
   values: Values,
 ): Promise<number | undefined> => {
   const misplaced = [
-    ...(command === 'serve' ? [] : (['host', 'port'] as const)),
+    ...(command === 'serve' || command === 'mcp-host' ? [] : (['host', 'port'] as const)),
     ...(command === 'templates' ? [] : (['env'] as const)),
+    ...(command === 'mcp-host' ? [] : (['stdio'] as const)),
   ].filter((name) => values[name] !== undefined);
   if (misplaced.length > 0) {
     io.stderr(`cursor-bridge: --${misplaced.join(', --')} does not apply to "${command}"\n\n${usage}`);
     return exitCodes.usage;
   }
-  if (command === 'serve' && rest.length === 0) {
+  if ((command === 'serve' || command === 'mcp-host') && rest.length === 0) {
     let port: number | undefined;
     if (values.port !== undefined) {
       port = Number(values.port);
@@ -83,12 +87,17 @@ const dispatch = async (
         return exitCodes.usage;
       }
     }
-    const { runServe } = await import('./serve.js');
-    return runServe(io, {
+    const listen = {
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(port === undefined ? {} : { port }),
       ...configOption(values),
-    });
+    };
+    if (command === 'mcp-host') {
+      const { runMcpHost } = await import('./mcp-host.js');
+      return runMcpHost(io, { ...listen, stdio: values.stdio === true });
+    }
+    const { runServe } = await import('./serve.js');
+    return runServe(io, listen);
   }
   if (command === 'model' && rest[0] === 'get' && rest.length === 2) {
     const { runModelGet } = await import('./model-get-command.js');

@@ -56,6 +56,25 @@ export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 's
 /** pino's level names. */
 export type LogLevel = (typeof logLevels)[number];
 
+/** `mcpHost`: the standalone tool host (`cursor-bridge mcp-host`). */
+export const mcpHostConfigSchema = z.looseObject({
+  /** Bearer token agents (`/mcp`) and tool hosts (`/host`) must present; `CURSOR_BRIDGE_MCP_TOKEN` wins. */
+  token: z.string().optional(),
+  host: z.string().min(1).optional(),
+  port: integerSchema
+    .refine((port) => port >= 0 && port <= 65535, { error: 'expected a port number 0-65535' })
+    .optional(),
+  /** Per-call deadline in ms (default 600000, 10 min). */
+  callDeadlineMs: integerSchema
+    .refine((ms) => ms > 0, { error: 'expected a positive number of milliseconds' })
+    .optional(),
+  /** `notifications/progress` interval in ms while a call is parked (default 10000; 0 = off). */
+  progressIntervalMs: integerSchema.optional(),
+  /** Host header names accepted besides the bound address (DNS-rebinding allow-list). */
+  allowedHosts: z.array(z.string().min(1)).optional(),
+});
+export type McpHostConfigFile = z.infer<typeof mcpHostConfigSchema>;
+
 export const configFileSchema = z.looseObject({
   HOST: z.string().min(1).optional(),
   PORT: integerSchema
@@ -75,6 +94,7 @@ export const configFileSchema = z.looseObject({
   cursorTemplatesDir: z.string().min(1).optional(),
   /** Where scratch workspaces live (default `~/.claude-code-router/cursor-sdk-workspaces`). */
   cursorWorkspacesDir: z.string().min(1).optional(),
+  mcpHost: mcpHostConfigSchema.optional(),
 });
 export type ConfigFile = z.infer<typeof configFileSchema>;
 

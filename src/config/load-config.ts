@@ -64,8 +64,20 @@ export type BridgeConfig = {
   templatesDir?: string;
   /** Absolute root of the scratch workspaces. */
   workspacesDir: string;
+  /** The `mcpHost` section, for `cursor-bridge mcp-host` (empty strings dropped). */
+  mcpHost: McpHostConfig;
   /** Things the user should know (defaults substituted, unsafe settings overridden). */
   warnings: string[];
+};
+
+/** `mcpHost` as read from the file; the CLI applies flags, env and defaults. */
+export type McpHostConfig = {
+  token?: string;
+  host?: string;
+  port?: number;
+  callDeadlineMs?: number;
+  progressIntervalMs?: number;
+  allowedHosts?: string[];
 };
 
 export type ConfigSourceOptions = {
@@ -173,6 +185,7 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
       config.cursorWorkspacesDir === undefined
         ? join(home, '.claude-code-router', 'cursor-sdk-workspaces')
         : expandPath(config.cursorWorkspacesDir, baseDir, home),
+    mcpHost: resolveMcpHost(config.mcpHost),
     warnings,
   };
 };
@@ -225,6 +238,19 @@ const resolveCursorProvider = (
       ? {}
       : { cwd: expandPath(cursorOptions.cursorCwd, options.baseDir, options.homedir) }),
     ...(apiKey === undefined || apiKey === '' ? {} : { apiKeyConfigured: apiKey }),
+  };
+};
+
+const resolveMcpHost = (section: ConfigFile['mcpHost']): McpHostConfig => {
+  if (section === undefined) return {};
+  const { token, host, port, callDeadlineMs, progressIntervalMs, allowedHosts } = section;
+  return {
+    ...(token === undefined || token === '' ? {} : { token }),
+    ...(host === undefined ? {} : { host }),
+    ...(port === undefined ? {} : { port }),
+    ...(callDeadlineMs === undefined ? {} : { callDeadlineMs }),
+    ...(progressIntervalMs === undefined ? {} : { progressIntervalMs }),
+    ...(allowedHosts === undefined ? {} : { allowedHosts }),
   };
 };
 

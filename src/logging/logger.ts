@@ -16,6 +16,8 @@ export const redactPaths = [
   '*.api_key',
   'APIKEY',
   '*.APIKEY',
+  'token',
+  '*.token',
 ];
 
 export type LoggerOptions = { level?: LevelWithSilent; destination?: DestinationStream };
