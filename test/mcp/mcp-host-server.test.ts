@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { WebSocket } from 'ws';
 import {
@@ -175,7 +176,7 @@ describe('mcp-host: calls', () => {
     void client.callTool({ name: 'hold', arguments: {} }).catch(() => {});
     await until(() => tools.held.length === 1);
     // DELETE the session, as a closing agent does.
-    await (client.transport as { terminateSession(): Promise<void> }).terminateSession();
+    await (client.transport as StreamableHTTPClientTransport).terminateSession();
     await client.close();
 
     await until(() => tools.held[0]?.signal.aborted === true);
