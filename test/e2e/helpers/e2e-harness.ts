@@ -11,7 +11,7 @@ import type { ClientDriver, TurnOptions } from './client-driver.js';
 import { ensureBuilt } from '../../helpers/ensure-built.js';
 import { ensureClient, type ClientName } from './install-clients.js';
 import type { ModelScenario } from './model-scenario.js';
-import { openClientEndpoint, type ClientEndpoint } from './network-isolation.js';
+import { openClientEndpoint, type ClientEndpoint, type ExtraForward } from './network-isolation.js';
 import { createClientSandbox, runClient, type ClientRun, type ClientSandbox } from './run-client.js';
 import type { E2eBridge } from './e2e-bridge.js';
 import type { ShellTool } from './model-scenario.js';
@@ -59,12 +59,12 @@ export type StartBridge = (options: { scenario: ModelScenario; shell: ShellTool 
 export const startE2e = async (
   driver: ClientDriver,
   scenario: ModelScenario,
-  options: { startBridge?: StartBridge } = {},
+  options: { startBridge?: StartBridge; forwards?: readonly ExtraForward[] } = {},
 ): Promise<E2eScenario> => {
   const client = await ensureClient(driver.name);
   const bridge = await (options.startBridge ?? startServeBridge)({ scenario, shell: driver.shell });
   const sandbox = await createClientSandbox(driver.name);
-  const endpoint = await openClientEndpoint(bridge.socketPath);
+  const endpoint = await openClientEndpoint(bridge.socketPath, options.forwards);
   const runs: ClientRun[] = [];
 
   const report = (): string =>

@@ -87,8 +87,17 @@ const listenHostForwarder = (socketPath: string): Promise<Server> =>
     server.listen(0, '127.0.0.1', () => resolve(server));
   });
 
-/** Open an endpoint for one client run against the bridge listening on `bridgeSocket`. */
-export const openClientEndpoint = async (bridgeSocket: string): Promise<ClientEndpoint> => {
+/**
+ * One more server a client must reach: inside the namespace `127.0.0.1:<port>` leads to `socketPath`.
+ * On the host network nothing is forwarded, so `port` must be the server's own loopback port.
+ */
+export type ExtraForward = { socketPath: string; port: number };
+
+/** Open an endpoint for one client run against the bridge listening on `bridgeSocket` (plus `forwards`). */
+export const openClientEndpoint = async (
+  bridgeSocket: string,
+  forwards: readonly ExtraForward[] = [],
+): Promise<ClientEndpoint> => {
   probe ??= probeIsolation();
   const found = probe;
   if (found.kind === 'netns') {
@@ -105,6 +114,7 @@ export const openClientEndpoint = async (bridgeSocket: string): Promise<ClientEn
           found.ip,
           bridgeSocket,
           String(netnsPort),
+          ...forwards.flatMap((forward) => [forward.socketPath, String(forward.port)]),
           '--',
           command,
           ...args,
