@@ -51,6 +51,17 @@ type Counters = {
 
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
 
+/**
+ * The tool set a run was started with, by name: a run can only call the tools it was sent with.
+ * Descriptions and schemas are left out on purpose — clients rewrite descriptions between turns, and a
+ * tool keeps working under its name.
+ */
+const toolNamesKey = (tools: TurnRequest['tools']): string =>
+  tools
+    .map((tool) => tool.name)
+    .sort()
+    .join('\0');
+
 export class Engine {
   readonly #options: Required<Omit<EngineOptions, 'guard'>> & { guard: ToolCallGuard };
   readonly #sessions = new Map<string, Session>();
@@ -285,6 +296,8 @@ export class Engine {
           parkedToolCallIds: session.liveParkedToolCallIds(),
           committed: session.committed,
           interrupted: session.interrupted,
+          toolsChanged: session.runToolNames !== toolNamesKey(tools),
+          heldBeforeRun: session.committedBeforeRun,
         },
         request.messages,
         digests,
@@ -346,6 +359,11 @@ export class Engine {
       if (session.upstream !== undefined) await session.dispose(this.#options.retireTimeoutMs);
     } else {
       this.#counters.slim += 1;
+      if (session.run !== undefined)
+        this.#options.logger.info(
+          { session: session.key },
+          'the tool set changed while tool calls were parked; re-sending the turn with the new tools',
+        );
       await session.retireRun(this.#options.retireTimeoutMs);
     }
     const prepared = await this.#options.workspace.prepare(session.key, request);
@@ -366,11 +384,12 @@ export class Engine {
     };
     // Until the run reports otherwise, the agent holds the transcript up to this request. A run cut short
     // writes no checkpoint: the agent then holds only what it held before (nothing, for a fresh agent).
-    session.committedBeforeRun = plan.kind === 'slim' ? session.committed : undefined;
+    session.committedBeforeRun = plan.kind === 'slim' ? [...plan.held] : undefined;
     session.committed = digests;
     session.interrupted = false;
     const run = await session.upstream.startRun(input);
     session.run = run;
+    session.runToolNames = toolNamesKey(tools);
   }
 
   /** Record what the agent now holds and what happens to the run after this response. */

@@ -14,6 +14,8 @@ export class Session {
   /** Digests of the transcript the agent holds, or undefined when unknown. */
   committed: string[] | undefined;
   parkedToolCallIds: string[] = [];
+  /** The tool names the current run was started with (see the engine's `toolNamesKey`). */
+  runToolNames: string | undefined;
   interrupted = false;
   /** What the agent held before the current run started, restored when that run is cut short. */
   committedBeforeRun: string[] | undefined;

@@ -11,7 +11,8 @@ import type { TrailingTurn } from './turn-classifier.js';
 
 export type Plan =
   | { kind: 'resume'; results: UpstreamToolResult[] }
-  | { kind: 'slim'; newMessages: TurnMessage[] }
+  /** `held`: the transcript the agent holds once any parked run is retired; the new messages follow it. */
+  | { kind: 'slim'; newMessages: TurnMessage[]; held: readonly string[] }
   | { kind: 'replay'; reason: string };
 
 export type AgentView = {
@@ -23,6 +24,14 @@ export type AgentView = {
   committed: readonly string[] | undefined;
   /** The last turn's stream died mid-turn; the agent holds a partial answer the client may not show. */
   interrupted: boolean;
+  /**
+   * The request offers a different set of tools than the parked run was started with (Claude Code's
+   * ToolSearch loads deferred tools this way). The SDK fixes a run's tools at `send`, so such a run
+   * cannot call the new ones.
+   */
+  toolsChanged: boolean;
+  /** Digests of the transcript the agent held before the parked run started, when known exactly. */
+  heldBeforeRun: readonly string[] | undefined;
 };
 
 export const planTurn = (
@@ -49,6 +58,15 @@ export const planTurn = (
     if (trailing.kind !== 'tool-results' || rest.some((message) => message.role !== 'user')) {
       return { kind: 'replay', reason: `trailing turn is ${trailing.kind}` };
     }
+    if (agent.toolsChanged) {
+      // Retire the parked run and re-send its turn (request, calls and their results) with the new tools
+      // to the agent that still holds everything before it; nothing is executed again.
+      const held = agent.heldBeforeRun;
+      if (held === undefined || !startsWith(digests, held)) {
+        return { kind: 'replay', reason: 'the tool set changed while tool calls were parked' };
+      }
+      return { kind: 'slim', newMessages: messages.slice(held.length), held };
+    }
     return {
       kind: 'resume',
       results: results.flatMap((message) =>
@@ -59,13 +77,14 @@ export const planTurn = (
     };
   }
 
-  if (suffix.length === 1 && suffix[0]?.role === 'user') return { kind: 'slim', newMessages: suffix };
+  if (suffix.length === 1 && suffix[0]?.role === 'user')
+    return { kind: 'slim', newMessages: suffix, held: committed };
   if (
     agent.interrupted &&
     suffix.at(-1)?.role === 'user' &&
     suffix.every((message) => message.role === 'user' || message.role === 'assistant')
   ) {
-    return { kind: 'slim', newMessages: suffix };
+    return { kind: 'slim', newMessages: suffix, held: committed };
   }
   return {
     kind: 'replay',

@@ -99,7 +99,8 @@ const convertUserBlock = (block: unknown, path: string, context: Context): TurnU
         context,
       );
     case 'tool_reference':
-      // ToolSearch loaded a deferred tool; every tool is already callable upstream, so keep it as a note.
+      // ToolSearch loaded a deferred tool: the next request's tools carry its definition (the engine
+      // re-sends a parked turn when the tool set grows), so the result itself is a note.
       return {
         type: 'text',
         text: `Loaded tool: ${parseAt(anthropicToolReferenceBlockSchema, block, path).tool_name}`,
