@@ -70,7 +70,7 @@ const withMcpHost = (mcpHost: McpHostProcess, env: Record<string, string>): Clie
   },
 });
 
-const startScenario = async (steps: ModelStep[], env: Record<string, string>) => {
+const startScenario = async (turns: ModelStep[][], env: Record<string, string>) => {
   const mcpHost = await startMcpHostProcess();
   onTestFinished(() => mcpHost.close());
   const trackingCode = `TRK-${randomBytes(4).toString('hex')}`;
@@ -78,7 +78,7 @@ const startScenario = async (steps: ModelStep[], env: Record<string, string>) =>
   onTestFinished(() => host.close());
   const e2e = await startE2e(
     withMcpHost(mcpHost, env),
-    { turns: [{ steps }] },
+    { turns: turns.map((steps) => ({ steps })) },
     { forwards: [mcpHost.forward] },
   );
   onTestFinished((context) => {
@@ -97,7 +97,7 @@ describe('Claude Code with cursor-bridge mcp-host as its MCP server', { timeout:
   beforeAll(() => prepareE2e('claude-code'), installTimeoutMs);
 
   it('calls a tool a WebSocket host executes, and answers with its result (ENABLE_TOOL_SEARCH=false)', async () => {
-    const { e2e, host, trackingCode, mcpHost } = await startScenario([callStep, answerStep], {
+    const { e2e, host, trackingCode, mcpHost } = await startScenario([[callStep, answerStep]], {
       ENABLE_TOOL_SEARCH: 'false',
     });
 
@@ -112,9 +112,43 @@ describe('Claude Code with cursor-bridge mcp-host as its MCP server', { timeout:
     expect(mainRun?.toolResults).toEqual([
       expect.objectContaining({ text: `Order A-17 shipped; tracking ${trackingCode}.`, isError: false }),
     ]);
-    // Claude Code reached mcp-host from its namespace (through the recording proxy), over Streamable HTTP.
-    expect(
-      mcpHost.exchanges.filter((exchange) => exchange.method === 'POST' && exchange.url === '/mcp').length,
-    ).toBeGreaterThan(1);
+    expectReachedOverHttp(mcpHost);
+  });
+
+  it("with Claude Code's defaults: loads the deferred MCP tool with ToolSearch, then calls it", async () => {
+    // Tool search on (the default): the MCP tool is offered only after the model loads it. The run that
+    // called ToolSearch is retired when the tool set grows, and the turn goes on in a new run that offers it.
+    const searchStep: ModelStep = {
+      text: 'Loading the order tool.',
+      toolCalls: [{ tool: 'ToolSearch', input: { query: `select:${claudeToolName}`, max_results: 1 } }],
+    };
+    const { e2e, host, trackingCode, mcpHost } = await startScenario(
+      [
+        [searchStep, answerStep],
+        [callStep, answerStep],
+      ],
+      {},
+    );
+
+    const run = await e2e.turn('Where is order A-17?');
+
+    expect(run.exitCode).toBe(0);
+    expect(claudeCodeResult(run.stdout)?.result).toContain(`tracking ${trackingCode}`);
+    expect(host.executions).toEqual([{ order_id: 'A-17' }]);
+    const runs = e2e.bridge.mainRuns();
+    // Deferred at first; offered once ToolSearch loaded it.
+    expect(runs[0]?.toolNames).toContain('ToolSearch');
+    expect(runs[0]?.toolNames).not.toContain(claudeToolName);
+    expect(runs.at(-1)?.toolNames).toContain(claudeToolName);
+    expect(runs.at(-1)?.toolResults).toEqual([
+      expect.objectContaining({ text: `Order A-17 shipped; tracking ${trackingCode}.`, isError: false }),
+    ]);
+    expectReachedOverHttp(mcpHost);
   });
 });
+
+/** Claude Code reached mcp-host from its namespace (through the recording proxy), over Streamable HTTP. */
+const expectReachedOverHttp = (mcpHost: McpHostProcess): void => {
+  const posts = mcpHost.exchanges.filter((exchange) => exchange.method === 'POST' && exchange.url === '/mcp');
+  expect(posts.length).toBeGreaterThan(1);
+};
