@@ -22,13 +22,16 @@ export const PNG_1X1 =
 export type RunningMcpHost = { server: McpHostServer; url: string; port: number; close(): Promise<void> };
 
 /** mcp-host in process on an ephemeral loopback port, with {@link testToken} unless `token` says otherwise. */
-export async function startMcpHost(options: Partial<McpHostServerOptions> = {}): Promise<RunningMcpHost> {
+export async function startMcpHost(
+  options: Partial<McpHostServerOptions> = {},
+  listenPort = 0,
+): Promise<RunningMcpHost> {
   const server = createMcpHostServer({
     logger: pino({ level: process.env['TEST_LOG'] === '1' ? 'debug' : 'silent' }),
     token: testToken,
     ...options,
   });
-  const { port } = await server.listen(0, '127.0.0.1');
+  const { port } = await server.listen(listenPort, '127.0.0.1');
   return { server, port, url: `http://127.0.0.1:${port}`, close: () => server.close() };
 }
 
