@@ -20,6 +20,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { createCustomUserToolsServer } from './custom-user-tools-server.js';
@@ -232,6 +233,16 @@ export class ToolHostAggregator {
     // Settled by anything but the host's answer (deadline, the agent's cancel, shutdown): cancel at the host.
     void this.broker.park(call).then((result) => {
       entry.calls.delete(toolCallId);
+      entry.log.debug(
+        {
+          toolCallId,
+          tool: toolName,
+          ms: Date.now() - call.parkedAt,
+          answered,
+          isError: result.isError === true,
+        },
+        'tool call settled',
+      );
       if (answered) return;
       const text = result.content.find((block) => block.type === 'text');
       controller.abort(text?.type === 'text' ? text.text : 'The call was settled without the host.');
@@ -244,7 +255,7 @@ export class ToolHostAggregator {
       (error: unknown) => {
         answered = true;
         if (controller.signal.aborted) return;
-        const message = error instanceof Error ? error.message : String(error);
+        const message = describeHostError(error);
         this.broker.reject(
           toolCallId,
           entry.link.closed
@@ -308,6 +319,14 @@ export class ToolHostAggregator {
       entry.log.debug({ err: error }, 'could not tell the host about refused tools');
     });
   }
+}
+
+/** A host's JSON-RPC error, once: the SDK prefixes `MCP error <code>: ` on both ends of the link. */
+function describeHostError(error: unknown): string {
+  if (error instanceof McpError) {
+    return `${error.message.replace(/^(MCP error -?\d+: )+/, '')} (JSON-RPC error ${error.code})`;
+  }
+  return error instanceof Error ? error.message : String(error);
 }
 
 function disconnectedText(toolName: string): string {

@@ -23,6 +23,29 @@ const percentile = (sorted: number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 describe('mcp-host under load', () => {
+  it('answers sequential calls of an idle host quickly (round-trip latency)', async () => {
+    running = await startMcpHost();
+    const host = await connectToolHost(running.url, { tools: { names: ['ping_tool'] } });
+    closers.push(() => host.close());
+    await until(() => running?.server.aggregator.toolNames().length === 1);
+    const client = await connectAgent(running.url);
+    closers.push(() => client.close());
+
+    const durations: number[] = [];
+    for (let index = 0; index < 50; index += 1) {
+      const started = performance.now();
+      await client.callTool({ name: 'ping_tool', arguments: { text: String(index) } });
+      durations.push(performance.now() - started);
+    }
+
+    expect(host.executions.get('ping_tool')).toBe(50);
+    const sorted = [...durations].sort((a, b) => a - b);
+    console.log(
+      `mcp-host round trip (agent → mcp-host → host → back), 50 sequential calls: ` +
+        `p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms`,
+    );
+  });
+
   it(`runs ${calls} concurrent calls across 2 hosts: 0 lost, 0 duplicated`, async () => {
     running = await startMcpHost();
     const url = running.url;

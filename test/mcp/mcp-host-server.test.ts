@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { WebSocket } from 'ws';
 import {
   connectAgent,
@@ -101,6 +109,33 @@ describe('mcp-host: agents call tools of an official-SDK host over the WebSocket
 });
 
 describe('mcp-host: calls', () => {
+  it('reports a JSON-RPC error of a low-level host as an isError result naming the tool', async () => {
+    const running = await host();
+    const lowLevel = new Server({ name: 'low-level', version: '0' }, { capabilities: { tools: {} } });
+    lowLevel.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [{ name: 'burn', inputSchema: { type: 'object' as const, properties: {} } }],
+    }));
+    lowLevel.setRequestHandler(CallToolRequestSchema, () => {
+      throw new McpError(ErrorCode.InternalError, 'disk on fire');
+    });
+    await lowLevel.connect(
+      new WebSocketClientTransport(new URL(`ws://127.0.0.1:${running.port}/host?token=${testToken}`)),
+    );
+    cleanups.push(() => lowLevel.close());
+    await until(() => toolsOf(running).length === 1);
+    const client = await agent(running);
+
+    expect(await client.callTool({ name: 'burn', arguments: {} })).toEqual({
+      content: [
+        {
+          type: 'text',
+          text: 'Tool call "burn" failed at the tool host: disk on fire (JSON-RPC error -32603)',
+        },
+      ],
+      isError: true,
+    });
+  });
+
   it('settles a call the host never answers at the deadline, naming the tool and the deadline', async () => {
     const running = await host({ callDeadlineMs: 300 });
     const tools = await toolHost(running);
