@@ -24,11 +24,14 @@ import { networkInterfaces } from 'node:os';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { bearerToken, queryToken, tokenMatches } from './bearer-token.js';
 import type { CustomUserToolsServer } from './custom-user-tools-server.js';
+import { readJsonBody } from './read-json-body.js';
 import { ToolHostAggregator } from './tool-host-aggregator.js';
 import type { ToolHostAggregatorOptions } from './tool-host-aggregator.js';
 import { MCP_WEBSOCKET_SUBPROTOCOL, WebSocketServerTransport } from './websocket-server-transport.js';
@@ -45,6 +48,8 @@ export type McpHostServerOptions = Omit<ToolHostAggregatorOptions, 'logger'> & {
   maxSessions?: number;
   /** WebSocket ping interval towards hosts. Default 30 s. */
   hostKeepaliveMs?: number;
+  /** Attached (or attaching) tool hosts at most. Default 64. */
+  maxHosts?: number;
 };
 
 export type McpHostAddress = { host: string; port: number };
@@ -70,7 +75,30 @@ type Session = {
 };
 
 const defaultSessionIdleMs = 30 * 60_000;
+/** The SDK transport's own default body limit. */
+const maxRequestBodyBytes = 4 * 1024 * 1024;
+
+/** Ids of the JSON-RPC requests in a POST body (one message or a batch). */
+function requestIdsOf(body: unknown): RequestId[] {
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  return messages.flatMap((message) => {
+    const parsed = JSONRPCRequestSchema.safeParse(message);
+    return parsed.success ? [parsed.data.id] : [];
+  });
+}
+
+/** Feeds the session's server a `notifications/cancelled` for `requestId`, as if the agent had sent it. */
+function cancelRequest(session: Session, requestId: RequestId): void {
+  session.transport.onmessage?.({
+    jsonrpc: '2.0',
+    method: 'notifications/cancelled',
+    params: { requestId, reason: 'The agent disconnected before the result arrived.' },
+  });
+}
 const defaultMaxSessions = 256;
+const defaultMaxHosts = 64;
+/** How long shutdown waits for the answers of settled calls to reach their agents. */
+const shutdownDrainMs = 2_000;
 const maxHostMessageBytes = 64 * 1024 * 1024;
 
 const loopbackNames = ['127.0.0.1', 'localhost', '[::1]'];
@@ -88,8 +116,8 @@ function jsonRpcError(
 }
 
 /** Host names (without port) the server answers to, for a bind address. */
-function hostNamesFor(bound: string, extra: readonly string[]): string[] {
-  const names = new Set<string>(extra);
+function hostNamesFor(bound: string): string[] {
+  const names = new Set<string>();
   const bracket = (address: string): string => (address.includes(':') ? `[${address}]` : address);
   if (bound === '0.0.0.0' || bound === '::') {
     for (const name of loopbackNames) names.add(name);
@@ -113,6 +141,8 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
   let allowedHosts: string[] = [];
   let allowedOrigins: string[] = [];
   let closing: Promise<void> | undefined;
+  /** POSTs to a session still open: calls in flight whose answers are on their way. */
+  let openPosts = 0;
 
   const wss = new WebSocketServer({
     noServer: true,
@@ -153,7 +183,31 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
         session.open -= 1;
         session.lastSeen = Date.now();
       });
-      await session.transport.handleRequest(request, response);
+      if (request.method !== 'POST') {
+        await session.transport.handleRequest(request, response);
+        return;
+      }
+      openPosts += 1;
+      response.once('close', () => (openPosts -= 1));
+      const body = await readJsonBody(request, maxRequestBodyBytes);
+      if (!body.ok) {
+        if (body.reason === 'aborted') return;
+        return jsonRpcError(
+          response,
+          body.reason === 'too-large' ? 413 : 400,
+          body.reason === 'too-large' ? -32000 : -32700,
+          body.message,
+        );
+      }
+      // Without resumability (no event store) a response whose stream broke can never be delivered: the
+      // agent has left those calls, so they are cancelled (the host is told), unless retried meanwhile.
+      const requestIds = requestIdsOf(body.value);
+      if (requestIds.length > 0) {
+        response.once('close', () => {
+          if (!response.writableFinished) for (const id of requestIds) cancelRequest(session, id);
+        });
+      }
+      await session.transport.handleRequest(request, response, body.value);
       return;
     }
     if (sessions.size >= maxSessions) {
@@ -301,6 +355,11 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
     }
     if (closing !== undefined)
       return rejectUpgrade(socket, 503, 'Service Unavailable: mcp-host is shutting down');
+    const maxHosts = options.maxHosts ?? defaultMaxHosts;
+    if (wss.clients.size >= maxHosts) {
+      logger.warn({ maxHosts }, 'host link refused: too many tool hosts');
+      return rejectUpgrade(socket, 503, `Service Unavailable: at most ${maxHosts} tool hosts`);
+    }
     wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
       const transport = new WebSocketServerTransport(ws, {
         ...(options.hostKeepaliveMs === undefined ? {} : { keepaliveMs: options.hostKeepaliveMs }),
@@ -338,8 +397,12 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
           httpServer.off('error', reject);
           const address = httpServer.address();
           const bound = typeof address === 'object' && address !== null ? address.port : port;
-          const names = hostNamesFor(host, options.allowedHosts ?? []);
-          allowedHosts = names.map((name) => `${name}:${bound}`);
+          // Configured names: as given when they carry a port, else with the bound port and without one
+          // (a reverse proxy on a default port sends a bare name).
+          const extra = (options.allowedHosts ?? []).flatMap((name) =>
+            /:\d+$/.test(name) ? [name] : [`${name}:${bound}`, name],
+          );
+          allowedHosts = [...hostNamesFor(host).map((name) => `${name}:${bound}`), ...extra];
           allowedOrigins = allowedHosts.flatMap((name) => [`http://${name}`, `https://${name}`]);
           resolve({ host, port: bound });
         });
@@ -365,8 +428,14 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
     close: () =>
       (closing ??= (async () => {
         clearInterval(sweep);
+        const reason = 'mcp-host is shutting down';
         try {
-          await aggregator.close('mcp-host is shutting down');
+          // Settle every parked call first, and let the answers reach their agents before the sessions close.
+          aggregator.broker.close(reason);
+          const drainUntil = Date.now() + shutdownDrainMs;
+          while (openPosts > 0 && Date.now() < drainUntil)
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          await aggregator.close(reason);
         } finally {
           await Promise.allSettled([...sessions.values()].map((session) => session.transport.close()));
           sessions.clear();

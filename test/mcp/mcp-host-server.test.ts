@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -216,6 +217,41 @@ describe('mcp-host: calls', () => {
 
     await until(() => tools.held[0]?.signal.aborted === true);
     expect(running.server.aggregator.broker.pending()).toEqual([]);
+  });
+
+  it('cancels a call whose POST stream broke (no DELETE): its answer could never be delivered', async () => {
+    const running = await host();
+    const tools = await toolHost(running);
+    await until(() => toolsOf(running).length === 5);
+    const client = await agent(running);
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId ?? '';
+    const controller = new AbortController();
+
+    const post = fetch(`${running.url}/mcp`, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: {
+        authorization: `Bearer ${testToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'dropped-1',
+        method: 'tools/call',
+        params: { name: 'hold', arguments: {} },
+      }),
+    });
+    await until(() => tools.held.length === 1);
+    controller.abort();
+    await expect(post.then((response) => response.text())).rejects.toThrow();
+
+    await until(() => tools.held[0]?.signal.aborted === true);
+    expect(running.server.aggregator.broker.pending()).toEqual([]);
+    // The session itself lives on.
+    expect((await client.listTools()).tools).toHaveLength(5);
   });
 
   it('sends notifications/progress while parked to an agent that sent a progress token', async () => {
@@ -447,6 +483,50 @@ describe('mcp-host: HTTP rules', () => {
     });
     expect(wrongHost).toBe(403);
     expect((await post(running.url, initialize, { origin: running.url })).status).toBe(200);
+  });
+
+  it('accepts configured allowedHosts names, with the bound port and without one (a proxy on 443)', async () => {
+    const running = await host({ allowedHosts: ['tools.internal'] });
+    const statusWithHost = (hostHeader: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const body = JSON.stringify(initialize);
+        const request = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: running.port,
+            path: '/mcp',
+            method: 'POST',
+            headers: {
+              host: hostHeader,
+              authorization: `Bearer ${testToken}`,
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              'content-length': Buffer.byteLength(body),
+            },
+          },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      });
+
+    expect(await statusWithHost('tools.internal')).toBe(200);
+    expect(await statusWithHost(`tools.internal:${running.port}`)).toBe(200);
+    expect(await statusWithHost(`localhost:${running.port}`)).toBe(200);
+    expect(await statusWithHost('evil.example')).toBe(403);
+    expect(await statusWithHost(`127.0.0.1:${running.port + 1}`)).toBe(403);
+  });
+
+  it('refuses tool hosts beyond maxHosts with 503', async () => {
+    const running = await host({ maxHosts: 1 });
+    await toolHost(running, { tools: { names: ['one'] } });
+    await until(() => toolsOf(running).length === 1);
+
+    await expect(connectToolHost(running.url, { tools: { names: ['two'] } })).rejects.toThrow();
+    expect(toolsOf(running)).toEqual(['one']);
   });
 
   it('reports hosts, tools and parked calls on /health, in full only with the token', async () => {
