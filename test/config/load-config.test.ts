@@ -60,8 +60,43 @@ describe('resolveConfig', () => {
         apiKeyConfigured: 'crsr_k',
       },
       workspacesDir: '/home/user/.claude-code-router/cursor-sdk-workspaces',
+      mcpHost: {},
       warnings: [],
     });
+  });
+
+  it('reads the mcpHost section for cursor-bridge mcp-host, interpolating the token', () => {
+    const config = resolve(
+      {
+        mcpHost: {
+          token: '$MCP_TOKEN',
+          host: '0.0.0.0',
+          port: '4000',
+          callDeadlineMs: 30000,
+          progressIntervalMs: 0,
+          allowedHosts: ['tools.internal'],
+        },
+      },
+      { MCP_TOKEN: 'tok-1' },
+    );
+    expect(config.mcpHost).toEqual({
+      token: 'tok-1',
+      host: '0.0.0.0',
+      port: 4000,
+      callDeadlineMs: 30000,
+      progressIntervalMs: 0,
+      allowedHosts: ['tools.internal'],
+    });
+    // The serve keys are untouched by mcpHost.
+    expect(config.host).toBe('127.0.0.1');
+    expect(resolve({ mcpHost: { token: '' } }).mcpHost).toEqual({});
+  });
+
+  it('names the mcpHost field at fault', () => {
+    expect(() => resolve({ mcpHost: { port: 70000 } })).toThrow(
+      `${path}: mcpHost.port: expected a port number 0-65535`,
+    );
+    expect(() => resolve({ mcpHost: { callDeadlineMs: 0 } })).toThrow('mcpHost.callDeadlineMs');
   });
 
   it('keeps an unresolved placeholder literal in apiKeyConfigured', () => {
