@@ -17,21 +17,17 @@
  *   the listener, in that order. Idempotent.
  */
 
-import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { networkInterfaces } from 'node:os';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { bearerToken, queryToken, tokenMatches } from './bearer-token.js';
-import type { CustomUserToolsServer } from './custom-user-tools-server.js';
-import { readJsonBody } from './read-json-body.js';
+import { AgentSessions, writeJsonRpcError } from './agent-sessions.js';
+import { createHostAllowList, emptyHostAllowList } from './host-allow-list.js';
+import type { HostAllowList } from './host-allow-list.js';
 import { ToolHostAggregator } from './tool-host-aggregator.js';
 import type { ToolHostAggregatorOptions } from './tool-host-aggregator.js';
 import { MCP_WEBSOCKET_SUBPROTOCOL, WebSocketServerTransport } from './websocket-server-transport.js';
@@ -66,83 +62,43 @@ export type McpHostServer = {
   close(): Promise<void>;
 };
 
-type Session = {
-  transport: StreamableHTTPServerTransport;
-  agent: CustomUserToolsServer;
-  lastSeen: number;
-  /** HTTP requests of the session still open (a parked call's POST, the agent's GET stream). */
-  open: number;
-};
-
 const defaultSessionIdleMs = 30 * 60_000;
-/** The SDK transport's own default body limit. */
-const maxRequestBodyBytes = 4 * 1024 * 1024;
-
-/** Ids of the JSON-RPC requests in a POST body (one message or a batch). */
-function requestIdsOf(body: unknown): RequestId[] {
-  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
-  return messages.flatMap((message) => {
-    const parsed = JSONRPCRequestSchema.safeParse(message);
-    return parsed.success ? [parsed.data.id] : [];
-  });
-}
-
-/** Feeds the session's server a `notifications/cancelled` for `requestId`, as if the agent had sent it. */
-function cancelRequest(session: Session, requestId: RequestId): void {
-  session.transport.onmessage?.({
-    jsonrpc: '2.0',
-    method: 'notifications/cancelled',
-    params: { requestId, reason: 'The agent disconnected before the result arrived.' },
-  });
-}
 const defaultMaxSessions = 256;
 const defaultMaxHosts = 64;
 /** How long shutdown waits for the answers of settled calls to reach their agents. */
 const shutdownDrainMs = 2_000;
 const maxHostMessageBytes = 64 * 1024 * 1024;
 
-const loopbackNames = ['127.0.0.1', 'localhost', '[::1]'];
-
-function jsonRpcError(
-  response: ServerResponse,
+/** Answers a refused WebSocket upgrade with a plain HTTP response and a JSON body. */
+function rejectUpgrade(
+  socket: Duplex,
   status: number,
-  code: number,
-  message: string,
-  headers = {},
+  reason: string,
+  headers: Record<string, string> = {},
 ): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-  response.writeHead(status, { 'content-type': 'application/json', ...headers });
-  response.end(body);
-}
-
-/** Host names (without port) the server answers to, for a bind address. */
-function hostNamesFor(bound: string): string[] {
-  const names = new Set<string>();
-  const bracket = (address: string): string => (address.includes(':') ? `[${address}]` : address);
-  if (bound === '0.0.0.0' || bound === '::') {
-    for (const name of loopbackNames) names.add(name);
-    for (const list of Object.values(networkInterfaces())) {
-      for (const address of list ?? []) names.add(bracket(address.address));
-    }
-  } else {
-    names.add(bracket(bound));
-    if (loopbackNames.includes(bracket(bound)) || bound === '::1')
-      for (const name of loopbackNames) names.add(name);
-  }
-  return [...names];
+  const body = JSON.stringify({ error: reason });
+  const lines = [
+    `HTTP/1.1 ${status} ${reason.split(':')[0]}`,
+    'content-type: application/json',
+    `content-length: ${Buffer.byteLength(body)}`,
+    'connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
 }
 
 export function createMcpHostServer(options: McpHostServerOptions): McpHostServer {
   const { logger, token } = options;
   const aggregator = new ToolHostAggregator(options);
-  const sessions = new Map<string, Session>();
-  const sessionIdleMs = options.sessionIdleMs ?? defaultSessionIdleMs;
-  const maxSessions = options.maxSessions ?? defaultMaxSessions;
-  let allowedHosts: string[] = [];
-  let allowedOrigins: string[] = [];
+  let allowList: HostAllowList = emptyHostAllowList;
   let closing: Promise<void> | undefined;
-  /** POSTs to a session still open: calls in flight whose answers are on their way. */
-  let openPosts = 0;
+  const sessions = new AgentSessions({
+    createServer: () => aggregator.createAgentServer(),
+    logger: logger.child({ component: 'mcp-session' }),
+    allowList: () => allowList,
+    maxSessions: options.maxSessions ?? defaultMaxSessions,
+    idleMs: options.sessionIdleMs ?? defaultSessionIdleMs,
+  });
 
   const wss = new WebSocketServer({
     noServer: true,
@@ -150,15 +106,6 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
     handleProtocols: (protocols) =>
       protocols.has(MCP_WEBSOCKET_SUBPROTOCOL) ? MCP_WEBSOCKET_SUBPROTOCOL : false,
   });
-
-  /** The DNS-rebinding check; answers 403 itself and returns false when the request fails it. */
-  const originAllowed = (request: IncomingMessage): string | undefined => {
-    const host = request.headers.host;
-    if (host === undefined || !allowedHosts.includes(host)) return `Invalid Host header: ${String(host)}`;
-    const origin = request.headers.origin;
-    if (origin !== undefined && !allowedOrigins.includes(origin)) return `Invalid Origin header: ${origin}`;
-    return undefined;
-  };
 
   const authorized = (request: IncomingMessage, allowQuery: boolean): boolean =>
     token === undefined ||
@@ -170,79 +117,6 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
     ...aggregator.snapshot(),
     sessions: sessions.size,
   });
-
-  const handleMcp = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const header = request.headers['mcp-session-id'];
-    const sessionId = Array.isArray(header) ? header[0] : header;
-    if (sessionId !== undefined) {
-      const session = sessions.get(sessionId);
-      if (session === undefined) return jsonRpcError(response, 404, -32001, 'Session not found');
-      session.lastSeen = Date.now();
-      session.open += 1;
-      response.once('close', () => {
-        session.open -= 1;
-        session.lastSeen = Date.now();
-      });
-      if (request.method !== 'POST') {
-        await session.transport.handleRequest(request, response);
-        return;
-      }
-      openPosts += 1;
-      response.once('close', () => (openPosts -= 1));
-      const body = await readJsonBody(request, maxRequestBodyBytes);
-      if (!body.ok) {
-        if (body.reason === 'aborted') return;
-        return jsonRpcError(
-          response,
-          body.reason === 'too-large' ? 413 : 400,
-          body.reason === 'too-large' ? -32000 : -32700,
-          body.message,
-        );
-      }
-      // Without resumability (no event store) a response whose stream broke can never be delivered: the
-      // agent has left those calls, so they are cancelled (the host is told), unless retried meanwhile.
-      const requestIds = requestIdsOf(body.value);
-      if (requestIds.length > 0) {
-        response.once('close', () => {
-          if (!response.writableFinished) for (const id of requestIds) cancelRequest(session, id);
-        });
-      }
-      await session.transport.handleRequest(request, response, body.value);
-      return;
-    }
-    if (sessions.size >= maxSessions) {
-      return jsonRpcError(
-        response,
-        503,
-        -32000,
-        `Too many MCP sessions (at most ${maxSessions}); end one with DELETE.`,
-      );
-    }
-    // A fresh transport: the SDK accepts only `initialize` here and answers anything else with its 400.
-    const agent = aggregator.createAgentServer();
-    const log = logger.child({ component: 'mcp-session' });
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      enableDnsRebindingProtection: true,
-      allowedHosts,
-      allowedOrigins,
-      onsessioninitialized: (id) => {
-        sessions.set(id, { transport, agent, lastSeen: Date.now(), open: 0 });
-        log.info({ sessionId: id, client: agent.server.getClientVersion()?.name }, 'agent session started');
-      },
-    });
-    transport.onclose = () => {
-      const id = transport.sessionId;
-      if (id !== undefined && sessions.get(id)?.transport === transport) {
-        sessions.delete(id);
-        log.info({ sessionId: id }, 'agent session ended');
-      }
-      void agent.close();
-    };
-    await agent.server.connect(transport);
-    await transport.handleRequest(request, response);
-    if (transport.sessionId === undefined) await agent.close();
-  };
 
   const handleRequest = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
@@ -265,13 +139,13 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
       response.end(request.method === 'HEAD' ? undefined : text);
       return;
     }
-    const refusal = originAllowed(request);
+    const refusal = allowList.refusal(request);
     if (refusal !== undefined) {
       logger.warn(
         { path, host: request.headers.host, origin: request.headers.origin },
         'request refused: DNS-rebinding check',
       );
-      return jsonRpcError(response, 403, -32000, refusal);
+      return writeJsonRpcError(response, 403, -32000, refusal);
     }
     if (path === '/mcp') {
       if (!authorized(request, false)) {
@@ -279,19 +153,19 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
           { path, remoteAddress: request.socket.remoteAddress },
           'request refused: bad or missing token',
         );
-        return jsonRpcError(response, 401, -32001, 'Unauthorized: send Authorization: Bearer <token>', {
+        return writeJsonRpcError(response, 401, -32001, 'Unauthorized: send Authorization: Bearer <token>', {
           'www-authenticate': 'Bearer',
         });
       }
-      await handleMcp(request, response);
+      await sessions.handle(request, response);
       return;
     }
     if (path === '/host') {
-      return jsonRpcError(response, 426, -32000, 'The host link is a WebSocket (subprotocol "mcp").', {
+      return writeJsonRpcError(response, 426, -32000, 'The host link is a WebSocket (subprotocol "mcp").', {
         upgrade: 'websocket',
       });
     }
-    jsonRpcError(
+    writeJsonRpcError(
       response,
       404,
       -32601,
@@ -302,33 +176,16 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
   const httpServer = createServer((request, response) => {
     handleRequest(request, response).catch((error: unknown) => {
       logger.error({ err: error }, 'mcp-host request failed');
-      if (!response.headersSent) jsonRpcError(response, 500, -32603, 'Internal error');
+      if (!response.headersSent) writeJsonRpcError(response, 500, -32603, 'Internal error');
       else response.destroy();
     });
   });
-
-  const rejectUpgrade = (
-    socket: Duplex,
-    status: number,
-    reason: string,
-    headers: Record<string, string> = {},
-  ): void => {
-    const body = JSON.stringify({ error: reason });
-    const lines = [
-      `HTTP/1.1 ${status} ${reason.split(':')[0]}`,
-      'content-type: application/json',
-      `content-length: ${Buffer.byteLength(body)}`,
-      'connection: close',
-      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-    ];
-    socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
-  };
 
   httpServer.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     socket.on('error', () => socket.destroy());
     if (path !== '/host') return rejectUpgrade(socket, 404, 'Not Found: WebSocket upgrades go to /host');
-    const refusal = originAllowed(request);
+    const refusal = allowList.refusal(request);
     if (refusal !== undefined) {
       logger.warn(
         { host: request.headers.host, origin: request.headers.origin },
@@ -373,19 +230,6 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
     });
   });
 
-  const sweep = setInterval(
-    () => {
-      const now = Date.now();
-      for (const [id, session] of sessions) {
-        if (session.open > 0 || now - session.lastSeen < sessionIdleMs) continue;
-        logger.info({ sessionId: id }, 'agent session idle; closing it');
-        void session.transport.close();
-      }
-    },
-    Math.min(sessionIdleMs, 60_000),
-  );
-  sweep.unref();
-
   return {
     aggregator,
     httpServer,
@@ -397,13 +241,7 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
           httpServer.off('error', reject);
           const address = httpServer.address();
           const bound = typeof address === 'object' && address !== null ? address.port : port;
-          // Configured names: as given when they carry a port, else with the bound port and without one
-          // (a reverse proxy on a default port sends a bare name).
-          const extra = (options.allowedHosts ?? []).flatMap((name) =>
-            /:\d+$/.test(name) ? [name] : [`${name}:${bound}`, name],
-          );
-          allowedHosts = [...hostNamesFor(host).map((name) => `${name}:${bound}`), ...extra];
-          allowedOrigins = allowedHosts.flatMap((name) => [`http://${name}`, `https://${name}`]);
+          allowList = createHostAllowList(host, bound, options.allowedHosts ?? []);
           resolve({ host, port: bound });
         });
       }),
@@ -427,18 +265,14 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
     },
     close: () =>
       (closing ??= (async () => {
-        clearInterval(sweep);
         const reason = 'mcp-host is shutting down';
         try {
           // Settle every parked call first, and let the answers reach their agents before the sessions close.
           aggregator.broker.close(reason);
-          const drainUntil = Date.now() + shutdownDrainMs;
-          while (openPosts > 0 && Date.now() < drainUntil)
-            await new Promise((resolve) => setTimeout(resolve, 10));
+          await sessions.drain(shutdownDrainMs);
           await aggregator.close(reason);
         } finally {
-          await Promise.allSettled([...sessions.values()].map((session) => session.transport.close()));
-          sessions.clear();
+          await sessions.close();
           for (const client of wss.clients) client.terminate();
           await new Promise<void>((resolve) => {
             wss.close(() => resolve());
