@@ -93,6 +93,7 @@ export class AgentSessions {
       const tooLarge = body.reason === 'too-large';
       return writeJsonRpcError(response, tooLarge ? 413 : 400, tooLarge ? -32000 : -32700, body.message);
     }
+    this.#options.logger.debug({ sessionId, methods: methodsOf(body.value) }, 'agent request');
     const requestIds = requestIdsOf(body.value);
     if (requestIds.length > 0) {
       response.once('close', () => {
@@ -169,6 +170,18 @@ function requestIdsOf(body: unknown): RequestId[] {
     const parsed = JSONRPCRequestSchema.safeParse(message);
     return parsed.success ? [parsed.data.id] : [];
   });
+}
+
+/** The JSON-RPC methods in a POST body, for the log (never the parameters: they carry the agent's data). */
+function methodsOf(body: unknown): string[] {
+  const messages = Array.isArray(body) ? (body as unknown[]) : [body];
+  return messages.flatMap((message) =>
+    typeof message === 'object' &&
+    message !== null &&
+    typeof (message as { method?: unknown }).method === 'string'
+      ? [(message as { method: string }).method]
+      : [],
+  );
 }
 
 /** Feeds the session's server a `notifications/cancelled` for `requestId`, as if the agent had sent it. */

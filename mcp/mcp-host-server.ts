@@ -94,7 +94,7 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
   let closing: Promise<void> | undefined;
   const sessions = new AgentSessions({
     createServer: () => aggregator.createAgentServer(),
-    logger: logger.child({ component: 'mcp-session' }),
+    logger,
     allowList: () => allowList,
     maxSessions: options.maxSessions ?? defaultMaxSessions,
     idleMs: options.sessionIdleMs ?? defaultSessionIdleMs,
