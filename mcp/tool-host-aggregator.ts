@@ -116,13 +116,18 @@ export class ToolHostAggregator {
     const id = `host-${this.#hostCounter}`;
     const log = this.#log.child({ hostId: id });
     // Set once attached; the link's callbacks may run before (a close during initialize).
-    const attached: { entry?: HostEntry } = {};
+    const attached: { entry?: HostEntry; changedBeforeAttach?: Tool[] } = {};
     const { link, tools } = await ToolHostLink.connect(transport, {
       clientInfo: { name: 'cursor-bridge-mcp-host', version: this.#options.version ?? '0.0.0' },
       logger: log,
       onToolsChanged: (next) => {
         const { entry } = attached;
-        if (entry === undefined || !this.#hosts.has(entry.id)) return;
+        if (entry === undefined) {
+          // A change right after the first tools/list: applied once attached.
+          attached.changedBeforeAttach = next;
+          return;
+        }
+        if (!this.#hosts.has(entry.id)) return;
         entry.offered = toolMap(next);
         log.info({ tools: [...entry.offered.keys()] }, 'tool host changed its tools');
         this.#publish();
@@ -145,6 +150,7 @@ export class ToolHostAggregator {
       await link.close();
       throw new Error('the tool host left while attaching');
     }
+    if (attached.changedBeforeAttach !== undefined) entry.offered = toolMap(attached.changedBeforeAttach);
     attached.entry = entry;
     this.#hosts.set(id, entry);
     log.info(
