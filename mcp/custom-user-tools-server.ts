@@ -17,7 +17,7 @@ import { createErrorResult } from './tool-call-result.js';
 import type { ToolCallResult } from './tool-call-result.js';
 import { ToolMirror } from './tool-mirror.js';
 import { waitForParkedResult } from './wait-for-parked-result.js';
-import type { ToolRequestExtra } from './wait-for-parked-result.js';
+import type { HostProgress, ToolRequestExtra } from './wait-for-parked-result.js';
 
 /** The MCP server name; `@cursor/sdk` also uses it as the provider identifier of custom tools. */
 export const CUSTOM_USER_TOOLS_SERVER_NAME = 'custom-user-tools';
@@ -46,6 +46,8 @@ export type CustomUserToolsServerOptions = {
    * peers own their calls (the standalone tool host). Default: only calls under a generated id are.
    */
   cancelUnwatchedCalls?: boolean;
+  /** The tool host's progress reports for a parked call, relayed to peers that sent a progress token. */
+  subscribeProgress?: (toolCallId: string, listener: (progress: HostProgress) => void) => () => void;
   /** Keep peers that asked for progress alive with a `notifications/progress` this often. Default: off. */
   progressIntervalMs?: number;
 };
@@ -110,6 +112,10 @@ export function createCustomUserToolsServer(options: CustomUserToolsServerOption
           broker.reject(toolCallId, `Tool call "${name}" was cancelled by the MCP client.`);
       },
       progressIntervalMs: options.progressIntervalMs,
+      subscribeProgress:
+        options.subscribeProgress === undefined
+          ? undefined
+          : (listener) => options.subscribeProgress?.(toolCallId, listener) ?? (() => {}),
     });
     release();
     return ensureTransportable(result);

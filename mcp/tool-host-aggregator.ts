@@ -29,6 +29,7 @@ import type { ToolAnnotations, ToolDefinition } from './mirror-tool-definition.j
 import { ParkedCallBroker } from './parked-call-broker.js';
 import type { ParkedCall } from './parked-call-broker.js';
 import { ToolHostLink } from './tool-host-link.js';
+import type { HostProgress } from './wait-for-parked-result.js';
 
 /** The notification mcp-host sends a host about its refused tools: `params.tools: [{ name, reason, owner }]`. */
 export const TOOLS_REFUSED_METHOD = 'notifications/cursor-bridge/tools_refused';
@@ -88,6 +89,8 @@ export class ToolHostAggregator {
   /** Tool name → owning host id. */
   readonly #owners = new Map<string, string>();
   readonly #agents = new Set<CustomUserToolsServer>();
+  /** Agents' listeners to the host's progress of a pending call; emptied when the call settles. */
+  readonly #progress = new Map<string, Set<(progress: HostProgress) => void>>();
   #definitions: ToolDefinition[] = [];
   #hostCounter = 0;
   #closed = false;
@@ -179,6 +182,17 @@ export class ToolHostAggregator {
       // Same session + same JSON-RPC id (MCP forbids reusing one) = the same call, re-sent.
       generateToolCallId: (extra) => `${agentKey}:${String(extra.requestId)}`,
       cancelUnwatchedCalls: true,
+      subscribeProgress: (toolCallId, listener) => {
+        if (this.broker.status(toolCallId) !== 'pending') return () => {};
+        const listeners = this.#progress.get(toolCallId) ?? new Set();
+        listeners.add(listener);
+        this.#progress.set(toolCallId, listeners);
+        return () => {
+          listeners.delete(listener);
+          if (listeners.size === 0 && this.#progress.get(toolCallId) === listeners)
+            this.#progress.delete(toolCallId);
+        };
+      },
       progressIntervalMs: this.#options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
     });
     this.#agents.add(agent);
@@ -239,6 +253,7 @@ export class ToolHostAggregator {
     // Settled by anything but the host's answer (deadline, the agent's cancel, shutdown): cancel at the host.
     void this.broker.park(call).then((result) => {
       entry.calls.delete(toolCallId);
+      this.#progress.delete(toolCallId);
       entry.log.debug(
         {
           toolCallId,
@@ -253,7 +268,10 @@ export class ToolHostAggregator {
       const text = result.content.find((block) => block.type === 'text');
       controller.abort(text?.type === 'text' ? text.text : 'The call was settled without the host.');
     });
-    entry.link.callTool(toolName, call.args, controller.signal).then(
+    const relayProgress = (progress: HostProgress): void => {
+      for (const listener of [...(this.#progress.get(toolCallId) ?? [])]) listener(progress);
+    };
+    entry.link.callTool(toolName, call.args, controller.signal, relayProgress).then(
       (result) => {
         answered = true;
         this.broker.resolve(toolCallId, result);

@@ -8,7 +8,7 @@
  *   (and closes the link) when either fails.
  * - `onToolsChanged` runs with the complete new list after every list_changed, in order; refreshes never
  *   overlap (a change during a refresh runs one more refresh after it).
- * - `callTool()` sends one `tools/call` and never retries it. Its request timeout is the longest Node
+ * - `callTool()` sends one `tools/call` (with a progress token when given a listener) and never retries it. Its request timeout is the longest Node
  *   timer: the caller bounds calls (the broker's deadline). Aborting `signal` sends the host
  *   `notifications/cancelled` for that request (the SDK does this) and rejects.
  * - `onClose` runs once when the link ends, by either side.
@@ -17,7 +17,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Implementation, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Implementation, Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { MAX_TIMER_DELAY_MS } from './parked-call-broker.js';
 import { toToolCallResult } from './tool-call-result.js';
@@ -76,10 +76,17 @@ export class ToolHostLink {
   }
 
   /** Calls the host's tool once; an `isError` result is a result, a JSON-RPC error rejects. */
-  async callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress?: (progress: Progress) => void,
+  ): Promise<ToolCallResult> {
     const result = await this.#client.callTool({ name, arguments: args }, CallToolResultSchema, {
       signal,
       timeout: MAX_TIMER_DELAY_MS,
+      // With a listener the SDK sends a progress token, so the host may report progress.
+      ...(onProgress === undefined ? {} : { onprogress: onProgress }),
     });
     return toToolCallResult(result);
   }

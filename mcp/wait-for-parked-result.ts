@@ -12,11 +12,19 @@ import type { ToolCallResult } from './tool-call-result.js';
 
 export type ToolRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** Progress the tool host reported for a parked call (MCP `notifications/progress` params). */
+export type HostProgress = { progress: number; total?: number | undefined; message?: string | undefined };
+
 export type WaitOptions = {
   /** Runs once if the request is aborted before the call settles. */
   onAbort: () => void;
   /** Send `notifications/progress` this often while waiting, when the request has a progress token. */
   progressIntervalMs?: number | undefined;
+  /**
+   * Subscribes to the host's progress for this call (returns an unsubscribe). Each report reaches a peer
+   * that sent a progress token as one more `notifications/progress`, the host's figures in its message.
+   */
+  subscribeProgress?: ((listener: (progress: HostProgress) => void) => () => void) | undefined;
 };
 
 /** Resolves with the parked call's result, or with an `isError` result once the request is aborted. */
@@ -27,9 +35,9 @@ export function waitForParkedResult(
 ): Promise<ToolCallResult> {
   const { signal } = extra;
   return new Promise((resolve) => {
-    const heartbeat = startProgressHeartbeat(extra, options.progressIntervalMs);
+    const progress = startProgress(extra, options);
     const finish = (result: ToolCallResult): void => {
-      clearInterval(heartbeat);
+      progress.stop();
       signal.removeEventListener('abort', abort);
       resolve(result);
     };
@@ -43,22 +51,35 @@ export function waitForParkedResult(
   });
 }
 
-function startProgressHeartbeat(
-  extra: ToolRequestExtra,
-  intervalMs: number | undefined,
-): NodeJS.Timeout | undefined {
+/**
+ * The peer's progress stream: a heartbeat, and the host's own reports. One counter serves both, since MCP
+ * requires `progress` to increase; the host's figures (which restart per call) travel in the message.
+ */
+function startProgress(extra: ToolRequestExtra, options: WaitOptions): { stop(): void } {
   const progressToken = extra._meta?.progressToken;
-  if (progressToken === undefined || intervalMs === undefined || !(intervalMs > 0)) return undefined;
+  if (progressToken === undefined) return { stop: () => {} };
   let progress = 0;
-  const timer = setInterval(
-    () => {
-      progress += 1;
-      const params = { progressToken, progress, message: 'Waiting for the tool host' };
-      // sendNotification is a no-op once the request is aborted; a failed send only loses one beat.
-      extra.sendNotification({ method: 'notifications/progress', params }).catch(() => {});
+  const send = (message: string): void => {
+    progress += 1;
+    const params = { progressToken, progress, message };
+    // sendNotification is a no-op once the request is aborted; a failed send only loses one beat.
+    extra.sendNotification({ method: 'notifications/progress', params }).catch(() => {});
+  };
+  const intervalMs = options.progressIntervalMs;
+  const timer =
+    intervalMs !== undefined && intervalMs > 0
+      ? setInterval(() => send('Waiting for the tool host'), Math.min(intervalMs, MAX_TIMER_DELAY_MS))
+      : undefined;
+  timer?.unref();
+  const unsubscribe = options.subscribeProgress?.((report) => {
+    const figures = report.total === undefined ? `${report.progress}` : `${report.progress}/${report.total}`;
+    send(report.message === undefined ? `Tool host progress: ${figures}` : `${report.message} (${figures})`);
+    timer?.refresh();
+  });
+  return {
+    stop: () => {
+      clearInterval(timer);
+      unsubscribe?.();
     },
-    Math.min(intervalMs, MAX_TIMER_DELAY_MS),
-  );
-  timer.unref();
-  return timer;
+  };
 }

@@ -45,6 +45,7 @@ export class WebSocketServerTransport implements Transport {
   #keepalive: NodeJS.Timeout | undefined;
   #started = false;
   #closed = false;
+  #delivery: Promise<void> = Promise.resolve();
 
   /** `socket` must be open (as `ws` hands it to a `connection` listener). */
   constructor(socket: WebSocket, options: WebSocketServerTransportOptions = {}) {
@@ -119,7 +120,18 @@ export class WebSocketServerTransport implements Transport {
       this.onerror?.(new Error(`A frame is not a JSON-RPC message: ${parsed.error.message}`));
       return;
     }
-    this.onmessage?.(parsed.data);
+    // One microtask per message, in order. The SDK's Protocol runs notification handlers a microtask
+    // late but handles responses at once: frames arriving in one chunk (a host's progress reports, then
+    // its result) would otherwise see the result first, and the progress handler already removed.
+    const message = parsed.data;
+    this.#delivery = this.#delivery.then(() => {
+      try {
+        this.onmessage?.(message);
+      } catch (error) {
+        // A throwing handler must not break the chain (every later message would be lost).
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
   }
 
   #startKeepalive(): void {
@@ -143,6 +155,7 @@ export class WebSocketServerTransport implements Transport {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#keepalive);
-    this.onclose?.();
+    // After the messages that arrived before the close: a host's last answer is not lost.
+    void this.#delivery.then(() => this.onclose?.());
   }
 }

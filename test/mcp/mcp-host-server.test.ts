@@ -4,6 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -269,6 +270,43 @@ describe('mcp-host: calls', () => {
 
     expect(await call).toEqual({ content: [{ type: 'text', text: 'done' }] });
     expect(progress.slice(0, 2)).toEqual([1, 2]);
+  });
+
+  it("relays the host's own progress reports to the agent, in one increasing sequence", async () => {
+    const running = await host({ progressIntervalMs: 0 });
+    const reporter = new McpServer({ name: 'reporter', version: '0' });
+    reporter.registerTool('long_job', { description: 'Reports progress.' }, async (extra) => {
+      const progressToken = extra._meta?.progressToken;
+      if (progressToken === undefined) return { content: [{ type: 'text', text: 'no token' }] };
+      for (const [progress, message] of [
+        [1, 'copying'],
+        [2, 'indexing'],
+      ] as const) {
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken, progress, total: 2, message },
+        });
+      }
+      return { content: [{ type: 'text', text: 'job done' }] };
+    });
+    await reporter.connect(
+      new WebSocketClientTransport(new URL(`ws://127.0.0.1:${running.port}/host?token=${testToken}`)),
+    );
+    cleanups.push(() => reporter.close());
+    await until(() => toolsOf(running).length === 1);
+    const client = await agent(running);
+    const events: Array<{ progress: number; message?: string }> = [];
+
+    const result = await client.callTool({ name: 'long_job', arguments: {} }, undefined, {
+      onprogress: ({ progress, message }) =>
+        events.push({ progress, ...(message === undefined ? {} : { message }) }),
+    });
+
+    expect(result).toEqual({ content: [{ type: 'text', text: 'job done' }] });
+    expect(events).toEqual([
+      { progress: 1, message: 'copying (1/2)' },
+      { progress: 2, message: 'indexing (2/2)' },
+    ]);
   });
 
   it('executes a call once when the agent re-sends the same request, and answers both', async () => {
