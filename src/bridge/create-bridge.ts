@@ -43,13 +43,38 @@ export type CreateBridgeOptions = {
   keepaliveMs?: number;
 };
 
+/** How a {@link Bridge.drain} ended. */
+export type DrainResult = {
+  /** Every live conversation finished before the deadline. */
+  finished: boolean;
+  /** Sessions still in flight at the deadline, ended by the close. */
+  abandoned: number;
+};
+
 export type Bridge = {
   server: Server;
   engine: Engine;
   upstream: UpstreamPort;
   workspaces: WorkspaceManager;
+  /**
+   * Graceful stop (SIGTERM in `serve`): `/health` answers 503 `draining` and turns that would start a
+   * new conversation get a retryable 503 with `retry-after`, while live conversations — in-flight turns
+   * and runs parked on tool calls — go on, for at most `timeoutMs` (or until `signal` aborts). Then
+   * {@link close}: whatever is left ends with the protocol's terminal events.
+   */
+  drain(timeoutMs: number, signal?: AbortSignal): Promise<DrainResult>;
+  /**
+   * Stop listening, end the engine (open streams end in-band with a retryable error and their terminal
+   * events), let those responses flush (bounded), then cut the remaining connections and close the rest.
+   * Idempotent.
+   */
   close(): Promise<void>;
 };
+
+/** How long finished responses get to flush at close before their connections are cut. */
+const closeFlushMs = 2_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge> => {
   const { config, env, logger } = options;
@@ -144,27 +169,64 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     listModels: () => cursor.models,
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
     metrics: () => ({ ...engine.metrics(), ...guard.totals() }),
+    draining: () => draining,
   });
+  let draining = false;
+  let closing: Promise<void> | undefined;
+
+  const closeAll = async (): Promise<void> => {
+    let serverClosed = false;
+    const stopped = new Promise<void>((resolve) => {
+      server.close(() => {
+        serverClosed = true;
+        resolve();
+      });
+    });
+    try {
+      await engine.close();
+    } finally {
+      try {
+        // Responses that just ended leave idle keep-alive connections; streams still flushing their
+        // terminal events get a bounded moment.
+        const deadline = Date.now() + closeFlushMs;
+        while (!serverClosed && Date.now() < deadline) {
+          server.closeIdleConnections();
+          await Promise.race([stopped, sleep(25)]);
+        }
+        server.closeAllConnections();
+        await stopped;
+      } finally {
+        await watcher?.close();
+        await workspaces.close();
+      }
+    }
+  };
 
   return {
     server,
     engine,
     upstream,
     workspaces,
-    close: async () => {
-      try {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-      } finally {
-        try {
-          await engine.close();
-        } finally {
-          await watcher?.close();
-          await workspaces.close();
-        }
-      }
+    drain: async (timeoutMs, signal) => {
+      draining = true;
+      const inFlight = (): number => Number(engine.metrics()['inFlightSessions']);
+      logger.info({ inFlight: inFlight(), timeoutMs }, 'draining: no new conversations; live ones finish');
+      let timer: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([
+        engine.drain().then(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), timeoutMs);
+          signal?.addEventListener('abort', () => resolve(false), { once: true });
+        }),
+      ]);
+      clearTimeout(timer);
+      const abandoned = finished ? 0 : inFlight();
+      if (finished) logger.info('drained: every live conversation finished');
+      else logger.warn({ abandoned }, 'drain deadline passed; ending the conversations still in flight');
+      closing ??= closeAll();
+      await closing;
+      return { finished, abandoned };
     },
+    close: () => (closing ??= closeAll()),
   };
 };

@@ -11,7 +11,7 @@ import { packageVersion } from './package-info.js';
 import { templatesUsage } from './templates-usage.js';
 
 const usage = `Usage:
-  cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE]
+  cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE] [--drain-timeout SECONDS]
   cursor-bridge mcp-host [--stdio] [--host 127.0.0.1] [--port 3457] [--config FILE]
   cursor-bridge model get cursor [--config FILE]
 ${templatesUsage}
@@ -19,7 +19,8 @@ ${templatesUsage}
 
 Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json (missing = defaults).
 Env: CURSOR_API_KEY, LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk itself),
-  CURSOR_BRIDGE_MCP_TOKEN (mcp-host's bearer token; else config mcpHost.token).
+  CURSOR_BRIDGE_MCP_TOKEN (mcp-host's bearer token; else config mcpHost.token),
+  CURSOR_BRIDGE_DRAIN_TIMEOUT (serve: seconds a SIGTERM drain waits for live conversations; default 30).
 Templates: the grounding text (AGENTS.md, prompt head/tail, deny-hook); overrides live in cursorTemplatesDir,
   default ~/.claude-code-router/cursor-templates/. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
 `;
@@ -28,6 +29,7 @@ const options = {
   host: { type: 'string' },
   port: { type: 'string' },
   config: { type: 'string' },
+  'drain-timeout': { type: 'string' },
   env: { type: 'string' },
   stdio: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -73,6 +75,7 @@ const dispatch = async (
     ...(command === 'serve' || command === 'mcp-host' ? [] : (['host', 'port'] as const)),
     ...(command === 'templates' ? [] : (['env'] as const)),
     ...(command === 'mcp-host' ? [] : (['stdio'] as const)),
+    ...(command === 'serve' ? [] : (['drain-timeout'] as const)),
   ].filter((name) => values[name] !== undefined);
   if (misplaced.length > 0) {
     io.stderr(`cursor-bridge: --${misplaced.join(', --')} does not apply to "${command}"\n\n${usage}`);
@@ -97,7 +100,8 @@ const dispatch = async (
       return runMcpHost(io, { ...listen, stdio: values.stdio === true });
     }
     const { runServe } = await import('./serve.js');
-    return runServe(io, listen);
+    const drainTimeout = values['drain-timeout'];
+    return runServe(io, { ...listen, ...(drainTimeout === undefined ? {} : { drainTimeout }) });
   }
   if (command === 'model' && rest[0] === 'get' && rest.length === 2) {
     const { runModelGet } = await import('./model-get-command.js');

@@ -7,9 +7,30 @@ import { exitCodes, type CliIo } from './cli-io.js';
 import { createBridge } from '../bridge/create-bridge.js';
 import { resolveConfigPath } from './config-path.js';
 
-export type ServeOptions = { host?: string; port?: number; configPath?: string };
+export type ServeOptions = {
+  host?: string;
+  port?: number;
+  configPath?: string;
+  /** `--drain-timeout` as given (seconds); else `CURSOR_BRIDGE_DRAIN_TIMEOUT`, else 30. */
+  drainTimeout?: string;
+};
 
-/** `cursor-bridge serve`: runs until SIGINT/SIGTERM, then closes everything and resolves 0. */
+/** The default bound on a SIGTERM drain, in seconds. */
+export const defaultDrainTimeoutSeconds = 30;
+
+/** Seconds (a non-negative number, fractions allowed) → ms; undefined when not a valid duration. */
+const parseDrainTimeout = (text: string): number | undefined => {
+  const seconds = Number(text);
+  return text.trim() !== '' && Number.isFinite(seconds) && seconds >= 0
+    ? Math.round(seconds * 1000)
+    : undefined;
+};
+
+/**
+ * `cursor-bridge serve`: runs until SIGTERM or SIGINT, then drains — new conversations are refused
+ * (retryable 503, `/health` 503 `draining`) while live ones finish, for at most the drain timeout — and
+ * closes everything, resolving 0. A second signal ends the drain at once.
+ */
 export const runServe = async (io: CliIo, options: ServeOptions): Promise<number> => {
   const path = resolveConfigPath(io, options.configPath);
   const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
@@ -27,10 +48,18 @@ export const runServe = async (io: CliIo, options: ServeOptions): Promise<number
     );
     return exitCodes.usage;
   }
+  const drainText = options.drainTimeout ?? io.env['CURSOR_BRIDGE_DRAIN_TIMEOUT'];
+  const drainTimeoutMs =
+    drainText === undefined ? defaultDrainTimeoutSeconds * 1000 : parseDrainTimeout(drainText);
+  if (drainTimeoutMs === undefined) {
+    const source = options.drainTimeout === undefined ? 'CURSOR_BRIDGE_DRAIN_TIMEOUT' : '--drain-timeout';
+    io.stderr(`cursor-bridge: ${source} must be a number of seconds (0 or more), got "${drainText}"\n`);
+    return exitCodes.usage;
+  }
   const logger = createLogger({ level: config.log ? level : 'silent' });
   const restoreConsole = routeConsoleToLogger(logger);
   try {
-    return await serve(io, options, { path, config, logger, keepaliveMs });
+    return await serve(io, options, { path, config, logger, keepaliveMs, drainTimeoutMs });
   } finally {
     restoreConsole();
   }
@@ -44,7 +73,14 @@ const serve = async (
     config,
     logger,
     keepaliveMs,
-  }: { path: string; config: BridgeConfig; logger: Logger; keepaliveMs: number | undefined },
+    drainTimeoutMs,
+  }: {
+    path: string;
+    config: BridgeConfig;
+    logger: Logger;
+    keepaliveMs: number | undefined;
+    drainTimeoutMs: number;
+  },
 ): Promise<number> => {
   for (const warning of config.warnings) logger.warn(warning);
   if (!config.file.found)
@@ -87,16 +123,27 @@ const serve = async (
   );
   io.stderr(`cursor-bridge listening on http://${listenHost}:${actualPort}\n`);
 
+  const force = new AbortController();
+  const forceStop = (signal: NodeJS.Signals): void => {
+    logger.warn({ signal }, 'second signal: ending the drain now');
+    force.abort();
+  };
   await new Promise<void>((resolveStop) => {
     const stop = (signal: NodeJS.Signals): void => {
-      logger.info({ signal }, 'shutting down');
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      logger.info({ signal, drainTimeoutMs }, 'shutting down: draining');
+      process.off('SIGINT', stop).off('SIGTERM', stop);
+      // The next signal cuts the drain short.
+      process.once('SIGINT', forceStop).once('SIGTERM', forceStop);
       resolveStop();
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-  await bridge.close();
+  try {
+    const result = await bridge.drain(drainTimeoutMs, force.signal);
+    logger.info(result, 'stopped');
+  } finally {
+    process.off('SIGINT', forceStop).off('SIGTERM', forceStop);
+  }
   return exitCodes.ok;
 };

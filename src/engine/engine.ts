@@ -71,6 +71,7 @@ export class Engine {
   readonly #counters: Counters = { turns: 0, failedTurns: 0, resumed: 0, slim: 0, replayed: 0, evicted: 0 };
   readonly #sweeper: NodeJS.Timeout;
   #closed = false;
+  #draining = false;
 
   constructor(options: EngineOptions) {
     this.#options = {
@@ -149,6 +150,19 @@ export class Engine {
     return { sessions: this.#sessions.size, inFlightSessions: inFlight, ...this.#counters };
   }
 
+  /**
+   * Drain: from now on a turn that resolves to a new conversation is refused with a retryable
+   * `unavailable` error (`retry-after` 2 s: a load balancer has taken this process out of rotation by
+   * then), while turns of live conversations still run. Resolves once no session is in flight (no
+   * admitted turn, running run or parked tool call); `close()` ends whatever is left.
+   */
+  async drain(): Promise<void> {
+    this.#draining = true;
+    while (!this.#closed && this.metrics()['inFlightSessions'] !== 0) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   /** Dispose every session (settling parked calls), then the upstream. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -169,6 +183,10 @@ export class Engine {
     const identity = computeIdentity(request);
     const resolution = this.#index.resolve(identity, Date.now());
     const existing = resolution.kind === 'existing' ? this.#sessions.get(resolution.sessionId) : undefined;
+    if (existing === undefined && this.#draining) {
+      const message = 'This bridge process is draining and takes no new conversations; retry.';
+      throw new BridgeError(createTurnError('unavailable', message, { retryAfterSeconds: 2 }));
+    }
     const session = existing ?? new Session();
     // Admitted before any eviction runs, so it is in flight and cannot be evicted by its own arrival.
     session.admittedTurns += 1;

@@ -28,6 +28,11 @@ export type BridgeServerOptions = {
   keepaliveMs?: number;
   listModels: () => string[];
   metrics: () => Record<string, unknown>;
+  /**
+   * True while the process drains: `GET /health` answers 503 `{"status":"draining"}`, which takes it out
+   * of a load balancer's rotation (deploy/haproxy/haproxy.cfg) while its live conversations finish.
+   */
+  draining?: () => boolean;
 };
 
 /** Everything one turn's response needs. */
@@ -226,7 +231,11 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       }
       return sendJson(response, 200, { name: 'cursor-bridge', status: 'ok' });
     }
-    if (method === 'GET' && path === '/health') return sendJson(response, 200, { status: 'ok' });
+    if (method === 'GET' && path === '/health') {
+      return options.draining?.() === true
+        ? sendJson(response, 503, { status: 'draining' })
+        : sendJson(response, 200, { status: 'ok' });
+    }
 
     const adapter = turnRoutes.get(path);
     if (options.apiKey !== undefined && !apiKeyMatches(options.apiKey, presentedApiKey(request.headers))) {

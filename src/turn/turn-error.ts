@@ -2,7 +2,7 @@
  * Protocol-neutral error kinds. Each protocol's `*-error.ts` maps a kind to its HTTP status, `error.type`
  * and envelope so the official SDKs throw the matching class:
  * invalid-request 400, authentication 401, permission 403, not-found 404, request-too-large 413,
- * rate-limit 429, api 500, overloaded 529 (Anthropic) / 503 (OpenAI), timeout 504.
+ * rate-limit 429, api 500, overloaded 529 (Anthropic) / 503 (OpenAI), unavailable 503, timeout 504.
  */
 export type TurnErrorKind =
   | 'invalid-request'
@@ -13,6 +13,8 @@ export type TurnErrorKind =
   | 'rate-limit'
   | 'api'
   | 'overloaded'
+  /** This bridge process takes no new work right now (it is draining); another one, or a retry later, can. */
+  | 'unavailable'
   | 'timeout';
 
 export type TurnError = {
@@ -26,6 +28,8 @@ export type TurnError = {
    * which makes Claude Code stop at once instead of retrying a 401 for minutes.
    */
   retryable: boolean;
+  /** Sent as `retry-after` (seconds) on an HTTP error answer: when a retry can succeed. */
+  retryAfterSeconds?: number;
 };
 
 /** The internal failure family; carries a {@link TurnError} for the client and the original cause. */
@@ -39,17 +43,24 @@ export class BridgeError extends Error {
   }
 }
 
-const retryableKinds: ReadonlySet<TurnErrorKind> = new Set(['rate-limit', 'api', 'overloaded', 'timeout']);
+const retryableKinds: ReadonlySet<TurnErrorKind> = new Set([
+  'rate-limit',
+  'api',
+  'overloaded',
+  'unavailable',
+  'timeout',
+]);
 
 export const createTurnError = (
   kind: TurnErrorKind,
   message: string,
-  extra: { param?: string; retryable?: boolean } = {},
+  extra: { param?: string; retryable?: boolean; retryAfterSeconds?: number } = {},
 ): TurnError => ({
   kind,
   message,
   retryable: extra.retryable ?? retryableKinds.has(kind),
   ...(extra.param === undefined ? {} : { param: extra.param }),
+  ...(extra.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: extra.retryAfterSeconds }),
 });
 
 /** Any thrown value → a TurnError; unknown failures are server-internal (`api`), never a client fault. */

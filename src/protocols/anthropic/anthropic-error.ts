@@ -42,6 +42,9 @@ export const mapAnthropicError = (kind: TurnErrorKind): { status: number; type: 
       return { status: 500, type: 'api_error' };
     case 'overloaded':
       return { status: 529, type: 'overloaded_error' };
+    // Not `overloaded_error`: Claude Code gives 529 / overloaded_error its own short retry budget.
+    case 'unavailable':
+      return { status: 503, type: 'api_error' };
     case 'timeout':
       return { status: 504, type: 'timeout_error' };
     default: {

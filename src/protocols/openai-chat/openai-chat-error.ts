@@ -25,6 +25,7 @@ const errorShapes: Record<TurnErrorKind, ErrorShape> = {
   'rate-limit': { status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded' },
   api: { status: 500, type: 'server_error', code: 'server_error' },
   overloaded: { status: 503, type: 'server_error', code: 'overloaded' },
+  unavailable: { status: 503, type: 'server_error', code: 'service_unavailable' },
   timeout: { status: 504, type: 'server_error', code: 'timeout' },
 };
 

@@ -52,6 +52,12 @@ const errorShapes: Record<TurnErrorKind, ErrorShape> = {
     code: 'server_is_overloaded',
     streamCode: 'server_is_overloaded',
   },
+  unavailable: {
+    status: 503,
+    type: 'server_error',
+    code: 'service_unavailable',
+    streamCode: 'service_unavailable',
+  },
   timeout: { status: 504, type: 'timeout_error', code: 'timeout', streamCode: 'timeout' },
 };
 

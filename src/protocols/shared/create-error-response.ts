@@ -4,10 +4,14 @@ import type { ErrorResponse } from '../protocol-adapter.js';
 /**
  * An error answered before any byte was sent, in a protocol's own envelope (`body`) and `status`.
  * A non-retryable error carries `x-should-retry: false`, which the official SDKs and Claude Code obey
- * instead of retrying by status (Claude Code otherwise retries a 401 for minutes).
+ * instead of retrying by status (Claude Code otherwise retries a 401 for minutes). An error that says when
+ * to retry carries `retry-after` (seconds), which the official SDKs and Claude Code wait for.
  */
 export const createErrorResponse = (error: TurnError, status: number, body: unknown): ErrorResponse => ({
   status,
-  headers: error.retryable ? {} : { 'x-should-retry': 'false' },
+  headers: {
+    ...(error.retryable ? {} : { 'x-should-retry': 'false' }),
+    ...(error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) }),
+  },
   body,
 });

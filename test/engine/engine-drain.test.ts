@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { BridgeError } from '../../src/turn/turn-error.js';
+import { assistant, collect, createTestEngine, request, toolResult, user } from './engine-helpers.js';
+
+const never = new AbortController().signal;
+
+const withId = (value: string) => ({
+  identity: { nativeSessionId: { value, source: 'x-claude-code-session-id' } },
+});
+
+/** Resolves true when `promise` settles within `ms`. */
+const settlesWithin = (promise: Promise<unknown>, ms: number): Promise<boolean> =>
+  Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
+  ]);
+
+describe('engine drain', () => {
+  it('refuses a new conversation with a retryable unavailable error, lets the parked one finish, then reports idle', async () => {
+    const { engine, upstream } = createTestEngine([
+      [
+        { type: 'tool-call', toolCallId: 'call-1', toolName: 'Bash', input: { command: 'echo hi' } },
+        { type: 'tool-batch-end' },
+        { type: 'await-tool-results' },
+        { type: 'text-delta', text: 'done' },
+        { type: 'end', status: 'finished' },
+      ],
+    ]);
+    const opening = [user('run echo')];
+    const first = await collect(await engine.handleTurn(request(opening, withId('live')), never));
+    expect(first.at(-1)).toMatchObject({ type: 'turn-end', stopReason: 'tool-use' });
+
+    const drained = engine.drain();
+    // The parked call keeps the conversation in flight.
+    expect(await settlesWithin(drained, 300)).toBe(false);
+
+    const refusal = await engine.handleTurn(request([user('a new one')], withId('new')), never).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(BridgeError);
+    expect((refusal as BridgeError).turnError).toMatchObject({
+      kind: 'unavailable',
+      retryable: true,
+      retryAfterSeconds: 2,
+    });
+
+    const resumed = await collect(
+      await engine.handleTurn(
+        request(
+          [
+            ...opening,
+            assistant('', [{ id: 'call-1', name: 'Bash', input: { command: 'echo hi' } }]),
+            toolResult('call-1', 'hi'),
+          ],
+          withId('live'),
+        ),
+        never,
+      ),
+    );
+    expect(resumed.at(-1)).toMatchObject({ type: 'turn-end', stopReason: 'end' });
+    // The result resumed the parked run: one run, no second agent for the refused conversation.
+    expect(upstream.calls).toHaveLength(1);
+    expect(await settlesWithin(drained, 1_000)).toBe(true);
+    await engine.close();
+  });
+
+  it('reports idle at once when nothing is in flight, and still serves a live conversation’s next turn', async () => {
+    const { engine, upstream } = createTestEngine([
+      [
+        { type: 'text-delta', text: 'first' },
+        { type: 'end', status: 'finished' },
+      ],
+      [
+        { type: 'text-delta', text: 'second' },
+        { type: 'end', status: 'finished' },
+      ],
+    ]);
+    await collect(await engine.handleTurn(request([user('hello')], withId('idle')), never));
+    expect(await settlesWithin(engine.drain(), 300)).toBe(true);
+    const next = await collect(
+      await engine.handleTurn(
+        request([user('hello'), assistant('first'), user('more')], withId('idle')),
+        never,
+      ),
+    );
+    expect(next.at(-1)).toMatchObject({ type: 'turn-end', stopReason: 'end' });
+    expect(upstream.calls.map((call) => call.sessionId)).toEqual(['scripted-1', 'scripted-1']);
+    await engine.close();
+  });
+});
