@@ -21,6 +21,7 @@ import {
   startFakeCursorBackend,
   type FakeCursorBackend,
   type FakeRequestLogEntry,
+  type Scenario,
 } from '../../fakes/cursor-backend/index.js';
 import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
 import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
@@ -65,9 +66,18 @@ export type ServeBridge = E2eBridge & {
   played: readonly PlayedRun[];
   /** The bridge process's stdout (pino JSON lines) and stderr. */
   output(): { stdout: string; stderr: string };
+  /** Resolves when the process exits, with its exit code or signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 };
 
-export type StartServeBridgeOptions = { scenario: ModelScenario; shell: ShellTool };
+export type StartServeBridgeOptions = {
+  scenario: ModelScenario;
+  shell: ShellTool;
+  /** Plays the backend instead of `scenario` (for many concurrent conversations). */
+  backendScenario?: Scenario;
+  /** Extra environment for `serve` (e.g. `CURSOR_BRIDGE_DRAIN_TIMEOUT`). */
+  env?: Record<string, string>;
+};
 
 const truncate = (text: string, max = 4_000): string =>
   text.length > max ? `${text.slice(0, max)}… [${text.length - max} more chars]` : text;
@@ -241,7 +251,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
 
   const model = createFakeBackendModel(options.scenario, options.shell);
   const backend = await startFakeCursorBackend({
-    scenario: model.scenario,
+    scenario: options.backendScenario ?? model.scenario,
     auth: options.scenario.cursorAuth === 'reject' ? 'reject' : 'ok',
   });
   const output = { stdout: '', stderr: '' };
@@ -258,13 +268,19 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
         CURSOR_BACKEND_URL: backend.url,
         LOG_LEVEL: 'debug',
         CURSOR_BRIDGE_KEEPALIVE_MS: String(serveKeepaliveMs),
+        ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
   child.stdout?.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
-  child.on('exit', (code, signal) => (exit = `exit ${String(code)}, signal ${String(signal)}`));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      exit = `exit ${String(code)}, signal ${String(signal)}`;
+      resolve({ code, signal });
+    }),
+  );
 
   const socketPath = join(root, 'bridge.sock');
   let port: number;
@@ -315,6 +331,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
     played: model.played,
     exchanges,
     output: () => ({ ...output }),
+    exited,
     turnExchanges: () => exchanges.filter((exchange) => exchange.protocol !== undefined),
     mainExchanges: () =>
       exchanges.filter(
