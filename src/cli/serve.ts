@@ -130,7 +130,7 @@ const serve = async (
   };
   await new Promise<void>((resolveStop) => {
     const stop = (signal: NodeJS.Signals): void => {
-      logger.info({ signal, drainTimeoutMs }, 'shutting down: draining');
+      logger.info({ signal, drainTimeoutMs }, 'shutting down');
       process.off('SIGINT', stop).off('SIGTERM', stop);
       // The next signal cuts the drain short.
       process.once('SIGINT', forceStop).once('SIGTERM', forceStop);

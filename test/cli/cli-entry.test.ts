@@ -132,6 +132,27 @@ describe('cursor-bridge entry point', () => {
     expect(badLevel.code).toBe(2);
     expect(badLevel.stderr).toContain('LOG_LEVEL must be one of');
   });
+
+  it('serve with a bad --drain-timeout or CURSOR_BRIDGE_DRAIN_TIMEOUT exits 2; other commands refuse the flag', async () => {
+    const config = await writeConfig('config.json', '{}');
+    const badFlag = await runCli(['serve', '--port', '0', '--config', config, '--drain-timeout', 'soon'], {
+      env: createChildEnv(home),
+    });
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain('--drain-timeout must be a number of seconds (0 or more), got "soon"');
+    const badEnv = await runCli(['serve', '--port', '0', '--config', config], {
+      env: createChildEnv(home, { CURSOR_BRIDGE_DRAIN_TIMEOUT: '-1' }),
+    });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toContain(
+      'CURSOR_BRIDGE_DRAIN_TIMEOUT must be a number of seconds (0 or more), got "-1"',
+    );
+    const misplaced = await runCli(['model', 'get', 'cursor', '--drain-timeout', '5'], {
+      env: createChildEnv(home),
+    });
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.stderr).toContain('--drain-timeout does not apply to "model"');
+  });
 });
 
 /** Node binaries on PATH older than 22.13 (the system Node on this machine is 20). */

@@ -114,7 +114,7 @@ export const startHaproxy = async (backendPorts: readonly number[]): Promise<Hap
     timeoutMs = startTimeoutMs,
   ): Promise<ServerStates> => {
     const deadline = Date.now() + timeoutMs;
-    let last: ServerStates | string = 'no answer yet';
+    let last: ServerStates | string;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`haproxy exited (${child.exitCode}):\n${output}`);
       try {
