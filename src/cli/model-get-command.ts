@@ -20,6 +20,7 @@ export type ModelGetOptions = { provider: string; configPath?: string };
 export const runModelGet = async (io: CliIo, options: ModelGetOptions): Promise<number> => {
   const path = resolveConfigPath(io, options.configPath);
   const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
+  for (const warning of config.warnings) io.stderr(`cursor-bridge: warning: ${warning}\n`);
   if (options.provider.toLowerCase() !== config.cursor.providerName.toLowerCase()) {
     io.stderr(
       `cursor-bridge: ${path}: provider "${options.provider}" is not a Cursor provider (name "cursor", or "cursor-sdk" in transformer.use); the Cursor provider here is "${config.cursor.providerName}".\n`,

@@ -212,6 +212,16 @@ describe('cursor-bridge model get cursor', () => {
     expect(backend.requests.length).toBe(before);
   });
 
+  it("warns that a provider's apiKey is ignored, naming api_key", async () => {
+    const config = join(home, 'config.json');
+    await writeFile(config, configBefore.replace('"api_key": "$CURSOR_API_KEY"', '"apiKey": "crsr_ignored"'));
+    const result = await runCli(['model', 'get', 'cursor', '--config', config], { env: cursorEnv() });
+    expect(result.stderr).toBe(
+      `cursor-bridge: warning: ${config}: Providers[1] ("cursor").apiKey is ignored: CCR's config spells it "api_key"\n`,
+    );
+    expect(result.code).toBe(0);
+  });
+
   it('exits 1 naming the failure when Cursor rejects the key', async () => {
     const config = join(home, 'config.json');
     await writeFile(config, configBefore);
