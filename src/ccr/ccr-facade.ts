@@ -15,6 +15,7 @@ import type { Env } from '../config/interpolate.js';
 import { defaultConfigPath, loadConfig, type BridgeConfig } from '../config/load-config.js';
 import { createLogger } from '../logging/logger.js';
 import { createTurnError, toTurnError } from '../turn/turn-error.js';
+import type { UpstreamPort } from '../upstream/upstream-port.js';
 import { convertCcrRequestToTurn, type CcrContext } from './ccr-turn-request.js';
 import {
   createErrorTurnResponse,
@@ -24,7 +25,12 @@ import {
 import { LoopbackListener } from './loopback-listener.js';
 
 /** What the CommonJS entry knows about its host process. */
-export type CcrHost = { env: Env; homedir: string };
+export type CcrHost = {
+  env: Env;
+  homedir: string;
+  /** Replace the Cursor upstream (tests use the scripted one). */
+  upstream?: UpstreamPort;
+};
 
 /** What `transformRequestIn` returns to llms: the body unchanged, and where the answer is. */
 export type CcrTransformResult = {
@@ -75,6 +81,16 @@ export class CcrFacade {
       return this.#answer(request, createErrorTurnResponse(failure), loopback);
     }
     return this.#answer(request, await this.#respond(runtime, request, context), loopback);
+  }
+
+  /** Closes every engine and the loopback listener (CCR itself just exits; tests call this). */
+  async close(): Promise<void> {
+    const runtimes = await Promise.allSettled([...this.#runtimes.values()]);
+    this.#runtimes.clear();
+    for (const runtime of runtimes) if (runtime.status === 'fulfilled') await runtime.value.bridge.close();
+    const loopback = await this.#loopback?.catch(() => undefined);
+    this.#loopback = undefined;
+    await loopback?.close();
   }
 
   #listener(): Promise<LoopbackListener> {
@@ -146,7 +162,14 @@ export class CcrFacade {
       destination: pino.destination({ fd: 2, sync: false }),
     }).child({ component: 'ccr' });
     for (const warning of config.warnings) logger.warn(warning);
-    const bridge = await createBridgeEngine({ config, env, homedir, logger, watchTemplates: true });
+    const bridge = await createBridgeEngine({
+      config,
+      env,
+      homedir,
+      logger,
+      watchTemplates: true,
+      ...(this.#host.upstream === undefined ? {} : { upstream: this.#host.upstream }),
+    });
     logger.info({ mode: config.cursor.mode, config: path }, 'cursor-sdk transformer ready');
     return { bridge, config, logger };
   }

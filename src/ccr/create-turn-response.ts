@@ -63,45 +63,52 @@ export const createStreamTurnResponse = (options: StreamTurnOptions): Response =
       start: (controller) => {
         controller.enqueue(bytes.encode(serializeSseFrames(encoder.start())));
       },
+      // A pull must enqueue something (or close): the stream does not pull again on its own after a pull
+      // that only consumed frameless events, so this loops until a frame, a keepalive or the end.
       pull: async (controller) => {
-        if (done) return;
-        pending ??= iterator.next();
-        let timer: NodeJS.Timeout | undefined;
-        const idle = new Promise<'idle'>((resolve) => {
-          timer = setTimeout(() => resolve('idle'), keepaliveMs);
-          timer.unref();
-        });
-        let next: IteratorResult<TurnEvent> | 'idle';
-        try {
-          next = await Promise.race([pending, idle]);
-        } catch (error) {
+        while (!done) {
+          pending ??= iterator.next();
+          let timer: NodeJS.Timeout | undefined;
+          const idle = new Promise<'idle'>((resolve) => {
+            timer = setTimeout(() => resolve('idle'), keepaliveMs);
+            timer.unref();
+          });
+          let next: IteratorResult<TurnEvent> | 'idle';
+          try {
+            next = await Promise.race([pending, idle]);
+          } catch (error) {
+            pending = undefined;
+            log.error({ err: error }, 'turn failed in-stream');
+            finish(controller, [
+              ...encoder.push({ type: 'error', error: toTurnError(error) }),
+              ...encoder.end(),
+            ]);
+            return;
+          } finally {
+            clearTimeout(timer);
+          }
+          if (done) return;
+          if (next === 'idle') {
+            controller.enqueue(bytes.encode(serializeSseFrames([encoder.keepalive()])));
+            return;
+          }
           pending = undefined;
-          log.error({ err: error }, 'turn failed in-stream');
-          finish(controller, [
-            ...encoder.push({ type: 'error', error: toTurnError(error) }),
-            ...encoder.end(),
-          ]);
-          return;
-        } finally {
-          clearTimeout(timer);
+          if (next.done === true) {
+            finish(controller, encoder.end());
+            return;
+          }
+          if (next.value.type === 'error') log.warn({ error: next.value.error }, 'turn failed in-stream');
+          const frames = encoder.push(next.value);
+          if (encoder.ended) {
+            void iterator.return?.();
+            finish(controller, frames);
+            return;
+          }
+          if (frames.length > 0) {
+            controller.enqueue(bytes.encode(serializeSseFrames(frames)));
+            return;
+          }
         }
-        if (next === 'idle') {
-          controller.enqueue(bytes.encode(serializeSseFrames([encoder.keepalive()])));
-          return;
-        }
-        pending = undefined;
-        if (next.done === true) {
-          finish(controller, encoder.end());
-          return;
-        }
-        if (next.value.type === 'error') log.warn({ error: next.value.error }, 'turn failed in-stream');
-        const frames = encoder.push(next.value);
-        if (encoder.ended) {
-          void iterator.return?.();
-          finish(controller, frames);
-          return;
-        }
-        if (frames.length > 0) controller.enqueue(bytes.encode(serializeSseFrames(frames)));
       },
       cancel: (reason) => {
         done = true;
