@@ -108,7 +108,8 @@ export class LoopbackListener {
   #handle(request: IncomingMessage, response: ServerResponse): void {
     request.resume();
     const parked = this.#take(new URL(request.url ?? '/', 'http://127.0.0.1').pathname);
-    if (parked === undefined) {
+    // Already read directly (`__providerResponse`): nothing left to serve.
+    if (parked === undefined || parked.bodyUsed || parked.body?.locked === true) {
       response.writeHead(404, { 'content-type': 'application/json' });
       response.end(
         JSON.stringify({ error: { message: 'unknown or used ticket', type: 'invalid_request_error' } }),
