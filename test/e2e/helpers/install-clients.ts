@@ -13,7 +13,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ClientName = 'claude-code' | 'codex' | 'opencode' | 'ccr-1' | 'ccr-2';
+export type ClientName = 'claude-code' | 'codex' | 'opencode' | 'ccr-1' | 'ccr-2' | 'node-20';
 
 /** What `npm install` must bring, and where the runnable binary ends up in the install prefix. */
 export type PinnedClient = {
@@ -69,6 +69,14 @@ export const pinnedClients: Readonly<Record<ClientName, PinnedClient>> = {
     binary: 'node_modules/@musistudio/claude-code-router/dist/cli.js',
     versionOutput: 'claude-code-router version: 2.0.0',
     versionArgs: ['-v'],
+  },
+  // A Node too old for `@cursor/sdk`, to start CCR on: the transformer must refuse it with one clear line.
+  'node-20': {
+    name: 'node-20',
+    packageName: 'node',
+    version: '20.20.2',
+    binary: 'node_modules/node/bin/node',
+    versionOutput: 'v20.20.2',
   },
 };
 
