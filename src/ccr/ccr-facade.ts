@@ -16,7 +16,7 @@ import { defaultConfigPath, loadConfig, type BridgeConfig } from '../config/load
 import { createLogger } from '../logging/logger.js';
 import { createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { UpstreamPort } from '../upstream/upstream-port.js';
-import { convertCcrRequestToTurn, type CcrContext } from './ccr-turn-request.js';
+import { convertCcrRequestToTurn, watchClientConnection, type CcrContext } from './ccr-turn-request.js';
 import {
   createErrorTurnResponse,
   createJsonTurnResponse,
@@ -112,10 +112,12 @@ export class CcrFacade {
     const turn = parsed.value;
     for (const warning of turn.warnings) log.warn({ warning }, 'tolerated unsupported input');
     const abort = new AbortController();
+    const release = watchClientConnection(context, abort);
     let events;
     try {
       events = await runtime.bridge.engine.handleTurn(turn, abort.signal);
     } catch (error) {
+      release();
       const turnError = toTurnError(error);
       log.warn({ error: turnError }, 'turn refused');
       return createErrorTurnResponse(turnError);
@@ -125,8 +127,12 @@ export class CcrFacade {
       model: turn.model,
       createdAt: Math.floor(Date.now() / 1000),
     };
-    if (turn.stream) return createStreamTurnResponse({ meta, events, abort, log });
-    return createJsonTurnResponse({ meta, events, log });
+    if (turn.stream) return createStreamTurnResponse({ meta, events, abort, log, onEnd: release });
+    try {
+      return await createJsonTurnResponse({ meta, events, log });
+    } finally {
+      release();
+    }
   }
 
   /** Both hand-over paths for one Response. */

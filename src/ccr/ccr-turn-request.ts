@@ -9,9 +9,41 @@ import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import type { ParseResult } from '../protocols/protocol-adapter.js';
 
+/** What the facade needs of a `net.Socket`. */
+type ClientSocket = {
+  readonly destroyed: boolean;
+  once(event: 'close', listener: () => void): unknown;
+  off(event: 'close', listener: () => void): unknown;
+};
+
 /** The slice of llms' transformer `context` (`{ req }`, a Fastify request) the facade reads. */
 export type CcrContext = {
-  req?: { url?: unknown; body?: unknown; headers?: unknown };
+  req?: {
+    url?: unknown;
+    body?: unknown;
+    headers?: unknown;
+    /** The Node request; its socket closing means Claude Code went away. */
+    raw?: { socket?: ClientSocket | null };
+  };
+};
+
+/**
+ * Aborts `abort` when Claude Code's connection to CCR closes before `release()` is called. upstream llms
+ * passes no client signal, and a turn answered as JSON is computed before CCR holds any Response to cancel.
+ */
+export const watchClientConnection = (
+  context: CcrContext | undefined,
+  abort: AbortController,
+): (() => void) => {
+  const socket = context?.req?.raw?.socket;
+  if (socket === undefined || socket === null) return () => {};
+  const onClose = (): void => abort.abort(new Error('client disconnected'));
+  if (socket.destroyed) {
+    onClose();
+    return () => {};
+  }
+  socket.once('close', onClose);
+  return () => socket.off('close', onClose);
 };
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

@@ -31,6 +31,8 @@ export type StreamTurnOptions = {
   abort: AbortController;
   log: Logger;
   keepaliveMs?: number;
+  /** Called once when the stream finished or was cancelled. */
+  onEnd?: () => void;
 };
 
 /**
@@ -48,6 +50,7 @@ export const createStreamTurnResponse = (options: StreamTurnOptions): Response =
 
   const finish = (controller: ReadableStreamDefaultController<Uint8Array>, frames: SseFrame[]): void => {
     done = true;
+    options.onEnd?.();
     if (frames.length > 0) controller.enqueue(bytes.encode(serializeSseFrames(frames)));
     controller.close();
     if (encoder.droppedReasoningChars > 0) {
@@ -112,6 +115,7 @@ export const createStreamTurnResponse = (options: StreamTurnOptions): Response =
       },
       cancel: (reason) => {
         done = true;
+        options.onEnd?.();
         abort.abort(reason instanceof Error ? reason : new Error('client disconnected'));
         void iterator.return?.();
       },

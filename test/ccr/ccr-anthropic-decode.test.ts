@@ -150,6 +150,30 @@ describe('the CCR dialect through AnthropicTransformer', () => {
     expect(JSON.stringify(decoded)).not.toContain('never sent');
   });
 
+  it('keeps a silent stream alive with comments the reader skips', async () => {
+    async function* slow(): AsyncGenerator<TurnEvent> {
+      yield* textEvents('t', 'Before ');
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      yield* textEvents('t2', 'after.');
+      yield { type: 'turn-end', stopReason: 'end', usage };
+    }
+    const response = createStreamTurnResponse({
+      meta,
+      events: slow(),
+      abort: new AbortController(),
+      log,
+      keepaliveMs: 20,
+    });
+    const [raw, decoded] = response.body!.tee();
+    const rawText = new Response(raw).text();
+    const message = await finalMessage(
+      await anthropic.transformResponseIn!(new Response(decoded, { headers: response.headers }), context),
+    );
+
+    expect(await rawText).toContain(': keepalive\n\n');
+    expect(message.content).toEqual([{ type: 'text', text: 'Before after.' }]);
+  });
+
   it('treats an upstream that vanished without an end as a failure', async () => {
     const decoded = await rawEvents(await decodeStream(textEvents('t', 'Cut')));
     expect(decoded.map((entry) => entry.event)).toContain('error');

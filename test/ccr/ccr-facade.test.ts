@@ -4,6 +4,7 @@
  * URL (upstream CCR fetches `config.url`), on the real engine over the scripted upstream. The reference
  * styles are resolved by the real llms 1.0.53 provider service.
  */
+import { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,6 +152,26 @@ describe('the CCR facade', () => {
     abort.abort();
 
     await expect.poll(() => upstream.calls[0]?.cancelled, { timeout: 5_000 }).toBe(true);
+  });
+
+  it("aborts a non-streaming turn when Claude Code's connection closes", async () => {
+    const { facade, upstream } = await startFacade([
+      { type: 'delay', ms: 20_000 },
+      { type: 'text-delta', text: 'too late' },
+      { type: 'end', status: 'finished' },
+    ]);
+    const socket = Object.assign(new EventEmitter(), { destroyed: false });
+    const call = ccrCall(anthropicBody('Abort the JSON turn', { stream: false }));
+    const pending = facade.transformRequestIn({}, call.request, call.provider, {
+      req: { ...call.context.req, raw: { socket } },
+    });
+    await expect.poll(() => upstream.calls.length).toBe(1);
+    socket.emit('close');
+
+    const result = await pending;
+    expect(upstream.calls[0]?.cancelled).toBe(true);
+    expect(result.config.__providerResponse.ok).toBe(false);
+    expect(socket.listenerCount('close')).toBe(0);
   });
 
   it('answers a refused turn with its status and an OpenAI error body', async () => {

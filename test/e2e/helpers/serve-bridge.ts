@@ -132,7 +132,10 @@ export const describeExchanges = (exchanges: readonly RecordedExchange[]): strin
   return parts;
 };
 
-export const describePlayed = (played: readonly PlayedRun[], scenarioErrors: readonly unknown[]): string[] => {
+export const describePlayed = (
+  played: readonly PlayedRun[],
+  scenarioErrors: readonly unknown[],
+): string[] => {
   const parts = [`--- backend run requests (${played.length}) ---`];
   for (const run of played) {
     const request = run.request;
