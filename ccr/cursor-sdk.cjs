@@ -50,9 +50,17 @@ function checkNode() {
 }
 
 var implementation = null;
-/** The ESM implementation, imported once per process. */
+/** The ESM implementation, imported once per process (again after a failed import, e.g. before a build). */
 function loadImplementation() {
-  if (implementation === null) implementation = import(url.pathToFileURL(implementationPath).href);
+  if (implementation === null) {
+    implementation = import(url.pathToFileURL(implementationPath).href).catch(function (error) {
+      implementation = null;
+      var reason = error && error.message ? error.message : String(error);
+      throw new Error(
+        'cursor-sdk transformer: cannot load its implementation ' + implementationPath + ': ' + reason,
+      );
+    });
+  }
   return implementation;
 }
 

@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CcrFacade, type CcrTransformResult } from '../../src/ccr/ccr-facade.js';
+import { CcrFacade, mergeTransformerOptions, type CcrTransformResult } from '../../src/ccr/ccr-facade.js';
 import { LoopbackListener } from '../../src/ccr/loopback-listener.js';
+import { parseConfigText } from '../../src/config/load-config.js';
 import { createTurnError } from '../../src/turn/turn-error.js';
 import { ScriptedUpstream, type ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
@@ -267,5 +268,55 @@ describe('ccr/cursor-sdk.cjs in the real llms registry', () => {
     });
     expect(typeof byName['transformRequestIn']).toBe('function');
     expect(typeof withOptions['transformRequestIn']).toBe('function');
+  });
+});
+
+describe('mergeTransformerOptions', () => {
+  const base = async (text: string) =>
+    parseConfigText(text, { path: '/etc/ccr/config.json', env: {}, homedir: '/home/u' });
+  const file = JSON.stringify({
+    transformers: [{ path: '/x/cursor-sdk.cjs', options: { cursorMode: 'agent', cursorCwd: '/from/file' } }],
+    Providers: [
+      {
+        name: 'cursor',
+        api_key: '$CURSOR_API_KEY',
+        models: ['composer-2'],
+        transformer: { use: ['cursor-sdk'] },
+      },
+    ],
+  });
+
+  it('puts the options CCR passed this instance over the config file, and takes the key CCR passes', async () => {
+    const config = mergeTransformerOptions(
+      await base(file),
+      { cursorMode: 'bridge', cursorCwd: 'work' },
+      {
+        apiKey: 'crsr_from_ccr',
+        homedir: '/home/u',
+      },
+    );
+    expect(config.cursor).toMatchObject({
+      mode: 'bridge',
+      cwd: '/etc/ccr/work',
+      apiKeyConfigured: 'crsr_from_ccr',
+    });
+    expect(
+      mergeTransformerOptions(
+        await base(file),
+        { cursorCwd: '~/p' },
+        { apiKey: undefined, homedir: '/home/u' },
+      ).cursor,
+    ).toMatchObject({
+      mode: 'agent',
+      cwd: '/home/u/p',
+      apiKeyConfigured: '$CURSOR_API_KEY',
+    });
+  });
+
+  it('rejects an invalid option, naming it', async () => {
+    const config = await base(file);
+    expect(() =>
+      mergeTransformerOptions(config, { cursorMode: 'turbo' }, { apiKey: undefined, homedir: '/home/u' }),
+    ).toThrow(/cursorMode/);
   });
 });
