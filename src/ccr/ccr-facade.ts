@@ -109,7 +109,12 @@ export class CcrFacade {
       log.info({ error: parsed.error }, 'rejected invalid request');
       return createErrorTurnResponse(parsed.error);
     }
-    const turn = parsed.value;
+    // CCR's router already chose the model (its Router, longContext counts, `/model`): serve exactly that
+    // one, named explicitly so the engine's own routing cannot pick another.
+    const routedModel = parsed.value.model;
+    const turn = routedModel.includes(',')
+      ? parsed.value
+      : { ...parsed.value, model: `${runtime.config.cursor.providerName},${routedModel}` };
     for (const warning of turn.warnings) log.warn({ warning }, 'tolerated unsupported input');
     const abort = new AbortController();
     const release = watchClientConnection(context, abort);
@@ -124,7 +129,7 @@ export class CcrFacade {
     }
     const meta = {
       id: `chatcmpl-${randomBytes(12).toString('hex')}`,
-      model: turn.model,
+      model: routedModel,
       createdAt: Math.floor(Date.now() / 1000),
     };
     if (turn.stream) return createStreamTurnResponse({ meta, events, abort, log, onEnd: release });

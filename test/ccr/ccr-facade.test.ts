@@ -108,11 +108,29 @@ describe('the CCR facade', () => {
     expect(JSON.stringify(input?.prompt)).not.toContain('unified text');
     expect(input?.reasoning).toMatchObject({ requested: true, budgetTokens: 4000 });
     expect(input?.model).toBe('composer-2');
+    expect(text).toContain('"model":"composer-2"');
     expect(result.body).toBe(call.request);
     expect(result.config.httpsProxy).toBeUndefined();
     expect(Object.hasOwn(result.config, 'httpsProxy')).toBe(true);
     // Read directly: the loopback ticket has nothing left to serve.
     expect((await fetch(result.config.url, { method: 'POST', body: '{}' })).status).toBe(404);
+  });
+
+  it('serves the model CCR routed to, even one the config does not list', async () => {
+    const { facade, upstream } = await startFacade([
+      { type: 'text-delta', text: 'Routed.' },
+      { type: 'end', status: 'finished' },
+    ]);
+    const call = ccrCall(anthropicBody('Which model?'));
+    const result = await facade.transformRequestIn(
+      {},
+      { ...call.request, model: 'gpt-5.4' },
+      call.provider,
+      call.context,
+    );
+    await result.config.__providerResponse.text();
+    // Without the explicit route the engine's Router would have sent the default, composer-2.
+    expect(upstream.calls[0]?.input.model).toBe('gpt-5.4');
   });
 
   it('answers through the loopback URL once, on 127.0.0.1, with the secret', async () => {
