@@ -11,7 +11,7 @@ import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import type { Env } from '../config/interpolate.js';
 import type { BridgeConfig } from '../config/load-config.js';
 import { resolveModelRoute } from '../config/model-route.js';
-import { Engine } from '../engine/engine.js';
+import { Engine, type EngineOptions } from '../engine/engine.js';
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../protocols/openai-responses/openai-responses-adapter.js';
@@ -42,6 +42,8 @@ export type CreateBridgeOptions = {
   watchTemplates?: boolean;
   /** Idle time before an SSE keepalive frame (default 10 s). */
   keepaliveMs?: number;
+  /** Engine tuning for a host whose clients behave differently (the CCR facade). */
+  engine?: Pick<EngineOptions, 'failureReplayMs'>;
 };
 
 export type Bridge = {
@@ -179,6 +181,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
       if (!route.ok) throw new BridgeError(createTurnError('not-found', route.message, { retryable: false }));
       return { model: route.model };
     },
+    ...options.engine,
   });
 
   return {

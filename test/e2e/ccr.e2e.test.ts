@@ -124,6 +124,40 @@ for (const { version, defaultStyle } of versions) {
         expect(hasToolCall(e2e.bridge.mainExchanges()[0])).toBe(true);
       });
 
+      it('recovers from a mid-stream failure through a fresh run for its non-streaming retry', async () => {
+        const e2e = await start({
+          turns: [
+            {
+              steps: [
+                {
+                  text: 'Answer after the outage.',
+                  // `unavailable` for the SDK's four attempts of the first run (~16 s): the run fails and the
+                  // transformer sends the error in-band; the outage is over for the next run.
+                  fail: { message: 'E2E: upstream overloaded mid-stream.', code: 'unavailable', attempts: 4 },
+                },
+              ],
+            },
+          ],
+        });
+        const run = await e2e.turn('Answer despite a hiccup.');
+
+        expect(run.exitCode).toBe(0);
+        expect(answerOf(run.stdout)).toBe('Answer after the outage.');
+        // Through CCR the in-band error reaches Claude Code in AnthropicTransformer's shape, and Claude Code
+        // retries the turn without streaming; that retry got a fresh run, not the replayed failure.
+        const exchanges = e2e.bridge.mainExchanges();
+        expect(
+          exchanges.map((exchange) => [(exchange.body as { stream?: boolean }).stream, exchange.status]),
+        ).toEqual([
+          [true, 200],
+          [false, 200],
+        ]);
+        expect(JSON.stringify(exchanges[0]?.frames)).toContain('upstream overloaded mid-stream');
+        const runs = e2e.bridge.mainRuns();
+        expect(runs.filter((backendRun) => !backendRun.replay).length).toBeGreaterThanOrEqual(1);
+        expect(runs.length).toBeGreaterThanOrEqual(5);
+      });
+
       it('continues a conversation on the same agent with a slim prompt (--continue)', async () => {
         const e2e = await start({
           turns: [{ steps: [{ text: 'First answer.' }] }, { steps: [{ text: 'Second answer.' }] }],
