@@ -222,6 +222,40 @@ for (const { version, defaultStyle } of versions) {
   );
 }
 
+describe("CCR 2.0.0's fallback on the transformer's errors", { timeout: scenarioTimeoutMs }, () => {
+  let host: CcrHost;
+  beforeAll(async () => {
+    await prepareE2e('claude-code');
+    host = await startCcrHost('ccr-2', {
+      editConfig: (config) => ({
+        ...config,
+        Router: { default: `${ccrProviders.name},no-such-model` },
+        fallback: { default: [`${ccrProviders.tuple},composer-2`] },
+      }),
+    });
+  }, installTimeoutMs);
+  afterAll(async () => {
+    await host?.close();
+  });
+
+  it('falls back to the next model when the routed one does not exist', async () => {
+    // Claude Code's own model name: CCR's Router picks the default route, then its fallback.
+    const e2e = await startE2e(
+      claudeCodeDriver,
+      { turns: [{ steps: [{ text: 'Answered by the fallback.' }] }] },
+      { startBridge: ccrBridgeStarter(host) },
+    );
+    const run = await e2e.turn('Say something.');
+
+    expect(run.exitCode).toBe(0);
+    expect(answerOf(run.stdout)).toBe('Answered by the fallback.');
+    // One client request: the 404 for no-such-model became provider_response_error inside CCR, which
+    // retried the fallback model itself.
+    expect(e2e.bridge.turnExchanges()).toHaveLength(1);
+    expect(e2e.bridge.mainRuns().map((backendRun) => backendRun.model)).toEqual(['composer-2']);
+  });
+});
+
 describe('CCR on a Node too old for @cursor/sdk', { timeout: scenarioTimeoutMs }, () => {
   it('logs one line naming the Node version, keeps running and fails Cursor requests with it', async () => {
     const node20 = await ensureClient('node-20');

@@ -113,7 +113,13 @@ const waitForHealth = async (port: number, child: ChildProcess): Promise<void> =
  */
 export const startCcrHost = async (
   version: CcrVersion,
-  options: { auth?: 'ok' | 'reject'; defaultStyle?: CcrReferenceStyle; node?: string } = {},
+  options: {
+    auth?: 'ok' | 'reject';
+    defaultStyle?: CcrReferenceStyle;
+    node?: string;
+    /** Edit the config before CCR starts (e.g. add v2's `fallback`). */
+    editConfig?: (config: Record<string, unknown>) => Record<string, unknown>;
+  } = {},
 ): Promise<CcrHost> => {
   const [ccr] = await Promise.all([ensureClient(version), ensureBuilt()]);
   const root = await realpath(await mkdtemp(join(tmpdir(), `cb-e2e-${version}-`)));
@@ -122,7 +128,7 @@ export const startCcrHost = async (
   const port = await freePort();
   await writeFile(
     join(home, '.claude-code-router', 'config.json'),
-    `${JSON.stringify(ccrConfig(port, options.defaultStyle ?? 'name'), null, 2)}\n`,
+    `${JSON.stringify((options.editConfig ?? ((config) => config))(ccrConfig(port, options.defaultStyle ?? 'name')), null, 2)}\n`,
   );
   const backend = await startFakeCursorBackend({ auth: options.auth ?? 'ok' });
   const output = { stdout: '', stderr: '' };
