@@ -13,6 +13,7 @@ import { templatesUsage } from './templates-usage.js';
 const usage = `Usage:
   cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE]
   cursor-bridge model get cursor [--config FILE]
+  cursor-bridge ccr install [--config FILE]   add the cursor-sdk transformer to CCR's config.json
 ${templatesUsage}
   cursor-bridge --help | --version
 
@@ -93,6 +94,10 @@ const dispatch = async (
   if (command === 'model' && rest[0] === 'get' && rest.length === 2) {
     const { runModelGet } = await import('./model-get-command.js');
     return runModelGet(io, { provider: rest[1] ?? '', ...configOption(values) });
+  }
+  if (command === 'ccr' && rest[0] === 'install' && rest.length === 1) {
+    const { runCcrInstall } = await import('./ccr-install-command.js');
+    return runCcrInstall(io, configOption(values));
   }
   if (command === 'templates') {
     const { runTemplates } = await import('./templates-command.js');
