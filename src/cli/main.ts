@@ -18,7 +18,7 @@ ${templatesUsage}
   cursor-bridge --help | --version
 
 Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json (missing = defaults).
-Env: CURSOR_API_KEY, LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk itself).
+Env: CURSOR_API_KEY, HOST and APIKEY (override the config), LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk).
 Templates: the grounding text (AGENTS.md, prompt head/tail, deny-hook); overrides live in cursorTemplatesDir,
   default ~/.claude-code-router/cursor-templates/. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
 `;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { decideListenHost } from '../../src/cli/listen-host.js';
+import { main } from '../../src/cli/main.js';
+import { createCapturedIo } from './helpers/captured-io.js';
 import { resolveConfig } from '../../src/config/load-config.js';
 
 const fileConfig = (raw: Record<string, unknown>) =>
@@ -64,5 +66,18 @@ describe('decideListenHost', () => {
       ok: false,
       message: expect.stringMatching(/^HOST in the config 0\.0\.0\.0 needs APIKEY.*inside a container/),
     });
+  });
+});
+
+describe('cursor-bridge serve refusing a host', () => {
+  it('exits 2 before starting anything for --host 0.0.0.0 without APIKEY', async () => {
+    const captured = createCapturedIo({ homedir: '/nonexistent-home', env: {} });
+    const code = await main(
+      ['serve', '--host', '0.0.0.0', '--port', '0', '--config', '/nonexistent/config.json'],
+      captured.io,
+    );
+    expect(code).toBe(2);
+    expect(captured.stderr()).toMatch(/^cursor-bridge: --host 0\.0\.0\.0 needs APIKEY: /);
+    expect(captured.stderr()).not.toMatch(/listening/);
   });
 });
