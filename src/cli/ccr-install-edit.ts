@@ -34,9 +34,24 @@ const lineIndent = (text: string, offset: number): string => {
   return /^[ \t]*/.exec(text.slice(lineStart))?.[0] ?? '';
 };
 
-/** `value` as JSON spread over lines, continuation lines indented from `baseIndent`. */
-const formatBlock = (value: unknown, baseIndent: string, layout: TextLayout): string =>
-  JSON.stringify(value, null, layout.indentUnit).split('\n').join(`${layout.eol}${baseIndent}`);
+const isPrimitive = (value: unknown): boolean => typeof value !== 'object' || value === null;
+
+/**
+ * `value` as JSON spread over lines (objects one member per line, arrays of primitives on one line,
+ * as people write CCR configs), continuation lines indented from `baseIndent`.
+ */
+const formatBlock = (value: unknown, baseIndent: string, layout: TextLayout): string => {
+  if (isPrimitive(value) || (Array.isArray(value) && value.every(isPrimitive))) return formatInline(value);
+  const inner = baseIndent + layout.indentUnit;
+  const members = Array.isArray(value)
+    ? value.map((item) => formatBlock(item, inner, layout))
+    : Object.entries(value as object).map(
+        ([key, item]) => `${JSON.stringify(key)}: ${formatBlock(item, inner, layout)}`,
+      );
+  const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
+  if (members.length === 0) return `${open}${close}`;
+  return `${open}${layout.eol}${inner}${members.join(`,${layout.eol}${inner}`)}${layout.eol}${baseIndent}${close}`;
+};
 
 /** `value` as one line: `{ "a": 1, "b": ["x", "y"] }`. */
 export const formatInline = (value: unknown): string => {

@@ -247,7 +247,17 @@ const ensureDefaultRoute = (state: State, route: { provider: string; model: stri
   }
   if (router.type !== 'object') throw new PlanFailure('"Router" must be an object');
   const current = property(router, 'default')?.value;
-  if (nonEmptyString(current)) return;
+  if (nonEmptyString(current)) {
+    const provider = String((current as JsonNode & { type: 'literal' }).value)
+      .split(',')[0]
+      ?.trim();
+    if (provider?.toLowerCase() !== route.provider.toLowerCase()) {
+      state.notes.push(
+        `Router.default stays ${JSON.stringify(String((current as JsonNode & { type: 'literal' }).value))}; use Cursor with /model ${value} in Claude Code, or set Router.default to "${value}"`,
+      );
+    }
+    return;
+  }
   const text =
     current === undefined
       ? insertProperty(state.text, router, 'default', value, state.layout)

@@ -274,6 +274,10 @@ describe('runCcrInstall', () => {
     const diffLines = result.stdout.split('\n').filter((line) => /^[-+](?![-+]{2} )/.test(line));
     expect(diffLines.length).toBeGreaterThan(0);
     expect(diffLines.filter((line) => line.startsWith('-'))).toEqual([]);
+    // The user's own default route is kept, and they are told how to reach Cursor.
+    expect(result.stderr).toBe(
+      `cursor-bridge: ${path}: note: Router.default stays "openrouter,anthropic/claude-sonnet-4"; use Cursor with /model cursor,composer-2 in Claude Code, or set Router.default to "cursor,composer-2"\n`,
+    );
     expect(diffLines).toContain(`+      "path": ${JSON.stringify(transformerPath)},`);
     expect(await readFile(path, 'utf8')).toBe(plan(commented).text);
   });
@@ -303,6 +307,36 @@ describe('runCcrInstall', () => {
     expect(await main(['ccr', 'install', '--config', path], captured.io)).toBe(2);
     expect(captured.stderr()).toMatch(new RegExp(`^cursor-bridge: ${path}:3:\\d+: invalid JSON5: `));
     expect(await readFile(path, 'utf8')).toBe(broken);
+  });
+
+  it('warns when the transformer sits in npx’s temporary cache, and notes a second cursor-sdk entry', async () => {
+    const npxPath = join(
+      home,
+      '.npm',
+      '_npx',
+      'abc123',
+      'node_modules',
+      'cursor-bridge',
+      'ccr',
+      'cursor-sdk.cjs',
+    );
+    await mkdir(join(npxPath, '..'), { recursive: true });
+    await writeFile(npxPath, 'module.exports = class {};\n');
+    const path = join(home, 'config.json');
+    await writeFile(
+      path,
+      '{ "transformers": [{ "path": "/a/cursor-sdk.cjs" }, { "path": "/b/plugins/cursor-sdk.js" }] }\n',
+    );
+    const captured = createCapturedIo({ homedir: home });
+    expect(await runCcrInstall(captured.io, { configPath: path, transformerPath: npxPath })).toBe(0);
+    expect(captured.stderr()).toContain(
+      `${path}: note: transformers[1] (/b/plugins/cursor-sdk.js) also loads cursor-sdk; CCR keeps only the last one registered`,
+    );
+    expect(captured.stderr()).toContain(`warning: ${npxPath} is in npx's temporary cache`);
+    expect(parse(await readFile(path, 'utf8'))['transformers']).toEqual([
+      { path: npxPath, options: { cursorMode: 'bridge' } },
+      { path: '/b/plugins/cursor-sdk.js' },
+    ]);
   });
 
   it('exits 1 when the transformer file is missing', async () => {
