@@ -13,6 +13,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { startFakeCursorBackend } from '../fakes/cursor-backend/index.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 import { repoRoot } from '../helpers/repo-root.js';
 import {
@@ -115,7 +116,7 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
     expect(existsSync(join(root, 'src')), 'TypeScript sources are not shipped').toBe(false);
   });
 
-  it('serves /health on 0.0.0.0 with APIKEY in a container, sandbox forced off; the HEALTHCHECK passes', async () => {
+  it('serves /health and a turn on 0.0.0.0 with APIKEY in a container, sandbox forced off; the HEALTHCHECK passes', async () => {
     const home = join(work, 'home-ok');
     await mkdir(home);
     const imageEnv = envOf(runtime);
@@ -124,6 +125,7 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
     const cmd = execForm(runtime, 'CMD');
     expect(cmd).toEqual(['serve', '--port', '3456']);
     const port = await findFreePort();
+    const backend = await startFakeCursorBackend();
     const child = startCli([...cmd.slice(0, -1), String(port)], {
       command: join(prefix, 'bin', 'cursor-bridge'),
       prefix: [],
@@ -134,7 +136,8 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
         HOME: home,
         container: 'docker',
         APIKEY: 'docker-test-secret',
-        CURSOR_API_KEY: 'crsr_docker_layout_test',
+        CURSOR_API_KEY: 'crsr_test',
+        CURSOR_BACKEND_URL: backend.url,
         CCR_CURSOR_SANDBOX: '1',
         LOG_LEVEL: 'info',
       },
@@ -159,13 +162,32 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
         reason: 'forced off: running inside a container',
       });
 
+      // A turn through the installed @cursor/sdk (its native platform package) to the fake Cursor backend.
+      const answer = await fetch(`http://127.0.0.1:${port}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'docker-test-secret' },
+        body: JSON.stringify({
+          model: 'composer-2',
+          max_tokens: 64,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      });
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toMatchObject({
+        role: 'assistant',
+        content: [{ type: 'text', text: 'ok' }],
+      });
+      expect(backend.runRequests.length).toBe(1);
+
       const healthcheck = runtime.instructions.find((instruction) => instruction.keyword === 'HEALTHCHECK');
       const probe = JSON.parse(healthcheck?.args.replace(/^.*?CMD /, '') ?? '[]') as string[];
       expect(probe.slice(0, 2)).toEqual(['node', '-e']);
       const script = (probe[2] ?? '').replace('127.0.0.1:3456', `127.0.0.1:${port}`);
       await expect(run(nodeBinary, ['-e', script])).resolves.toBeDefined();
     } finally {
-      expect((await stopChild(child)).code).toBe(0);
+      const exit = await stopChild(child);
+      await backend.close();
+      expect(exit.code).toBe(0);
     }
     // Once stopped, the same probe fails: it really checks the server.
     const healthcheck = runtime.instructions.find((instruction) => instruction.keyword === 'HEALTHCHECK');
