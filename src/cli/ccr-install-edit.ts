@@ -97,10 +97,9 @@ const scanMemberTail = (text: string, end: number): { comma?: number; lineEnd: n
 };
 
 /**
- * Inserts `member` (a property `"key": value` or an array item, in both layouts) as the last
- * member of `container`. Multi-line
- * containers get a new line at the last member's indentation (keeping a trailing comma style);
- * one-line containers get `, member` inline.
+ * Inserts `member` (a property `"key": value` or an array item, in both layouts) as the last member
+ * of `container`. Multi-line containers get a new line at the last member's indentation (keeping a
+ * trailing-comma style); one-line containers get `, member` inline.
  */
 const appendMember = (
   text: string,
