@@ -15,6 +15,7 @@
  * with the per-provider ones. Both styles therefore work on unmodified CCR.
  */
 
+var os = require('os');
 var path = require('path');
 var url = require('url');
 
@@ -74,7 +75,8 @@ function createTransformer(options) {
         return Promise.reject(unsupportedNodeError(problem));
       }
       return loadImplementation().then(function (module) {
-        return module.transformRequestIn(options, request, provider, context);
+        var facade = module.getCcrFacade({ env: process.env, homedir: os.homedir() });
+        return facade.transformRequestIn(options, request, provider, context);
       });
     },
   };
