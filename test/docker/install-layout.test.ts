@@ -116,6 +116,14 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
     expect(existsSync(join(root, 'src')), 'TypeScript sources are not shipped').toBe(false);
   });
 
+  it('ships a CCR transformer that loads as CCR loads it (require + new) from the installed package', async () => {
+    const transformer = join(packageDir(), 'ccr', 'cursor-sdk.cjs');
+    const script = `const T = require(${JSON.stringify(transformer)}); const t = new T({ cursorMode: 'bridge' }); process.stdout.write(String(t.name) + ' ' + typeof t.transformRequestIn);`;
+    const { stdout } = await run(nodeBinary, ['-e', script], { cwd: work });
+    expect(stdout).toBe('cursor-sdk function');
+    expect(existsSync(join(packageDir(), 'dist', 'src', 'ccr', 'ccr-transformer.js'))).toBe(true);
+  });
+
   it('serves /health and a turn on 0.0.0.0 with APIKEY in a container, sandbox forced off; the HEALTHCHECK passes', async () => {
     const home = join(work, 'home-ok');
     await mkdir(home);
