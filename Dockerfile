@@ -8,7 +8,7 @@
 FROM node:22-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# --ignore-scripts: the `node` devDependency would download a second Node; this image has Node 22 already.
+# --ignore-scripts: the `node` devDependency would install a second Node 22 from npm; the image has one.
 RUN npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin bin
