@@ -7,13 +7,15 @@
 import { chmod, lstat, mkdir, readlink, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 
+import { ConfigError } from '../config/config-error.js';
+
 /** Linux's own limit on symlinks followed while resolving one path (`ELOOP`). */
 const maxSymlinkHops = 40;
 
 /**
  * Where a write to `path` must land: `path` itself, or where its symlink chain ends (which may not exist
  * yet). Relative link targets resolve against the link's directory.
- * @throws Error with code `ELOOP` for a symlink cycle or a chain longer than 40 links.
+ * @throws ConfigError for a symlink cycle or a chain longer than 40 links.
  */
 export const resolveWriteTarget = async (path: string): Promise<string> => {
   let current = resolve(path);
@@ -28,13 +30,14 @@ export const resolveWriteTarget = async (path: string): Promise<string> => {
     if (!isLink) return current;
     current = resolve(dirname(current), await readlink(current));
   }
-  throw Object.assign(new Error(`${path}: too many levels of symbolic links`), { code: 'ELOOP' });
+  throw new ConfigError({ file: path }, 'too many levels of symbolic links');
 };
 
 /**
  * Replaces the config at `path` with `text`: written next to the real file (so `rename` stays on one
  * file system), given the old file's permission bits (a new file gets 0600), then renamed over it.
  * Creates missing directories. On failure the temp file is removed and the old file is untouched.
+ * Used by every command that edits the config (`model get`, `ccr install`).
  */
 export const writeConfigFile = async (path: string, text: string): Promise<void> => {
   const target = await resolveWriteTarget(path);
