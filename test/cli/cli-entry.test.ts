@@ -176,7 +176,27 @@ describe('the Node version guard in bin/cursor-bridge.js', () => {
     expect(manifest.engines.node).toBe(`>=${minimumNode}`);
     const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
     expect(readme).toContain(`Node.js ≥ ${minimumNode} to run`);
-    expect(readme).not.toMatch(/Node(\.js)? (≥|>=) ?22\.(?!19\.0)\d+/);
+    expect(readme).not.toMatch(/(Node(\.js)? (≥|>=) ?|older than )22\.(?!19\.0)\d+/);
+  });
+
+  it.each(['22.18.0', minimumNode])('the CCR entry applies the same minimum on Node %s', (version) => {
+    // The transformer loads on any Node and answers each request with the version problem, if any.
+    const script =
+      `const Transformer = require(${JSON.stringify(join(repoRoot, 'ccr', 'cursor-sdk.cjs'))});` +
+      `new Transformer({}).transformRequestIn({}, {}, {}).then(` +
+      `() => process.stdout.write('loaded'), (error) => process.stdout.write(error.message));`;
+    const output = execFileSync(process.execPath, ['--import', fakeNode(version), '-e', script], {
+      encoding: 'utf8',
+      env: createChildEnv(home),
+    });
+    if (version === minimumNode) {
+      expect(output).not.toContain('too old');
+      return;
+    }
+    expect(output).toBe(
+      `cursor-sdk transformer: Node ${version} is too old; @cursor/sdk needs Node >= ${minimumNode} ` +
+        `(it crashes on older versions). Run CCR with Node ${minimumNode} or newer. Cursor requests fail until then.`,
+    );
   });
 
   it.each(['22.18.0', '22.13.0', '22.12.0', '20.19.0', '18.20.4'])(
