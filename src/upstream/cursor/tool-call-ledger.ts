@@ -127,9 +127,15 @@ export class ToolCallLedger {
       .flatMap((record) => (record.toolCallId === undefined ? [] : [record.toolCallId]));
   }
 
-  /** Every record, in start order. */
-  records(): readonly ToolCallRecord[] {
-    return this.#records;
+  /** A snapshot of every record, in start order. */
+  records(): ToolCallRecord[] {
+    return this.#records.map(({ sdkCallId, toolCallId, toolName, args, state }) => ({
+      sdkCallId,
+      toolCallId,
+      toolName,
+      args,
+      state,
+    }));
   }
 
   /** `tool-requests-listed`: the current batch has `callCount` calls. */
