@@ -3,8 +3,8 @@
  * the neutral turn model and the upstream port. Internal helpers stay internal.
  */
 
-export { createBridge } from './bridge/create-bridge.js';
-export type { Bridge, CreateBridgeOptions } from './bridge/create-bridge.js';
+export { createBridge, createBridgeEngine } from './bridge/create-bridge.js';
+export type { Bridge, BridgeEngine, CreateBridgeOptions } from './bridge/create-bridge.js';
 export { loadConfig, defaultConfigPath } from './config/load-config.js';
 export type { BridgeConfig } from './config/load-config.js';
 export { ConfigError } from './config/config-error.js';

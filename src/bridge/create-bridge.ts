@@ -1,6 +1,7 @@
 /**
  * Wires a running bridge from a resolved config: logger → templates and workspaces → Cursor upstream →
- * engine → HTTP server. `close()` tears everything down in reverse order of creation.
+ * engine → HTTP server. `close()` tears everything down in reverse order of creation. The CCR facade builds
+ * the same parts without the public server ({@link createBridgeEngine}).
  */
 
 import { existsSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import type { Env } from '../config/interpolate.js';
 import type { BridgeConfig } from '../config/load-config.js';
 import { resolveModelRoute } from '../config/model-route.js';
-import { Engine } from '../engine/engine.js';
+import { Engine, type EngineOptions } from '../engine/engine.js';
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../protocols/openai-responses/openai-responses-adapter.js';
@@ -41,6 +42,8 @@ export type CreateBridgeOptions = {
   watchTemplates?: boolean;
   /** Idle time before an SSE keepalive frame (default 10 s). */
   keepaliveMs?: number;
+  /** Engine tuning for a host whose clients behave differently (the CCR facade). */
+  engine?: Pick<EngineOptions, 'failureReplayMs'>;
 };
 
 /** How a {@link Bridge.drain} ended. */
@@ -76,7 +79,96 @@ const closeFlushMs = 2_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
+/** Everything of a bridge but its HTTP server: what `serve` and the CCR facade share. */
+export type BridgeEngine = {
+  engine: Engine;
+  upstream: UpstreamPort;
+  workspaces: WorkspaceManager;
+  /** Engine metrics plus the scratch-path guard's totals (`GET /metrics`). */
+  metrics(): Record<string, unknown>;
+  /** Closes the engine, then the template watcher and the workspaces. */
+  close(): Promise<void>;
+};
+
+/** A bridge: {@link createBridgeEngine} plus the HTTP server over it (not listening yet). */
 export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge> => {
+  const { config, logger } = options;
+  const parts = await createBridgeEngine(options);
+  const server = createBridgeServer({
+    adapters: {
+      anthropic: anthropicAdapter,
+      openaiChat: openaiChatAdapter,
+      openaiResponses: openaiResponsesAdapter,
+    },
+    handleTurn: parts.engine.handleTurn,
+    logger,
+    ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
+    listModels: () => config.cursor.models,
+    ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
+    metrics: parts.metrics,
+    draining: () => draining,
+  });
+  let draining = false;
+  let closing: Promise<void> | undefined;
+
+  const closeAll = async (): Promise<void> => {
+    let serverClosed = false;
+    const stopped = new Promise<void>((resolve) => {
+      server.close(() => {
+        serverClosed = true;
+        resolve();
+      });
+    });
+    try {
+      await parts.engine.close();
+    } finally {
+      try {
+        // Responses that just ended leave idle keep-alive connections; streams still flushing their
+        // terminal events get a bounded moment.
+        const deadline = Date.now() + closeFlushMs;
+        while (!serverClosed && Date.now() < deadline) {
+          server.closeIdleConnections();
+          await Promise.race([stopped, sleep(25)]);
+        }
+        server.closeAllConnections();
+        await stopped;
+      } finally {
+        await parts.close();
+      }
+    }
+  };
+
+  return {
+    server,
+    engine: parts.engine,
+    upstream: parts.upstream,
+    workspaces: parts.workspaces,
+    drain: async (timeoutMs, signal) => {
+      draining = true;
+      const inFlight = (): number => Number(parts.engine.metrics()['inFlightSessions']);
+      logger.info({ inFlight: inFlight(), timeoutMs }, 'draining: no new conversations; live ones finish');
+      let timer: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([
+        parts.engine.drain().then(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), timeoutMs);
+          signal?.addEventListener('abort', () => resolve(false), { once: true });
+        }),
+      ]);
+      clearTimeout(timer);
+      const abandoned = finished ? 0 : inFlight();
+      if (finished) logger.info('drained: every live conversation finished');
+      else logger.warn({ abandoned }, 'drain deadline passed; ending the conversations still in flight');
+      closing ??= closeAll();
+      await closing;
+      return { finished, abandoned };
+    },
+    close: () => (closing ??= closeAll()),
+  };
+};
+
+/** Templates and workspaces → Cursor upstream → engine, from a resolved config; no server. */
+export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<BridgeEngine> => {
   const { config, env, logger } = options;
   const cursor = config.cursor;
 
@@ -155,78 +247,21 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
       if (!route.ok) throw new BridgeError(createTurnError('not-found', route.message, { retryable: false }));
       return { model: route.model };
     },
+    ...options.engine,
   });
 
-  const server = createBridgeServer({
-    adapters: {
-      anthropic: anthropicAdapter,
-      openaiChat: openaiChatAdapter,
-      openaiResponses: openaiResponsesAdapter,
-    },
-    handleTurn: engine.handleTurn,
-    logger,
-    ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
-    listModels: () => cursor.models,
-    ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
+  return {
+    engine,
+    upstream,
+    workspaces,
     metrics: () => ({ ...engine.metrics(), ...guard.totals() }),
-    draining: () => draining,
-  });
-  let draining = false;
-  let closing: Promise<void> | undefined;
-
-  const closeAll = async (): Promise<void> => {
-    let serverClosed = false;
-    const stopped = new Promise<void>((resolve) => {
-      server.close(() => {
-        serverClosed = true;
-        resolve();
-      });
-    });
-    try {
-      await engine.close();
-    } finally {
+    close: async () => {
       try {
-        // Responses that just ended leave idle keep-alive connections; streams still flushing their
-        // terminal events get a bounded moment.
-        const deadline = Date.now() + closeFlushMs;
-        while (!serverClosed && Date.now() < deadline) {
-          server.closeIdleConnections();
-          await Promise.race([stopped, sleep(25)]);
-        }
-        server.closeAllConnections();
-        await stopped;
+        await engine.close();
       } finally {
         await watcher?.close();
         await workspaces.close();
       }
-    }
-  };
-
-  return {
-    server,
-    engine,
-    upstream,
-    workspaces,
-    drain: async (timeoutMs, signal) => {
-      draining = true;
-      const inFlight = (): number => Number(engine.metrics()['inFlightSessions']);
-      logger.info({ inFlight: inFlight(), timeoutMs }, 'draining: no new conversations; live ones finish');
-      let timer: NodeJS.Timeout | undefined;
-      const finished = await Promise.race([
-        engine.drain().then(() => true),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), timeoutMs);
-          signal?.addEventListener('abort', () => resolve(false), { once: true });
-        }),
-      ]);
-      clearTimeout(timer);
-      const abandoned = finished ? 0 : inFlight();
-      if (finished) logger.info('drained: every live conversation finished');
-      else logger.warn({ abandoned }, 'drain deadline passed; ending the conversations still in flight');
-      closing ??= closeAll();
-      await closing;
-      return { finished, abandoned };
     },
-    close: () => (closing ??= closeAll()),
   };
 };
