@@ -153,8 +153,9 @@ export class Engine {
   /**
    * Drain: from now on a turn that resolves to a new conversation is refused with a retryable
    * `unavailable` error (`retry-after` 2 s: a load balancer has taken this process out of rotation by
-   * then), while turns of live conversations still run. Resolves once no session is in flight (no
-   * admitted turn, running run or parked tool call); `close()` ends whatever is left.
+   * then), while turns of live conversations — and new sessions under the session id of one in flight,
+   * its side calls — still run. Resolves once no session is in flight (no admitted turn, running run or
+   * parked tool call); `close()` ends whatever is left.
    */
   async drain(): Promise<void> {
     this.#draining = true;
@@ -183,11 +184,17 @@ export class Engine {
     const identity = computeIdentity(request);
     const resolution = this.#index.resolve(identity, Date.now());
     const existing = resolution.kind === 'existing' ? this.#sessions.get(resolution.sessionId) : undefined;
-    if (existing === undefined && this.#draining) {
+    const nativeId = request.identity.nativeSessionId?.value;
+    // While draining, a side call of a live conversation (a Claude Code Task, a title request under its
+    // session id) is part of that conversation's work: only a new conversation is refused.
+    const sideOfLive = (candidate: Session): boolean =>
+      nativeId !== undefined && candidate.nativeSessionId === nativeId && candidate.inFlight;
+    if (existing === undefined && this.#draining && ![...this.#sessions.values()].some(sideOfLive)) {
       const message = 'This bridge process is draining and takes no new conversations; retry.';
       throw new BridgeError(createTurnError('unavailable', message, { retryAfterSeconds: 2 }));
     }
     const session = existing ?? new Session();
+    session.nativeSessionId ??= nativeId;
     // Admitted before any eviction runs, so it is in flight and cannot be evicted by its own arrival.
     session.admittedTurns += 1;
     // Most recently used last: the Map's order is the LRU order.

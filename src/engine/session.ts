@@ -23,6 +23,8 @@ export class Session {
   /** Turns admitted and not yet answered (model lookup and agent creation included). */
   admittedTurns = 0;
   lastUsedAt = Date.now();
+  /** The client's session header value of the turn that created it (a drain admits its side calls). */
+  nativeSessionId: string | undefined;
   readonly #idleWaiters = new Set<() => void>();
   /** The scratch workspace and host root used by the current run. */
   workspaceDir = '';

@@ -88,4 +88,36 @@ describe('engine drain', () => {
     expect(upstream.calls.map((call) => call.sessionId)).toEqual(['scripted-1', 'scripted-1']);
     await engine.close();
   });
+
+  it('still serves a side call under the session id of a conversation in flight (a Task, a title request)', async () => {
+    const { engine, upstream } = createTestEngine([
+      [
+        { type: 'tool-call', toolCallId: 'call-1', toolName: 'Bash', input: { command: 'echo hi' } },
+        { type: 'tool-batch-end' },
+        { type: 'await-tool-results' },
+        { type: 'end', status: 'finished' },
+      ],
+      [
+        { type: 'text-delta', text: 'A title' },
+        { type: 'end', status: 'finished' },
+      ],
+    ]);
+    await collect(await engine.handleTurn(request([user('fix the bug')], withId('parent')), never));
+    void engine.drain();
+    const side = await collect(
+      await engine.handleTurn(
+        request([user('Generate a title for this conversation:\n'), user('fix the bug')], {
+          ...withId('parent'),
+          tools: [],
+        }),
+        never,
+      ),
+    );
+    expect(side.at(-1)).toMatchObject({ type: 'turn-end', stopReason: 'end' });
+    expect(upstream.calls.map((call) => call.sessionId)).toEqual(['scripted-1', 'scripted-2']);
+    await expect(engine.handleTurn(request([user('other')], withId('stranger')), never)).rejects.toThrow(
+      'draining',
+    );
+    await engine.close();
+  });
 });
