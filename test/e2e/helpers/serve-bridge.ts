@@ -284,6 +284,8 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
         CURSOR_BACKEND_URL: backend.url,
         LOG_LEVEL: 'debug',
         CURSOR_BRIDGE_KEEPALIVE_MS: String(serveKeepaliveMs),
+        // Teardown SIGTERMs the bridge: a drain shorter than the SIGKILL grace below.
+        CURSOR_BRIDGE_DRAIN_TIMEOUT: '3',
         ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
