@@ -165,4 +165,43 @@ describe('three bridges behind HAProxy', { timeout: 180_000 }, () => {
     expect(exitedAfterMs).toBeLessThan(drainTimeoutSeconds * 1000 + 5_000);
     expect(target.output().stdout).toContain('drained: every live conversation finished');
   });
+
+  it('streams through HAProxy unbuffered: the first text and keepalives arrive while the model is still silent', async () => {
+    const silenceMs = 3_000;
+    cluster = await startBridgeCluster({
+      scenario: { turns: [] },
+      shell,
+      backendScenario: () => async (run) => {
+        run.text('first words');
+        await new Promise((resolve) => setTimeout(resolve, silenceMs));
+        run.text(' and the rest');
+        run.turnEnded({ inputTokens: 10, outputTokens: 5 });
+      },
+    });
+    const started = cluster;
+    onTestFailed(() => console.error(started.describe()));
+    const sentAt = Date.now();
+    const response = await fetch(`${cluster.baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-claude-code-session-id': 'unbuffered-1' },
+      body: JSON.stringify({
+        model: 'composer-2',
+        max_tokens: 100,
+        stream: true,
+        messages: [{ role: 'user', content: 'Talk slowly.' }],
+      }),
+    });
+    const arrivals: Array<{ at: number; text: string }> = [];
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body ?? [])
+      arrivals.push({ at: Date.now() - sentAt, text: decoder.decode(chunk) });
+    const firstAt = (needle: string): number =>
+      arrivals.find((arrival) => arrival.text.includes(needle))?.at ?? Infinity;
+
+    // The serve helper's keepalive interval is 1 s: pings (and the first text) pass HAProxy as written.
+    expect(firstAt('first words')).toBeLessThan(silenceMs / 2);
+    expect(firstAt('event: ping')).toBeLessThan(silenceMs);
+    expect(firstAt(' and the rest')).toBeGreaterThanOrEqual(silenceMs);
+    expect(arrivals.map((arrival) => arrival.text).join('')).toContain('event: message_stop');
+  });
 });

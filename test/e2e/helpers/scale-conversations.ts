@@ -32,11 +32,8 @@ const resultText = (result: FakeToolResult): string =>
     ? result.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('')
     : `${result.status}`;
 
-/** How long the model is silent before its turn-1 answer (default none). */
-export type ConversationBackendOptions = { answerDelayMs?: number };
-
 /** The backend scenario for one bridge process. */
-export const createConversationBackend = (options: ConversationBackendOptions = {}): ConversationBackend => {
+export const createConversationBackend = (): ConversationBackend => {
   const runs: ConversationRun[] = [];
   const scenario: Scenario = async (run: RunContext) => {
     const conversation = /conv-\d+/.exec(run.prompt)?.[0];
@@ -66,8 +63,6 @@ export const createConversationBackend = (options: ConversationBackendOptions = 
         ]);
         if (result !== undefined) record.toolResults.push(resultText(result));
       }
-      if (options.answerDelayMs !== undefined)
-        await new Promise((resolve) => setTimeout(resolve, options.answerDelayMs));
       run.text(`${conversation} done: ${record.toolResults.join(', ')}`);
     }
     run.turnEnded({ inputTokens: 10, outputTokens: 5 });
