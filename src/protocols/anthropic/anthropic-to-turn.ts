@@ -4,7 +4,6 @@ import type {
   TurnIdentityHints,
   TurnMessage,
   TurnReasoning,
-  TurnReasoningEffort,
   TurnTextPart,
   TurnTool,
   TurnToolChoice,
@@ -32,6 +31,7 @@ import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
 import { createToolResultMessage } from '../shared/create-tool-result-message.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
+import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
@@ -55,8 +55,6 @@ const knownFields: ReadonlySet<string> = new Set([
   'service_tier',
   'cache_control',
 ]);
-
-const efforts: ReadonlySet<string> = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
 
 /** Claude Code's first system block: a per-version billing line, not prompt text. */
 const billingHeaderPrefix = 'x-anthropic-billing-header:';
@@ -267,15 +265,12 @@ const convertToolChoice = (choice: AnthropicToolChoice | undefined): TurnToolCho
 
 /**
  * `thinking` plus `output_config.effort`. No thinking field but an effort still asks for reasoning
- * (the spec: "no thinking / effort / reasoning" means none requested); `disabled` always wins.
+ * (the spec: "no thinking / effort / reasoning" means none requested); `disabled` and effort `none`
+ * always win.
  */
 const convertReasoning = (request: AnthropicRequest, context: Context): TurnReasoning => {
-  const rawEffort = request.output_config?.effort;
-  let effort: TurnReasoningEffort | undefined;
-  if (typeof rawEffort === 'string') {
-    if (efforts.has(rawEffort)) effort = rawEffort as TurnReasoningEffort;
-    else warn(context, 'unsupported-field', `output_config.effort "${rawEffort}" is not supported; ignored`);
-  }
+  const effort = readReasoningEffort(request.output_config?.effort, 'output_config.effort');
+  if (effort === 'none') return { requested: false };
   const withEffort = effort === undefined ? {} : { effort };
   const thinking = request.thinking;
   if (thinking === undefined) return { requested: effort !== undefined, ...withEffort };
@@ -302,29 +297,28 @@ const convertReasoning = (request: AnthropicRequest, context: Context): TurnReas
 };
 
 /**
- * Claude Code's `metadata.user_id` is a JSON string with `session_id`; older versions end it with
- * `_session_<id>`; other clients put an opaque id there. A JSON value without `session_id` only names the
- * device, so it falls through to the `x-claude-code-session-id` header.
+ * The session a `metadata.user_id` names, per the spec: Claude Code's JSON `{…, session_id}`, an older
+ * Claude Code's `…_session_<id>` suffix, or else the raw string (a JSON value without `session_id`
+ * included: it is still the client's own id). Absent or empty: the `x-claude-code-session-id` header.
  */
 const convertIdentity = (
   userId: string | null | undefined,
   headers: Record<string, string>,
 ): TurnIdentityHints => {
-  const fromMetadata = (value: string): TurnIdentityHints => ({
-    nativeSessionId: { value, source: 'metadata.user_id' },
-  });
   if (typeof userId === 'string' && userId !== '') {
-    const parsed = safeParseJson(userId);
-    if (parsed.success && typeof parsed.value === 'object' && parsed.value !== null) {
-      const sessionId = (parsed.value as Record<string, unknown>).session_id;
-      if (typeof sessionId === 'string' && sessionId !== '') return fromMetadata(sessionId);
-    } else {
-      const legacy = /_session_([^_]+)$/.exec(userId)?.[1];
-      return fromMetadata(legacy ?? userId);
-    }
+    return { nativeSessionId: { value: findUserIdSession(userId), source: 'metadata.user_id' } };
   }
   const header = headers['x-claude-code-session-id'];
   return header ? { nativeSessionId: { value: header, source: 'x-claude-code-session-id' } } : {};
+};
+
+const findUserIdSession = (userId: string): string => {
+  const parsed = safeParseJson(userId);
+  if (!parsed.success) return /_session_([^_]+)$/.exec(userId)?.[1] ?? userId;
+  const { value } = parsed;
+  const sessionId =
+    typeof value === 'object' && value !== null && 'session_id' in value ? value.session_id : '';
+  return typeof sessionId === 'string' && sessionId !== '' ? sessionId : userId;
 };
 
 const warnIgnoredFields = (

@@ -3,7 +3,6 @@ import type {
   TurnIdentityHints,
   TurnMessage,
   TurnReasoning,
-  TurnReasoningEffort,
   TurnTextPart,
   TurnTool,
   TurnToolChoice,
@@ -36,6 +35,7 @@ import { describeSchemaIssue } from '../shared/describe-schema-issue.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest } from '../shared/invalid-request-fault.js';
 import { parseDataUrl } from '../shared/parse-data-url.js';
+import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 /** A failed union names the alternative that got furthest (`messages.0.content.0.image_url.url`). */
@@ -61,15 +61,6 @@ const ignoredFields = [
   'web_search_options',
   'verbosity',
 ] as const;
-
-const reasoningEfforts: ReadonlySet<string> = new Set<TurnReasoningEffort>([
-  'minimal',
-  'low',
-  'medium',
-  'high',
-  'xhigh',
-  'max',
-]);
 
 const emptyInputSchema = (): Record<string, unknown> => ({ type: 'object', properties: {} });
 
@@ -271,16 +262,12 @@ const convertToolChoice = (value: unknown, context: Context): TurnToolChoice => 
   return { type: 'tool', name: choice.function.name };
 };
 
-const convertReasoning = (request: OpenaiChatRequest, context: Context): TurnReasoning => {
-  const effort = request.reasoning_effort ?? request.reasoning?.effort;
-  if (effort === undefined || effort === null || effort === 'none') return { requested: false };
-  if (reasoningEfforts.has(effort)) return { requested: true, effort: effort as TurnReasoningEffort };
-  warn(
-    context,
-    'unsupported-field',
-    `reasoning_effort: unknown level "${effort}"; the model default is used`,
-  );
-  return { requested: true };
+/** `reasoning_effort` wins over `reasoning.effort` (OpenRouter style); both are checked. */
+const convertReasoning = (request: OpenaiChatRequest): TurnReasoning => {
+  const nested = readReasoningEffort(request.reasoning?.effort, 'reasoning.effort');
+  const effort = readReasoningEffort(request.reasoning_effort, 'reasoning_effort') ?? nested;
+  if (effort === undefined || effort === 'none') return { requested: false };
+  return { requested: true, effort };
 };
 
 const nonEmpty = (value: string | null | undefined): string | undefined =>
@@ -334,7 +321,7 @@ export const convertOpenaiChatRequestToTurn = (body: unknown, headers: Record<st
       messages,
       tools,
       toolChoice: convertToolChoice(request.tool_choice, context),
-      reasoning: convertReasoning(request, context),
+      reasoning: convertReasoning(request),
       ...(maxOutputTokens === undefined || maxOutputTokens === null ? {} : { maxOutputTokens }),
       stream: request.stream ?? false,
       includeStreamUsage: request.stream_options?.include_usage ?? false,

@@ -36,9 +36,8 @@ import { createToolResultMessage } from '../shared/create-tool-result-message.js
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { parseDataUrl } from '../shared/parse-data-url.js';
+import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
-
-const reasoningEfforts = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 
 type Path = readonly (string | number)[];
 
@@ -89,7 +88,7 @@ const convertRequest = (body: unknown, headers: Record<string, string>): TurnReq
     messages: state.messages,
     tools: convertTools(request.tools ?? [], state.warnings),
     toolChoice: convertToolChoice(request.tool_choice, state.warnings),
-    reasoning: convertReasoning(request.reasoning, state.warnings),
+    reasoning: convertReasoning(request.reasoning),
     ...(request.max_output_tokens == null ? {} : { maxOutputTokens: request.max_output_tokens }),
     stream: request.stream ?? false,
     includeStreamUsage: true,
@@ -372,19 +371,10 @@ const convertToolChoice = (
   return { type: 'auto' };
 };
 
-const convertReasoning = (
-  reasoning: OpenaiResponsesRequest['reasoning'],
-  warnings: TurnWarning[],
-): TurnReasoning => {
-  const effort = reasoning?.effort;
-  if (effort == null || effort === 'none') return { requested: false };
-  const known = reasoningEfforts.find((level) => level === effort);
-  if (known) return { requested: true, effort: known };
-  warnings.push({
-    code: 'unsupported-field',
-    message: `reasoning.effort '${effort}' is not supported; ignored.`,
-  });
-  return { requested: false };
+const convertReasoning = (reasoning: OpenaiResponsesRequest['reasoning']): TurnReasoning => {
+  const effort = readReasoningEffort(reasoning?.effort, 'reasoning.effort');
+  if (effort === undefined || effort === 'none') return { requested: false };
+  return { requested: true, effort };
 };
 
 const findFieldWarnings = (request: OpenaiResponsesRequest): TurnWarning[] => {

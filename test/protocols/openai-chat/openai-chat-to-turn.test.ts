@@ -350,10 +350,11 @@ describe('convertOpenaiChatRequestToTurn: reasoning, limits, stream', () => {
     expect(parse({ messages: [user('x')], ...fields }).reasoning).toEqual(expected);
   });
 
-  it('treats an unknown effort as requested without a level, with a warning', () => {
-    const turn = parse({ messages: [user('x')], reasoning_effort: 'turbo' });
-    expect(turn.reasoning).toEqual({ requested: true });
-    expect(turn.warnings[0]?.message).toContain('turbo');
+  it('rejects an unknown effort, naming the field', () => {
+    expect(parseError({ model: 'gpt', messages: [user('x')], reasoning_effort: 'turbo' })).toMatchObject({
+      kind: 'invalid-request',
+      param: 'reasoning_effort',
+    });
   });
 
   it('prefers max_completion_tokens over max_tokens', () => {
