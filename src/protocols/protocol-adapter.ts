@@ -6,6 +6,7 @@
 import type { TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnProtocol, TurnRequest } from '../turn/turn-request.js';
+import type { Result } from '../shared/result.js';
 import type { SseFrame } from './sse-frame.js';
 
 /** Identity of the response being produced, fixed before the first byte. */
@@ -18,7 +19,8 @@ export type ResponseMeta = {
   createdAt: number;
 };
 
-export type ParseResult = { success: true; value: TurnRequest } | { success: false; error: TurnError };
+/** A parsed request, or the `invalid-request` error naming what is wrong. */
+export type ParseResult = Result<TurnRequest, TurnError>;
 
 /** An HTTP error answer in the protocol's own envelope. */
 export type ErrorResponse = { status: number; headers: Record<string, string>; body: unknown };

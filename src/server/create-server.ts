@@ -98,18 +98,18 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   ): Promise<void> => {
     const body = await readBody(request, bodyLimit);
     if (!body.ok) {
-      if (body.reason === 'aborted') return;
+      if (body.error.reason === 'aborted') return;
       return sendError(
         response,
         adapter,
         createTurnError(
           'request-too-large',
-          `Request body exceeds the ${body.limit}-byte limit of this bridge; shorten the conversation or start a new one.`,
+          `Request body exceeds the ${body.error.limit}-byte limit of this bridge; shorten the conversation or start a new one.`,
           { retryable: false },
         ),
       );
     }
-    const json = parseJsonBody(body.text);
+    const json = parseJsonBody(body.value);
     if (!json.ok) {
       return sendError(
         response,
@@ -120,7 +120,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       );
     }
     const parsed = adapter.parseRequest(json.value, flatHeaders(request));
-    if (!parsed.success) {
+    if (!parsed.ok) {
       log.info({ error: parsed.error }, 'rejected invalid request');
       return sendError(response, adapter, parsed.error);
     }

@@ -29,7 +29,7 @@ const parse = (
   headers: Record<string, string> = {},
 ): TurnRequest => {
   const result = adapter.parseRequest(body, headers);
-  if (!result.success) throw new Error(result.error.message);
+  if (!result.ok) throw new Error(result.error.message);
   return result.value;
 };
 

@@ -314,7 +314,7 @@ const convertIdentity = (
 
 const findUserIdSession = (userId: string): string => {
   const parsed = safeParseJson(userId);
-  if (!parsed.success) return /_session_([^_]+)$/.exec(userId)?.[1] ?? userId;
+  if (!parsed.ok) return /_session_([^_]+)$/.exec(userId)?.[1] ?? userId;
   const { value } = parsed;
   const sessionId =
     typeof value === 'object' && value !== null && 'session_id' in value ? value.session_id : '';
@@ -339,7 +339,7 @@ const warnIgnoredFields = (
 
 /**
  * Convert an Anthropic Messages request body (already `JSON.parse`d) and its headers into a TurnRequest.
- * Never throws. A malformed field gives `{success: false}` with an `invalid-request` error whose `param`
+ * Never throws. A malformed field gives `{ok: false}` with an `invalid-request` error whose `param`
  * is the field path (`messages.2.content`); unknown fields, block kinds and server tools become warnings.
  */
 export const convertAnthropicRequestToTurn = (body: unknown, headers: Record<string, string>): ParseResult =>

@@ -53,7 +53,7 @@ const parseToolInput = (input: string, kind: ToolKind): unknown => {
   if (kind === 'custom') return { input };
   if (input === '') return {};
   const parsed = safeParseJson(input);
-  return parsed.success ? parsed.value : {};
+  return parsed.ok ? parsed.value : {};
 };
 
 /**

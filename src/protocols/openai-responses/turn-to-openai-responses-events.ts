@@ -450,7 +450,7 @@ export const unwrapCustomToolInput = (input: string): string => {
   if (!input.trimStart().startsWith('{')) return input;
   // Not JSON, or JSON of another shape: already the raw input.
   const parsed = safeParseJson(input);
-  if (!parsed.success) return input;
+  if (!parsed.ok) return input;
   const { value } = parsed;
   return typeof value === 'object' && value !== null && 'input' in value && typeof value.input === 'string'
     ? value.input

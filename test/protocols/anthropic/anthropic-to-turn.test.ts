@@ -7,13 +7,13 @@ const base = { model: 'claude-opus-4-8', max_tokens: 1024, messages: [{ role: 'u
 
 const parse = (body: Record<string, unknown>, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertAnthropicRequestToTurn(body, headers);
-  if (!result.success) throw new Error(`unexpected failure: ${result.error.message}`);
+  if (!result.ok) throw new Error(`unexpected failure: ${result.error.message}`);
   return result.value;
 };
 
 const parseError = (body: unknown) => {
   const result = convertAnthropicRequestToTurn(body, {});
-  if (result.success) throw new Error('expected a failure');
+  if (result.ok) throw new Error('expected a failure');
   return result.error;
 };
 

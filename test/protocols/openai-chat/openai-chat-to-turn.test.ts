@@ -5,13 +5,13 @@ import type { TurnRequest } from '../../../src/turn/turn-request.js';
 
 const parse = (body: Record<string, unknown>, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertOpenaiChatRequestToTurn({ model: 'composer-2', ...body }, headers);
-  if (!result.success) throw new Error(`unexpected failure: ${result.error.message}`);
+  if (!result.ok) throw new Error(`unexpected failure: ${result.error.message}`);
   return result.value;
 };
 
 const parseError = (body: unknown): TurnError => {
   const result = convertOpenaiChatRequestToTurn(body, {});
-  if (result.success) throw new Error('expected a failure');
+  if (result.ok) throw new Error('expected a failure');
   return result.error;
 };
 

@@ -7,13 +7,13 @@ const readFixture = (name: string): unknown => readJsonFixture('openai-responses
 
 const convert = (body: unknown, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertOpenaiResponsesRequestToTurn(body, headers);
-  if (!result.success) throw new Error(`unexpected failure: ${result.error.message}`);
+  if (!result.ok) throw new Error(`unexpected failure: ${result.error.message}`);
   return result.value;
 };
 
 const convertError = (body: unknown) => {
   const result = convertOpenaiResponsesRequestToTurn(body, {});
-  if (result.success) throw new Error('expected an invalid-request error');
+  if (result.ok) throw new Error('expected an invalid-request error');
   return result.error;
 };
 

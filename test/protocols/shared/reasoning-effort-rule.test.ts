@@ -51,8 +51,8 @@ describe('reasoning effort: one rule on every protocol', () => {
   describe.each(protocols)('$adapter.protocol $param', ({ adapter, param, body }) => {
     it('answers an unknown level with a 400 naming the field and the accepted levels', () => {
       const result = adapter.parseRequest(body('ultra'), {});
-      expect(result.success).toBe(false);
-      if (result.success) return;
+      expect(result.ok).toBe(false);
+      if (result.ok) return;
       expect(result.error).toMatchObject({ kind: 'invalid-request', param, retryable: false });
       expect(result.error.message).toContain(`${param}: unknown reasoning effort "ultra"`);
       expect(result.error.message).toContain(reasoningEffortLevels.join(', '));
@@ -63,14 +63,14 @@ describe('reasoning effort: one rule on every protocol', () => {
       'requests reasoning at %s',
       (level) => {
         const result = adapter.parseRequest(body(level), {});
-        expect(result.success && result.value.reasoning).toEqual({ requested: true, effort: level });
-        expect(result.success && result.value.warnings).toEqual([]);
+        expect(result.ok && result.value.reasoning).toEqual({ requested: true, effort: level });
+        expect(result.ok && result.value.warnings).toEqual([]);
       },
     );
 
     it('reads none as no reasoning', () => {
       const result = adapter.parseRequest(body('none'), {});
-      expect(result.success && result.value.reasoning).toEqual({ requested: false });
+      expect(result.ok && result.value.reasoning).toEqual({ requested: false });
     });
   });
 });
