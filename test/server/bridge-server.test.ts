@@ -189,6 +189,35 @@ describe('bridge server over HTTP', () => {
     expect(await big.json()).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
   });
 
+  it('answers a failing route with a 500 in the OpenAI envelope the openai SDK reads', async () => {
+    const { url } = await start(textTurn, {
+      listModels: () => {
+        throw new Error('catalog exploded');
+      },
+    });
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+    const failure = await client.models.list().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(failure).toMatchObject({
+      status: 500,
+      error: { message: 'internal error', type: 'server_error' },
+    });
+  });
+
+  it('answers 405 for a known path with another method, 404 for an unknown one, and HEAD on unknown paths', async () => {
+    const { url } = await start(textTurn);
+    const wrongMethod = await fetch(`${url}/v1/messages`);
+    expect(wrongMethod.status).toBe(405);
+    expect(await wrongMethod.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error' },
+    });
+    const unknown = await fetch(`${url}/v1/nothing`, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: { message: expect.stringContaining('Routes:') } });
+    expect((await fetch(`${url}/v1/nothing`, { method: 'HEAD' })).status).toBe(404);
+  });
+
   it('requires the configured APIKEY (x-api-key or Bearer), compared in constant time', async () => {
     const { url } = await start(textTurn, { apiKey: 'secret-key' });
     const denied = new Anthropic({ baseURL: url, apiKey: 'wrong', maxRetries: 0 });
