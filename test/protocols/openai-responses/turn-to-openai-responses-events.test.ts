@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  convertTurnEventsToOpenaiResponsesResponse,
+  createOpenaiResponsesJsonResponse,
   OpenaiResponsesStreamEncoder,
   unwrapCustomToolInput,
 } from '../../../src/protocols/openai-responses/turn-to-openai-responses-events.js';
@@ -393,9 +393,9 @@ describe('OpenaiResponsesStreamEncoder', () => {
   });
 });
 
-describe('convertTurnEventsToOpenaiResponsesResponse', () => {
+describe('createOpenaiResponsesJsonResponse', () => {
   it('builds the completed response object from the full event list', () => {
-    const response = convertTurnEventsToOpenaiResponsesResponse(
+    const response = createOpenaiResponsesJsonResponse(
       createTestTurnRequest({ stream: false }),
       testMeta,
       [
@@ -433,7 +433,7 @@ describe('convertTurnEventsToOpenaiResponsesResponse', () => {
   });
 
   it('marks a list without a terminal event as failed', () => {
-    const response = convertTurnEventsToOpenaiResponsesResponse(
+    const response = createOpenaiResponsesJsonResponse(
       createTestTurnRequest(),
       testMeta,
       textEvents('t1', 'x'),
