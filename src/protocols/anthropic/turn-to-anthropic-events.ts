@@ -9,7 +9,7 @@ import {
   type SnapshotEncoder,
 } from '../shared/create-json-response-from-events.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
-import { createAnthropicErrorFrame } from './anthropic-error.js';
+import { createAnthropicErrorFrames } from './anthropic-error.js';
 import { mapAnthropicStopReason, type AnthropicStopReason } from './map-anthropic-stop-reason.js';
 
 /** Anthropic `usage` as the bridge reports it (cache counts always present). */
@@ -147,7 +147,7 @@ export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<An
     if (this.#ended) return [];
     if (event.type === 'error') {
       this.#ended = true;
-      return [createAnthropicErrorFrame(event.error), createEventFrame({ type: 'message_stop' })];
+      return createAnthropicErrorFrames(event.error);
     }
     const frames = this.start();
     switch (event.type) {

@@ -395,15 +395,11 @@ describe('OpenaiResponsesStreamEncoder', () => {
 
 describe('createOpenaiResponsesJsonResponse', () => {
   it('builds the completed response object from the full event list', () => {
-    const response = createOpenaiResponsesJsonResponse(
-      createTestTurnRequest({ stream: false }),
-      testMeta,
-      [
-        ...textEvents('t1', 'Hello'),
-        ...toolCallEvents('c1', 'bash', '{"command":"ls"}'),
-        turnEnd('tool-use'),
-      ],
-    );
+    const response = createOpenaiResponsesJsonResponse(createTestTurnRequest({ stream: false }), testMeta, [
+      ...textEvents('t1', 'Hello'),
+      ...toolCallEvents('c1', 'bash', '{"command":"ls"}'),
+      turnEnd('tool-use'),
+    ]);
     expect(response).toMatchObject({
       id: 'resp_test1',
       object: 'response',
