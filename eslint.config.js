@@ -44,6 +44,20 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
+    files: ['ccr/**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+        process: 'readonly',
+        URL: 'readonly',
+      },
+    },
+    rules: { 'no-var': 'off', '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['src/cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js'],
     rules: { 'no-console': 'off' },
   },

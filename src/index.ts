@@ -4,8 +4,8 @@
  * (the scripted upstream is imported by tests from its own module).
  */
 
-export { createBridge } from './bridge/create-bridge.js';
-export type { Bridge, CreateBridgeOptions } from './bridge/create-bridge.js';
+export { createBridge, createBridgeEngine } from './bridge/create-bridge.js';
+export type { Bridge, BridgeEngine, CreateBridgeOptions } from './bridge/create-bridge.js';
 export { loadConfig, defaultConfigPath } from './config/load-config.js';
 export type { BridgeConfig } from './config/load-config.js';
 export { ConfigError } from './config/config-error.js';

@@ -1,6 +1,7 @@
 /**
  * Wires a running bridge from a resolved config: logger → templates and workspaces → Cursor upstream →
- * engine → HTTP server. `close()` tears everything down in reverse order of creation.
+ * engine → HTTP server. `close()` tears everything down in reverse order of creation. The CCR facade builds
+ * the same parts without the public server ({@link createBridgeEngine}).
  */
 
 import { existsSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import type { Env } from '../config/interpolate.js';
 import type { BridgeConfig } from '../config/load-config.js';
 import { resolveModelRoute } from '../config/model-route.js';
-import { Engine } from '../engine/engine.js';
+import { Engine, type EngineOptions } from '../engine/engine.js';
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../protocols/openai-responses/openai-responses-adapter.js';
@@ -41,6 +42,8 @@ export type CreateBridgeOptions = {
   watchTemplates?: boolean;
   /** Idle time before an SSE keepalive frame (default 10 s). */
   keepaliveMs?: number;
+  /** Engine tuning for a host whose clients behave differently (the CCR facade). */
+  engine?: Pick<EngineOptions, 'failureReplayMs'>;
 };
 
 export type Bridge = {
@@ -51,7 +54,55 @@ export type Bridge = {
   close(): Promise<void>;
 };
 
+/** Everything of a bridge but its HTTP server: what `serve` and the CCR facade share. */
+export type BridgeEngine = {
+  engine: Engine;
+  upstream: UpstreamPort;
+  workspaces: WorkspaceManager;
+  /** Engine metrics plus the scratch-path guard's totals (`GET /metrics`). */
+  metrics(): Record<string, unknown>;
+  /** Closes the engine, then the template watcher and the workspaces. */
+  close(): Promise<void>;
+};
+
+/** A bridge: {@link createBridgeEngine} plus the HTTP server over it (not listening yet). */
 export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge> => {
+  const { config, logger } = options;
+  const parts = await createBridgeEngine(options);
+  const server = createBridgeServer({
+    adapters: {
+      anthropic: anthropicAdapter,
+      openaiChat: openaiChatAdapter,
+      openaiResponses: openaiResponsesAdapter,
+    },
+    handleTurn: parts.engine.handleTurn,
+    logger,
+    ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
+    listModels: () => config.cursor.models,
+    ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
+    metrics: parts.metrics,
+  });
+
+  return {
+    server,
+    engine: parts.engine,
+    upstream: parts.upstream,
+    workspaces: parts.workspaces,
+    close: async () => {
+      try {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      } finally {
+        await parts.close();
+      }
+    },
+  };
+};
+
+/** Templates and workspaces → Cursor upstream → engine, from a resolved config; no server. */
+export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<BridgeEngine> => {
   const { config, env, logger } = options;
   const cursor = config.cursor;
 
@@ -130,40 +181,20 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
       if (!route.ok) throw new BridgeError(createTurnError('not-found', route.error, { retryable: false }));
       return { model: route.value.model };
     },
-  });
-
-  const server = createBridgeServer({
-    adapters: {
-      anthropic: anthropicAdapter,
-      openaiChat: openaiChatAdapter,
-      openaiResponses: openaiResponsesAdapter,
-    },
-    handleTurn: engine.handleTurn,
-    logger,
-    ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
-    listModels: () => cursor.models,
-    ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
-    metrics: () => ({ ...engine.metrics(), ...guard.totals() }),
+    ...options.engine,
   });
 
   return {
-    server,
     engine,
     upstream,
     workspaces,
+    metrics: () => ({ ...engine.metrics(), ...guard.totals() }),
     close: async () => {
       try {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        await engine.close();
       } finally {
-        try {
-          await engine.close();
-        } finally {
-          await watcher?.close();
-          await workspaces.close();
-        }
+        await watcher?.close();
+        await workspaces.close();
       }
     },
   };

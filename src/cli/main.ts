@@ -14,11 +14,12 @@ const usage = `Usage:
   cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE]
   cursor-bridge mcp-host [--stdio] [--host 127.0.0.1] [--port 3457] [--config FILE]
   cursor-bridge model get cursor [--config FILE]
+  cursor-bridge ccr install [--config FILE]   add the cursor-sdk transformer to CCR's config.json
 ${templatesUsage}
   cursor-bridge --help | --version
 
 Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json (missing = defaults).
-Env: CURSOR_API_KEY, LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk itself),
+Env: CURSOR_API_KEY, HOST and APIKEY (override the config), LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk),
   CURSOR_BRIDGE_MCP_TOKEN (mcp-host's bearer token; else config mcpHost.token).
 Templates: the grounding text (AGENTS.md, prompt head/tail, deny-hook); overrides live in cursorTemplatesDir,
   default ~/.claude-code-router/cursor-templates/. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
@@ -102,6 +103,10 @@ const dispatch = async (
   if (command === 'model' && rest[0] === 'get' && rest.length === 2) {
     const { runModelGet } = await import('./model-get-command.js');
     return runModelGet(io, { provider: rest[1] ?? '', ...configOption(values) });
+  }
+  if (command === 'ccr' && rest[0] === 'install' && rest.length === 1) {
+    const { runCcrInstall } = await import('./ccr-install-command.js');
+    return runCcrInstall(io, configOption(values));
   }
   if (command === 'templates') {
     const { runTemplates } = await import('./templates-command.js');

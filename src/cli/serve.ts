@@ -1,10 +1,12 @@
 import { createLogger } from '../logging/logger.js';
 import { logLevels } from '../config/config-schema.js';
-import { loadConfig, restrictHostWithoutApiKey, type BridgeConfig } from '../config/load-config.js';
+import { loadConfig, type BridgeConfig } from '../config/load-config.js';
 import type { Logger } from '../logging/logger.js';
 import { routeConsoleToLogger } from './route-console.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { createBridge } from '../bridge/create-bridge.js';
+import { detectContainer } from '../bridge/sandbox.js';
+import { decideListenHost } from './listen-host.js';
 import { resolveConfigPath } from './config-path.js';
 
 export type ServeOptions = { host?: string; port?: number; configPath?: string };
@@ -27,10 +29,26 @@ export const runServe = async (io: CliIo, options: ServeOptions): Promise<number
     );
     return exitCodes.usage;
   }
+  const listen = decideListenHost({
+    ...(options.host === undefined ? {} : { flagHost: options.host }),
+    env: io.env,
+    config,
+    inContainer: detectContainer(io.env),
+  });
+  if (!listen.ok) {
+    io.stderr(`cursor-bridge: ${listen.message}\n`);
+    return exitCodes.usage;
+  }
+  const { apiKey: _configApiKey, ...withoutApiKey } = config;
+  const effective: BridgeConfig = {
+    ...withoutApiKey,
+    host: listen.host,
+    ...(listen.apiKey === undefined ? {} : { apiKey: listen.apiKey }),
+  };
   const logger = createLogger({ level: config.log ? level : 'silent' });
   const restoreConsole = routeConsoleToLogger(logger);
   try {
-    return await serve(io, options, { path, config, logger, keepaliveMs });
+    return await serve(io, options, { path, config: effective, logger, keepaliveMs });
   } finally {
     restoreConsole();
   }
@@ -38,7 +56,7 @@ export const runServe = async (io: CliIo, options: ServeOptions): Promise<number
 
 const serve = async (
   io: CliIo,
-  options: ServeOptions,
+  options: Pick<ServeOptions, 'port'>,
   {
     path,
     config,
@@ -50,8 +68,6 @@ const serve = async (
   if (!config.file.found)
     logger.info({ path }, 'no config file; using built-in defaults (provider cursor, cursor,composer-2)');
 
-  const host = options.host ?? config.host;
-  const safe = restrictHostWithoutApiKey(host, config.apiKey);
   const bridge = await createBridge({
     config,
     env: io.env,
@@ -61,8 +77,7 @@ const serve = async (
     ...(keepaliveMs === undefined ? {} : { keepaliveMs }),
   });
   const port = options.port ?? config.port;
-  const listenHost = safe.host;
-  if (safe.warning !== undefined) logger.warn(safe.warning);
+  const listenHost = config.host;
 
   try {
     await new Promise<void>((resolveListen, reject) => {

@@ -50,6 +50,12 @@ export type BridgeConfig = {
   /** The config file path, and whether it existed (built-in defaults otherwise). */
   file: { path: string; found: boolean };
   host: string;
+  /**
+   * The file's non-loopback `HOST` when it was forced back to 127.0.0.1 for lack of `APIKEY` (CCR's
+   * rule, and `host` then says 127.0.0.1): the CLI may still honour it with an `APIKEY` from the
+   * environment, or refuse instead where 127.0.0.1 is unreachable (a container).
+   */
+  hostWithoutApiKey?: string;
   port: number;
   /** `APIKEY`: when set, clients must send it as `x-api-key` or `Authorization: Bearer`. */
   apiKey?: string;
@@ -168,6 +174,7 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
   return {
     file: { path: file, found: true },
     host: hostCheck.host,
+    ...(hostCheck.warning === undefined ? {} : { hostWithoutApiKey: config.HOST ?? defaultHost }),
     port: config.PORT ?? defaultPort,
     ...(apiKey === undefined ? {} : { apiKey }),
     logLevel: config.LOG_LEVEL ?? 'info',

@@ -31,6 +31,18 @@ const resultText = (result: FakeToolResult | undefined): string =>
       ? result.content.map((item) => (item.type === 'text' ? item.text : '')).join('')
       : `${result.status}: ${result.status === 'error' ? result.error : ''}`;
 
+/** Claude Code's answer to `ToolSearch`: a `tool_reference` (not in the SDK's types yet). */
+const searchResult = (toolUseId: string): Anthropic.MessageParam => ({
+  role: 'user',
+  content: [
+    {
+      type: 'tool_result',
+      tool_use_id: toolUseId,
+      content: [{ type: 'tool_reference', tool_name: shout }],
+    } as unknown as Anthropic.ToolResultBlockParam,
+  ],
+});
+
 /** A model that loads `shout` through ToolSearch when it is not offered, then calls it. */
 const scenario: Scenario = async (run) => {
   if (run.prompt.includes('say hello')) {
@@ -59,19 +71,7 @@ describe('deferred tools loaded by ToolSearch while a run is parked', () => {
     const searching = await ask(history, [toolSearch]);
     const search = searching.content.find((block) => block.type === 'tool_use');
     expect(search).toMatchObject({ name: 'ToolSearch' });
-    history.push(
-      { role: 'assistant', content: searching.content },
-      {
-        role: 'user',
-        content: [
-          {
-            type: 'tool_result',
-            tool_use_id: search!.id,
-            content: [{ type: 'tool_reference', tool_name: shout }],
-          } as unknown as Anthropic.ToolResultBlockParam,
-        ],
-      },
-    );
+    history.push({ role: 'assistant', content: searching.content }, searchResult(search!.id));
 
     // The tool set grew while ToolSearch was parked: the loaded tool is offered and called at once.
     const calling = await ask(history, [toolSearch, shoutTool]);
@@ -115,20 +115,7 @@ describe('deferred tools loaded by ToolSearch while a run is parked', () => {
         model: 'composer-2',
         max_tokens: 100,
         tools: [toolSearch, shoutTool],
-        messages: [
-          opening,
-          { role: 'assistant', content: searching.content },
-          {
-            role: 'user',
-            content: [
-              {
-                type: 'tool_result',
-                tool_use_id: search!.id,
-                content: [{ type: 'tool_reference', tool_name: shout }],
-              } as unknown as Anthropic.ToolResultBlockParam,
-            ],
-          },
-        ],
+        messages: [opening, { role: 'assistant', content: searching.content }, searchResult(search!.id)],
       })
       .finalMessage();
     expect(calling.content.find((block) => block.type === 'tool_use')).toMatchObject({ name: shout });

@@ -13,7 +13,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ClientName = 'claude-code' | 'codex' | 'opencode';
+export type ClientName = 'claude-code' | 'codex' | 'opencode' | 'ccr-1' | 'ccr-2' | 'node-20';
 
 /** What `npm install` must bring, and where the runnable binary ends up in the install prefix. */
 export type PinnedClient = {
@@ -24,6 +24,8 @@ export type PinnedClient = {
   binary: string;
   /** `<binary> --version` must print a line containing this. */
   versionOutput: string;
+  /** The version flag when it is not `--version`. */
+  versionArgs?: string[];
 };
 
 /** The clients of the acceptance suite, pinned (issue 6). */
@@ -49,6 +51,32 @@ export const pinnedClients: Readonly<Record<ClientName, PinnedClient>> = {
     version: '1.18.33',
     binary: 'node_modules/opencode-ai/bin/opencode.exe',
     versionOutput: '1.18.33',
+  },
+  // Claude Code Router, which loads the `cursor-sdk` transformer (issue 9). 1.0.73 depends on
+  // `@musistudio/llms@1.0.53`, installed beside it (2.0.0 bundles the same llms into its cli.js).
+  'ccr-1': {
+    name: 'ccr-1',
+    packageName: '@musistudio/claude-code-router',
+    version: '1.0.73',
+    binary: 'node_modules/@musistudio/claude-code-router/dist/cli.js',
+    versionOutput: 'claude-code-router version: 1.0.73',
+    versionArgs: ['-v'],
+  },
+  'ccr-2': {
+    name: 'ccr-2',
+    packageName: '@musistudio/claude-code-router',
+    version: '2.0.0',
+    binary: 'node_modules/@musistudio/claude-code-router/dist/cli.js',
+    versionOutput: 'claude-code-router version: 2.0.0',
+    versionArgs: ['-v'],
+  },
+  // A Node too old for `@cursor/sdk`, to start CCR on: the transformer must refuse it with one clear line.
+  'node-20': {
+    name: 'node-20',
+    packageName: 'node',
+    version: '20.20.2',
+    binary: 'node_modules/node/bin/node',
+    versionOutput: 'v20.20.2',
   },
 };
 
@@ -161,7 +189,7 @@ const installInto = async (client: PinnedClient, staging: string): Promise<void>
     });
     if (linked.code !== 0) throw new Error(`e2e: claude-code install.cjs failed:\n${linked.stderr}`);
   }
-  const version = await runCommand(binaryPath, ['--version'], {
+  const version = await runCommand(binaryPath, client.versionArgs ?? ['--version'], {
     cwd: staging,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: staging },
     timeoutMs: 60_000,

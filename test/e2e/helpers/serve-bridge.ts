@@ -73,7 +73,7 @@ const truncate = (text: string, max = 4_000): string =>
   text.length > max ? `${text.slice(0, max)}… [${text.length - max} more chars]` : text;
 
 /** The head and the tail of a long log. */
-const headAndTail = (text: string, max: number): string =>
+export const headAndTail = (text: string, max: number): string =>
   text.length > max
     ? `${text.slice(0, max / 4)}\n… [${text.length - max} chars cut] …\n${text.slice(-(max * 3) / 4)}`
     : text;
@@ -109,12 +109,12 @@ const summarizeBody = (body: unknown): string => {
   return `${truncate(JSON.stringify(summary), 2_000)}${tail.join('')}`;
 };
 
-const historyTurns = (run: PlayedRun): number => {
+export const historyTurns = (run: PlayedRun): number => {
   const turns = run.request.conversationState['turns'];
   return Array.isArray(turns) ? turns.length : 0;
 };
 
-const describeExchanges = (exchanges: readonly RecordedExchange[]): string[] => {
+export const describeExchanges = (exchanges: readonly RecordedExchange[]): string[] => {
   const parts = [`--- client ↔ bridge exchanges (${exchanges.length}) ---`];
   for (const [index, exchange] of exchanges.entries()) {
     parts.push(
@@ -132,7 +132,10 @@ const describeExchanges = (exchanges: readonly RecordedExchange[]): string[] => 
   return parts;
 };
 
-const describePlayed = (played: readonly PlayedRun[], scenarioErrors: readonly unknown[]): string[] => {
+export const describePlayed = (
+  played: readonly PlayedRun[],
+  scenarioErrors: readonly unknown[],
+): string[] => {
   const parts = [`--- backend run requests (${played.length}) ---`];
   for (const run of played) {
     const request = run.request;
@@ -152,7 +155,7 @@ const describePlayed = (played: readonly PlayedRun[], scenarioErrors: readonly u
 };
 
 /** The backend's request log, one line per request, runs of identical lines folded. */
-const describeRequests = (requests: readonly FakeRequestLogEntry[]): string[] => {
+export const describeRequests = (requests: readonly FakeRequestLogEntry[]): string[] => {
   const start = requests[0]?.at ?? 0;
   const lines: string[] = [];
   let previous = '';
@@ -174,6 +177,19 @@ const describeRequests = (requests: readonly FakeRequestLogEntry[]): string[] =>
   flush();
   return [`--- backend request log (${requests.length}) ---`, ...lines];
 };
+
+/** A run request as a scenario sees it. */
+export const toBackendRun = (played: PlayedRun): BackendRun => ({
+  agentId: played.request.conversationId,
+  replay: played.replay,
+  model: played.request.requestedModel?.modelId ?? '',
+  prompt: played.request.text,
+  historyTurns: historyTurns(played),
+  toolNames: played.request.mcpTools.map((tool) => tool.toolName),
+  main: played.main,
+  toolResults: [...played.toolResults],
+  workspaceDir: scratchDirOf(played.request.text),
+});
 
 const waitForListening = (child: ChildProcess, output: { stdout: string; stderr: string }): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -205,7 +221,7 @@ const waitForListening = (child: ChildProcess, output: { stdout: string; stderr:
   });
 
 /** SIGTERM the process, SIGKILL it after {@link stopGraceMs}; resolves once it exited. */
-const stopProcess = async (child: ChildProcess): Promise<void> => {
+export const stopProcess = async (child: ChildProcess): Promise<void> => {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   process.kill(child.pid, 'SIGTERM');
@@ -284,17 +300,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
   const { exchanges } = proxy;
   const shellName = options.shell.name;
 
-  const toRun = (played: PlayedRun): BackendRun => ({
-    agentId: played.request.conversationId,
-    replay: played.replay,
-    model: played.request.requestedModel?.modelId ?? '',
-    prompt: played.request.text,
-    historyTurns: historyTurns(played),
-    toolNames: played.request.mcpTools.map((tool) => tool.toolName),
-    main: played.main,
-    toolResults: [...played.toolResults],
-    workspaceDir: scratchDirOf(played.request.text),
-  });
+  const toRun = toBackendRun;
 
   const describe = (): string =>
     [

@@ -1,0 +1,126 @@
+import { chmod, lstat, mkdir, readFile, readlink, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, resolve, sep } from 'node:path';
+import { createTwoFilesPatch } from 'diff';
+
+import { ConfigError } from '../config/config-error.js';
+import { exitCodes, type CliIo } from './cli-io.js';
+import { planCcrInstall } from './ccr-install-plan.js';
+import { resolveConfigPath } from './config-path.js';
+
+export type CcrInstallOptions = {
+  configPath?: string;
+  /** The transformer file CCR should load; default: this package's `cursor-bridge/ccr` export. */
+  transformerPath?: string;
+};
+
+/** The absolute path of the installed transformer, as `require.resolve('cursor-bridge/ccr')` sees it. */
+export const resolveInstalledTransformer = (): string =>
+  // A package may require itself by name through its own `exports` map.
+  createRequire(import.meta.url).resolve('cursor-bridge/ccr');
+
+/**
+ * `cursor-bridge ccr install`: adds (or updates) the cursor-sdk transformer entry, a `cursor`
+ * provider and `Router.default` in CCR's config.json, prints the unified diff it made, and writes
+ * only when something changed. A symlinked config is written through the link; the file's mode is
+ * kept. Exit 0 (changed or already installed), 1 (cannot read/write), 2 (unusable config).
+ */
+export const runCcrInstall = async (io: CliIo, options: CcrInstallOptions): Promise<number> => {
+  const path = resolveConfigPath(io, options.configPath);
+  let transformerPath: string;
+  try {
+    transformerPath = options.transformerPath ?? resolveInstalledTransformer();
+    await stat(transformerPath);
+  } catch (error) {
+    io.stderr(
+      `cursor-bridge: cannot find the installed CCR transformer (cursor-bridge/ccr): ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return exitCodes.failure;
+  }
+
+  const target = await resolveWriteTarget(path);
+  let before: string | undefined;
+  try {
+    before = await readFile(target, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const plan = planCcrInstall(before, transformerPath);
+  if (!plan.ok) {
+    throw new ConfigError(
+      plan.line === undefined ? { file: path } : { file: path, line: plan.line, column: plan.column ?? 1 },
+      plan.error,
+    );
+  }
+  for (const note of plan.notes) io.stderr(`cursor-bridge: ${path}: note: ${note}\n`);
+  if (isTransient(transformerPath)) {
+    io.stderr(
+      `cursor-bridge: warning: ${transformerPath} is in npx's temporary cache and may disappear; install cursor-bridge (npm install -g cursor-bridge) and run this again\n`,
+    );
+  }
+  if (plan.changes.length === 0 && before !== undefined) {
+    io.stdout(`${path}: the cursor-sdk transformer is already installed; nothing changed.\n`);
+    return exitCodes.ok;
+  }
+
+  await writeThrough(target, plan.text);
+  io.stdout(
+    createTwoFilesPatch(
+      before === undefined ? '/dev/null' : path,
+      path,
+      before ?? '',
+      plan.text,
+      undefined,
+      undefined,
+      { context: 3 },
+    ),
+  );
+  io.stdout(
+    `${path}: ${before === undefined ? 'created' : 'updated'}:\n${plan.changes.map((change) => `  - ${change}\n`).join('')}` +
+      `Restart CCR to load it: ccr restart\n`,
+  );
+  return exitCodes.ok;
+};
+
+const isTransient = (path: string): boolean => path.split(sep).includes('_npx');
+
+/**
+ * The file to write: `path` itself, or where its symlink chain ends (which may not exist yet), so a
+ * symlinked config stays a symlink and its target gets the new text.
+ */
+const resolveWriteTarget = async (path: string): Promise<string> => {
+  let current = resolve(path);
+  for (let hops = 0; hops < 40; hops += 1) {
+    let info;
+    try {
+      info = await lstat(current);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return current;
+      throw error;
+    }
+    if (!info.isSymbolicLink()) return current;
+    current = resolve(dirname(current), await readlink(current));
+  }
+  throw new ConfigError({ file: path }, 'too many levels of symbolic links');
+};
+
+/** Atomic replace (temp file + rename in the same directory) with the old file's mode. */
+const writeThrough = async (target: string, text: string): Promise<void> => {
+  await mkdir(dirname(target), { recursive: true });
+  let mode: number | undefined;
+  try {
+    mode = (await stat(target)).mode & 0o7777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const temporary = `${target}.${process.pid}.tmp`;
+  try {
+    // A new file is created 0600: the config may hold API keys.
+    await writeFile(temporary, text, { encoding: 'utf8', mode: mode ?? 0o600 });
+    if (mode !== undefined) await chmod(temporary, mode);
+    await rename(temporary, target);
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+};
