@@ -7,6 +7,7 @@ import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnRequest } from '../turn/turn-request.js';
 import { apiKeyMatches, presentedApiKey } from './api-key.js';
+import { collectTurnEvents } from './collect-turn-events.js';
 import { readBody } from './read-body.js';
 import { SseWriter } from './sse-writer.js';
 
@@ -191,30 +192,13 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     signal,
     log,
   }: TurnContext): Promise<void> => {
-    const collected: TurnEvent[] = [];
-    let failure: TurnError | undefined;
-    try {
-      for await (const event of events) {
-        if (signal.aborted) return;
-        if (event.type === 'error') {
-          failure = event.error;
-          break;
-        }
-        collected.push(event);
-        if (event.type === 'turn-end') break;
-      }
-    } catch (error) {
-      failure = toTurnError(error);
+    const collected = await collectTurnEvents(events, signal);
+    if (signal.aborted || response.destroyed) return;
+    if (!collected.ok) {
+      log.warn({ error: collected.error }, 'turn failed');
+      return sendError(response, adapter, collected.error);
     }
-    if (response.destroyed) return;
-    if (failure === undefined && collected.at(-1)?.type !== 'turn-end') {
-      failure = createTurnError('api', 'The upstream run ended without finishing the turn.');
-    }
-    if (failure !== undefined) {
-      log.warn({ error: failure }, 'turn failed');
-      return sendError(response, adapter, failure);
-    }
-    sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected));
+    sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected.value));
   };
 
   const listModels = (response: ServerResponse): void => {
