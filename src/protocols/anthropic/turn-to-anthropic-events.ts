@@ -8,6 +8,7 @@ import {
   createJsonResponseFromEvents,
   type SnapshotEncoder,
 } from '../shared/create-json-response-from-events.js';
+import { wrapCustomToolInput } from '../shared/custom-tool-input.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
 import { createAnthropicErrorFrames } from './anthropic-error.js';
 import { mapAnthropicStopReason, type AnthropicStopReason } from './map-anthropic-stop-reason.js';
@@ -60,11 +61,9 @@ const toAnthropicUsage = (usage: TurnUsage): AnthropicUsage => ({
   cache_creation_input_tokens: usage.cacheWriteTokens,
 });
 
-/** Custom (free-form) tools are mirrored as `{input: string}`, the only shape an Anthropic tool_use can carry. */
-const wrapCustomInput = (input: string): string => JSON.stringify({ input });
-
+/** A tool_use input is an object: a custom tool's raw string goes in its `{ input }` form. */
 const parseToolInput = (input: string, kind: ToolKind): unknown => {
-  if (kind === 'custom') return { input };
+  if (kind === 'custom') return wrapCustomToolInput(input);
   if (input === '') return {};
   const parsed = safeParseJson(input);
   return parsed.ok ? parsed.value : {};
@@ -309,7 +308,10 @@ export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<An
       block.content.input = parseToolInput(block.finalInput ?? block.streamedInput, block.kind);
       if (block.kind === 'custom') {
         frames.push(
-          this.#delta({ type: 'input_json_delta', partial_json: wrapCustomInput(block.streamedInput) }),
+          this.#delta({
+            type: 'input_json_delta',
+            partial_json: JSON.stringify(wrapCustomToolInput(block.streamedInput)),
+          }),
         );
       }
     }

@@ -31,6 +31,7 @@ import {
 import type { OpenaiResponsesCustomTool, OpenaiResponsesRequest } from './openai-responses-schema.js';
 import { warn, type BaseConversionState } from '../shared/conversion-state.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
+import { createCustomToolInputSchema } from '../shared/custom-tool-input.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
 import { createToolResultMessage } from '../shared/create-tool-result-message.js';
@@ -304,11 +305,7 @@ const convertTools = (tools: unknown[], state: ConversionState): TurnTool[] =>
             kind: 'custom',
             name: custom.name,
             ...(custom.description ? { description: custom.description } : {}),
-            inputSchema: {
-              type: 'object',
-              properties: { input: { type: 'string', description: describeCustomFormat(custom.format) } },
-              required: ['input'],
-            },
+            inputSchema: createCustomToolInputSchema(describeCustomFormat(custom.format)),
           },
         ];
       }

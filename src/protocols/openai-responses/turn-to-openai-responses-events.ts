@@ -26,7 +26,7 @@ import {
   createJsonResponseFromEvents,
   type SnapshotEncoder,
 } from '../shared/create-json-response-from-events.js';
-import { safeParseJson } from '../shared/safe-parse-json.js';
+import { unwrapCustomToolInput } from '../shared/custom-tool-input.js';
 import { mapOpenaiResponsesStopReason } from './map-openai-responses-stop-reason.js';
 import {
   createOpenaiResponsesErrorFrames,
@@ -451,18 +451,6 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEnco
     return { type: tool?.kind === 'custom' ? 'custom' : 'function', name: choice.name };
   }
 }
-
-/** Custom tools are mirrored upstream as `{ input: string }`; the client expects the raw string. */
-export const unwrapCustomToolInput = (input: string): string => {
-  if (!input.trimStart().startsWith('{')) return input;
-  // Not JSON, or JSON of another shape: already the raw input.
-  const parsed = safeParseJson(input);
-  if (!parsed.ok) return input;
-  const { value } = parsed;
-  return typeof value === 'object' && value !== null && 'input' in value && typeof value.input === 'string'
-    ? value.input
-    : input;
-};
 
 /**
  * The non-streaming response object for a complete event list ending in `turn-end`: the

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   createOpenaiResponsesJsonResponse,
   OpenaiResponsesStreamEncoder,
-  unwrapCustomToolInput,
 } from '../../../src/protocols/openai-responses/turn-to-openai-responses-events.js';
 import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
@@ -435,18 +434,5 @@ describe('createOpenaiResponsesJsonResponse', () => {
       textEvents('t1', 'x'),
     );
     expect(response).toMatchObject({ status: 'failed', error: { code: 'server_error' } });
-  });
-});
-
-describe('unwrapCustomToolInput', () => {
-  it.each([
-    ['{"input":"raw text"}', 'raw text'],
-    ['  {"input":"a\\nb"}', 'a\nb'],
-    ['*** Begin Patch', '*** Begin Patch'],
-    ['{"other":1}', '{"other":1}'],
-    ['{not json', '{not json'],
-    ['', ''],
-  ])('unwraps %j to %j', (input, expected) => {
-    expect(unwrapCustomToolInput(input)).toBe(expected);
   });
 });
