@@ -49,7 +49,11 @@ export interface ProtocolAdapter {
   /** Parse a JSON body (already `JSON.parse`d) plus lower-cased headers into a TurnRequest. */
   parseRequest(body: unknown, headers: Record<string, string>): ParseResult;
   createStreamEncoder(request: TurnRequest, meta: ResponseMeta): StreamEncoder;
-  /** The non-streaming JSON body for a complete event list ending in `turn-end` (errors go to createErrorResponse). */
+  /**
+   * The non-streaming JSON body for a complete event list ending in `turn-end` (errors go to
+   * createErrorResponse): the events run through this protocol's stream encoder, then its snapshot is
+   * read (`createJsonResponseFromEvents`), so the body and the stream never disagree.
+   */
   createJsonResponse(request: TurnRequest, meta: ResponseMeta, events: TurnEvent[]): unknown;
   /** An error before any byte was sent: status, headers and body in the protocol's envelope. */
   createErrorResponse(error: TurnError): ErrorResponse;
