@@ -1,13 +1,17 @@
 #!/usr/bin/env node
-// Entry point. Kept to syntax every Node version parses, so an old Node gets a clear message instead of
-// a crash: @cursor/sdk needs Node >= 22.13 (its tree-sitter binding needs N-API 10; Node 20 segfaults
-// at the first send) and its store needs node:sqlite.
-const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 13)) {
+// Entry point. Kept to syntax every Node version parses; the version rule is in node-version.cjs.
+import nodeVersion from './node-version.cjs';
+
+const minimum = nodeVersion.minimumNodeVersion();
+if (!nodeVersion.meetsMinimum(process.versions.node, minimum)) {
   process.stderr.write(
-    'cursor-bridge needs Node.js >= 22.13 (22.19+ recommended); this is ' +
+    'cursor-bridge needs Node.js >= ' +
+      minimum.join('.') +
+      '; this is ' +
       process.version +
-      '.\nRun it through npm (`npm start`), which uses the Node 22 pinned in devDependencies, or install Node 22.\n',
+      '.\nRun it through npm (`npm start`), which uses the Node 22 pinned in devDependencies, or install Node ' +
+      minimum.join('.') +
+      ' or newer.\n',
   );
   process.exit(2);
 }

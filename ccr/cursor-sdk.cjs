@@ -18,23 +18,26 @@
 var os = require('os');
 var path = require('path');
 var url = require('url');
+var nodeVersion = require('../bin/node-version.cjs');
 
 var transformerName = 'cursor-sdk';
-var minimumNode = [22, 19];
 var implementationPath = path.join(__dirname, '..', 'dist', 'src', 'ccr', 'ccr-transformer.js');
 
-/** `null` when this Node can run `@cursor/sdk`, else the one line that explains why not. */
+/**
+ * `null` when this Node meets the package's minimum (package.json `engines.node`, the number `bin/` checks
+ * too), else the one line that explains why not.
+ */
 function nodeVersionProblem() {
-  var parts = process.versions.node.split('.').map(Number);
-  var major = parts[0] || 0;
-  var minor = parts[1] || 0;
-  if (major > minimumNode[0] || (major === minimumNode[0] && minor >= minimumNode[1])) return null;
+  var minimum = nodeVersion.minimumNodeVersion();
+  if (nodeVersion.meetsMinimum(process.versions.node, minimum)) return null;
   return (
     'cursor-sdk transformer: Node ' +
     process.versions.node +
     ' is too old; @cursor/sdk needs Node >= ' +
-    minimumNode.join('.') +
-    ' (it crashes on older versions). Run CCR with Node 22.19 or newer. Cursor requests fail until then.'
+    minimum.join('.') +
+    ' (it crashes on older versions). Run CCR with Node ' +
+    minimum.join('.') +
+    ' or newer. Cursor requests fail until then.'
   );
 }
 

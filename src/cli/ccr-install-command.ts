@@ -1,12 +1,13 @@
-import { chmod, lstat, mkdir, readFile, readlink, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, resolve, sep } from 'node:path';
+import { sep } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 
 import { ConfigError } from '../config/config-error.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { planCcrInstall } from './ccr-install-plan.js';
 import { resolveConfigPath } from './config-path.js';
+import { resolveWriteTarget, writeConfigFile } from './write-config-file.js';
 
 export type CcrInstallOptions = {
   configPath?: string;
@@ -63,7 +64,7 @@ export const runCcrInstall = async (io: CliIo, options: CcrInstallOptions): Prom
     return exitCodes.ok;
   }
 
-  await writeThrough(target, plan.text);
+  await writeConfigFile(target, plan.text);
   io.stdout(
     createTwoFilesPatch(
       before === undefined ? '/dev/null' : path,
@@ -83,44 +84,3 @@ export const runCcrInstall = async (io: CliIo, options: CcrInstallOptions): Prom
 };
 
 const isTransient = (path: string): boolean => path.split(sep).includes('_npx');
-
-/**
- * The file to write: `path` itself, or where its symlink chain ends (which may not exist yet), so a
- * symlinked config stays a symlink and its target gets the new text.
- */
-const resolveWriteTarget = async (path: string): Promise<string> => {
-  let current = resolve(path);
-  for (let hops = 0; hops < 40; hops += 1) {
-    let info;
-    try {
-      info = await lstat(current);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return current;
-      throw error;
-    }
-    if (!info.isSymbolicLink()) return current;
-    current = resolve(dirname(current), await readlink(current));
-  }
-  throw new ConfigError({ file: path }, 'too many levels of symbolic links');
-};
-
-/** Atomic replace (temp file + rename in the same directory) with the old file's mode. */
-const writeThrough = async (target: string, text: string): Promise<void> => {
-  await mkdir(dirname(target), { recursive: true });
-  let mode: number | undefined;
-  try {
-    mode = (await stat(target)).mode & 0o7777;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  const temporary = `${target}.${process.pid}.tmp`;
-  try {
-    // A new file is created 0600: the config may hold API keys.
-    await writeFile(temporary, text, { encoding: 'utf8', mode: mode ?? 0o600 });
-    if (mode !== undefined) await chmod(temporary, mode);
-    await rename(temporary, target);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
-};

@@ -1,5 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { pino } from 'pino';
 import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import { loadConfig } from '../config/load-config.js';
@@ -9,16 +8,19 @@ import { InMemoryAgentStore } from '../upstream/cursor/in-memory-agent-store.js'
 import { exitCodes, type CliIo } from './cli-io.js';
 import { resolveConfigPath } from './config-path.js';
 import { applyModelList, createDefaultConfigText } from './model-get.js';
+import { writeConfigFile } from './write-config-file.js';
 
 export type ModelGetOptions = { provider: string; configPath?: string };
 
 /**
  * `cursor-bridge model get cursor`: list Cursor's catalog through the SDK (same auth rules as `serve`)
- * and add the missing ids to the Cursor provider's `models`, keeping the rest of the file as it was.
+ * and add the missing ids to the Cursor provider's `models`, keeping the rest of the file as it was
+ * (written through a symlink, with its mode). An empty catalog writes nothing and exits 1.
  */
 export const runModelGet = async (io: CliIo, options: ModelGetOptions): Promise<number> => {
   const path = resolveConfigPath(io, options.configPath);
   const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
+  for (const warning of config.warnings) io.stderr(`cursor-bridge: warning: ${warning}\n`);
   if (options.provider.toLowerCase() !== config.cursor.providerName.toLowerCase()) {
     io.stderr(
       `cursor-bridge: ${path}: provider "${options.provider}" is not a Cursor provider (name "cursor", or "cursor-sdk" in transformer.use); the Cursor provider here is "${config.cursor.providerName}".\n`,
@@ -53,6 +55,14 @@ export const runModelGet = async (io: CliIo, options: ModelGetOptions): Promise<
     return exitCodes.failure;
   }
   io.stdout(`Cursor catalog: ${ids.length} models\n`);
+  if (ids.length === 0) {
+    io.stderr(
+      `cursor-bridge: Cursor returned no models, so ${path} was left as it was. ` +
+        `Confirm auth (CURSOR_API_KEY, or the Cursor provider's api_key) and that the provider uses cursor-sdk ` +
+        `(named "cursor", or "cursor-sdk" in its transformer.use).\n`,
+    );
+    return exitCodes.failure;
+  }
 
   let text: string;
   let added: string[];
@@ -72,10 +82,7 @@ export const runModelGet = async (io: CliIo, options: ModelGetOptions): Promise<
     io.stdout(`${path}: every catalog model is already listed; nothing changed.\n`);
     return exitCodes.ok;
   }
-  await mkdir(dirname(path), { recursive: true });
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, text, 'utf8');
-  await rename(temporary, path);
+  await writeConfigFile(path, text);
   io.stdout(
     `${path}: added ${added.length} model(s): ${added.join(', ')}\nRestart cursor-bridge to pick up the list.\n`,
   );

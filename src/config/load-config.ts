@@ -150,6 +150,7 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
   const warnings: string[] = [];
 
   const providers = config.Providers ?? [];
+  warnings.push(...misspelledProviderKeys(providers, file));
   const cursorIndexes = providers.flatMap((provider, index) => (isCursorProvider(provider) ? [index] : []));
   const cursor = resolveCursorProvider(
     config,
@@ -247,6 +248,31 @@ const resolveCursorProvider = (
     ...(apiKey === undefined || apiKey === '' ? {} : { apiKeyConfigured: apiKey }),
   };
 };
+
+/** Spellings other tools use for a provider's URL and key; CCR (and so the bridge) reads only its own. */
+const providerKeySpellings: Readonly<Record<string, string>> = {
+  apiKey: 'api_key',
+  baseUrl: 'api_base_url',
+  baseURL: 'api_base_url',
+  apiBaseUrl: 'api_base_url',
+};
+
+/**
+ * A provider key CCR does not read is silently ignored (a key from `apiKey` never reaches Cursor):
+ * one warning per such key, naming the provider, the key and CCR's spelling.
+ * @see spec "Use api_base_url / api_key in config.json (not baseUrl / apiKey)"
+ */
+const misspelledProviderKeys = (providers: NonNullable<ConfigFile['Providers']>, file: string): string[] =>
+  providers.flatMap((provider, index) =>
+    Object.keys(provider).flatMap((key) => {
+      const spelling = Object.hasOwn(providerKeySpellings, key) ? providerKeySpellings[key] : undefined;
+      return spelling === undefined
+        ? []
+        : [
+            `${file}: Providers[${index}] ("${provider.name}").${key} is ignored: CCR's config spells it "${spelling}"`,
+          ];
+    }),
+  );
 
 const resolveMcpHost = (section: ConfigFile['mcpHost']): McpHostConfig => {
   if (section === undefined) return {};

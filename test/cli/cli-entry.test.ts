@@ -134,7 +134,14 @@ describe('cursor-bridge entry point', () => {
   });
 });
 
-/** Node binaries on PATH older than 22.13 (the system Node on this machine is 20). */
+/** The spec's minimum ("Node.js ≥ 22.19.0"); package.json `engines.node` is the one source the guard reads. */
+const minimumNode = '22.19.0';
+
+const refusal = (version: string): string =>
+  `cursor-bridge needs Node.js >= ${minimumNode}; this is ${version}.\n` +
+  `Run it through npm (\`npm start\`), which uses the Node 22 pinned in devDependencies, or install Node ${minimumNode} or newer.\n`;
+
+/** Node binaries on PATH older than the minimum (the system Node on this machine is 20). */
 const findOldNodes = (): Array<{ path: string; version: string }> => {
   let paths: string[];
   try {
@@ -147,7 +154,7 @@ const findOldNodes = (): Array<{ path: string; version: string }> => {
     try {
       const version = execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
       const [major = 0, minor = 0] = version.slice(1).split('.').map(Number);
-      if (major < 22 || (major === 22 && minor < 13)) found.set(version, path);
+      if (major < 22 || (major === 22 && minor < 19)) found.set(version, path);
     } catch {
       // not runnable
     }
@@ -162,7 +169,37 @@ describe('the Node version guard in bin/cursor-bridge.js', () => {
         `Object.defineProperty(process, 'version', { value: ${JSON.stringify(`v${version}`)} });`,
     )}`;
 
-  it.each(['22.12.0', '20.19.0', '18.20.4'])(
+  it('states one minimum everywhere: package.json engines, the README', async () => {
+    const manifest = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+      engines: { node: string };
+    };
+    expect(manifest.engines.node).toBe(`>=${minimumNode}`);
+    const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
+    expect(readme).toContain(`Node.js ≥ ${minimumNode} to run`);
+    expect(readme).not.toMatch(/(Node(\.js)? (≥|>=) ?|older than )22\.(?!19\.0)\d+/);
+  });
+
+  it.each(['22.18.0', minimumNode])('the CCR entry applies the same minimum on Node %s', (version) => {
+    // The transformer loads on any Node and answers each request with the version problem, if any.
+    const script =
+      `const Transformer = require(${JSON.stringify(join(repoRoot, 'ccr', 'cursor-sdk.cjs'))});` +
+      `new Transformer({}).transformRequestIn({}, {}, {}).then(` +
+      `() => process.stdout.write('loaded'), (error) => process.stdout.write(error.message));`;
+    const output = execFileSync(process.execPath, ['--import', fakeNode(version), '-e', script], {
+      encoding: 'utf8',
+      env: createChildEnv(home),
+    });
+    if (version === minimumNode) {
+      expect(output).not.toContain('too old');
+      return;
+    }
+    expect(output).toBe(
+      `cursor-sdk transformer: Node ${version} is too old; @cursor/sdk needs Node >= ${minimumNode} ` +
+        `(it crashes on older versions). Run CCR with Node ${minimumNode} or newer. Cursor requests fail until then.`,
+    );
+  });
+
+  it.each(['22.18.0', '22.13.0', '22.12.0', '20.19.0', '18.20.4'])(
     'refuses Node %s with exit 2 and says what to do',
     async (version) => {
       const result = await runCli(['--version'], {
@@ -171,18 +208,16 @@ describe('the Node version guard in bin/cursor-bridge.js', () => {
       });
       expect(result.code).toBe(2);
       expect(result.stdout).toBe('');
-      expect(result.stderr).toBe(
-        `cursor-bridge needs Node.js >= 22.13 (22.19+ recommended); this is v${version}.\n` +
-          'Run it through npm (`npm start`), which uses the Node 22 pinned in devDependencies, or install Node 22.\n',
-      );
+      expect(result.stderr).toBe(refusal(`v${version}`));
     },
   );
 
-  it('lets Node 22.13 through', async () => {
+  it.each([minimumNode, '22.20.1', '24.0.0'])('lets Node %s through', async (version) => {
     const result = await runCli(['--version'], {
       env: createChildEnv(home),
-      prefix: ['--import', fakeNode('22.13.0'), join(repoRoot, 'bin', 'cursor-bridge.js')],
+      prefix: ['--import', fakeNode(version), join(repoRoot, 'bin', 'cursor-bridge.js')],
     });
+    expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
@@ -190,8 +225,6 @@ describe('the Node version guard in bin/cursor-bridge.js', () => {
   it.each(findOldNodes())('refuses the real $version at $path', async ({ path, version }) => {
     const result = await runCli(['serve'], { env: createChildEnv(home), command: path });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(
-      `cursor-bridge needs Node.js >= 22.13 (22.19+ recommended); this is ${version}.`,
-    );
+    expect(result.stderr).toBe(refusal(version));
   });
 });

@@ -3,7 +3,19 @@
  * `@cursor/sdk` inside it, pointed at the project's fake Cursor backend through `CURSOR_BACKEND_URL`.
  */
 
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readlink,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -101,6 +113,47 @@ describe('cursor-bridge model get cursor', () => {
     expect(await readFile(config, 'utf8')).toBe(configAfter);
   });
 
+  it('writes through a symlinked config.json: the link stays a link and its target keeps its mode', async () => {
+    await mkdir(join(home, 'dotfiles'));
+    const target = join(home, 'dotfiles', 'ccr-config.json');
+    await writeFile(target, configBefore);
+    await chmod(target, 0o640);
+    const config = join(home, 'config.json');
+    await symlink(join('dotfiles', 'ccr-config.json'), config);
+
+    const result = await runCli(['model', 'get', 'cursor', '--config', config], { env: cursorEnv() });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect((await lstat(config)).isSymbolicLink()).toBe(true);
+    expect(await readlink(config)).toBe(join('dotfiles', 'ccr-config.json'));
+    expect(await readFile(target, 'utf8')).toBe(configAfter);
+    expect((await stat(target)).mode & 0o777).toBe(0o640);
+  });
+
+  it('exits 1 and says what to check when the Cursor catalog is empty, writing nothing', async () => {
+    const empty = await startFakeCursorBackend({ models: [] });
+    try {
+      const config = join(home, 'config.json');
+      await writeFile(config, configBefore);
+      const env = cursorEnv({ CURSOR_BACKEND_URL: empty.url });
+      const result = await runCli(['model', 'get', 'cursor', '--config', config], { env });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('Cursor catalog: 0 models\n');
+      expect(result.stderr).toBe(
+        `cursor-bridge: Cursor returned no models, so ${config} was left as it was. ` +
+          `Confirm auth (CURSOR_API_KEY, or the Cursor provider's api_key) and that the provider uses cursor-sdk ` +
+          `(named "cursor", or "cursor-sdk" in its transformer.use).\n`,
+      );
+      expect(await readFile(config, 'utf8')).toBe(configBefore);
+
+      const fresh = await runCli(['model', 'get', 'cursor'], { env });
+      expect(fresh.code).toBe(1);
+      await expect(stat(join(home, '.claude-code-router', 'config.json'))).rejects.toThrow(/ENOENT/);
+    } finally {
+      await empty.close();
+    }
+  });
+
   it('creates the default config under HOME when there is none', async () => {
     const result = await runCli(['model', 'get', 'cursor'], { env: cursorEnv() });
     expect(result.code).toBe(0);
@@ -114,6 +167,8 @@ describe('cursor-bridge model get cursor', () => {
     ]);
     expect(written.Router.default).toBe('cursor,composer-2');
     expect(result.stdout).toContain(`${path}: added 4 model(s)`);
+    // It may hold an API key.
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 
   it.each([
@@ -155,6 +210,16 @@ describe('cursor-bridge model get cursor', () => {
     expect(result.stderr).toContain('CURSOR_API_KEY');
     expect(await readFile(config, 'utf8')).toBe(configBefore);
     expect(backend.requests.length).toBe(before);
+  });
+
+  it("warns that a provider's apiKey is ignored, naming api_key", async () => {
+    const config = join(home, 'config.json');
+    await writeFile(config, configBefore.replace('"api_key": "$CURSOR_API_KEY"', '"apiKey": "crsr_ignored"'));
+    const result = await runCli(['model', 'get', 'cursor', '--config', config], { env: cursorEnv() });
+    expect(result.stderr).toBe(
+      `cursor-bridge: warning: ${config}: Providers[1] ("cursor").apiKey is ignored: CCR's config spells it "api_key"\n`,
+    );
+    expect(result.code).toBe(0);
   });
 
   it('exits 1 naming the failure when Cursor rejects the key', async () => {

@@ -190,6 +190,23 @@ describe('resolveConfig', () => {
     expect(config.warnings).toEqual([expect.stringContaining('serving "cursor", ignoring c2')]);
   });
 
+  it("warns, naming CCR's spelling, for each provider key it would silently ignore (apiKey, baseUrl)", () => {
+    const config = resolve({
+      Providers: [
+        { name: 'openrouter', baseUrl: 'https://openrouter.ai/api/v1', api_key: 'sk-or' },
+        { name: 'cursor', apiKey: 'crsr_x', api_base_url: 'https://cursor.com' },
+      ],
+    });
+    expect(config.warnings).toEqual([
+      `${path}: Providers[0] ("openrouter").baseUrl is ignored: CCR's config spells it "api_base_url"`,
+      `${path}: Providers[1] ("cursor").apiKey is ignored: CCR's config spells it "api_key"`,
+    ]);
+    expect(config.cursor.apiKeyConfigured).toBeUndefined();
+    expect(resolve({ Providers: [{ name: 'cursor', api_key: 'k', api_base_url: 'u' }] }).warnings).toEqual(
+      [],
+    );
+  });
+
   it('serves the built-in provider (with a warning) when Providers is empty, as in a fresh CCR config', () => {
     const config = resolve({ PORT: 3456, Providers: [], Router: {} });
     expect(config.cursor).toEqual({

@@ -177,6 +177,56 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
     expect(runRequests()).toHaveLength(1);
   });
 
+  it('pairs each execute with its started call when McpArgs.toolCallId differs or is empty', async () => {
+    const scenario: Scenario = async (run) => {
+      const results = await run.toolCalls([
+        // An empty McpArgs.toolCallId reaches `execute` as no id at all.
+        { callId: 'start-a', toolCallId: '', toolName: 'Bash', args: { command: 'echo a' } },
+        { callId: 'start-b', toolCallId: 'exec-b', toolName: 'Bash', args: { command: 'echo b' } },
+        { callId: 'start-c', toolName: 'Bash', args: { command: 'echo c' } },
+      ]);
+      run.text(results.map((result) => `${result.callId}=${resultText(result)}`).join(' '));
+      run.turnEnded();
+    };
+    const { url, runRequests } = await start({ scenario });
+    const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
+    const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'run all three' }];
+    const first = await client.messages.create({
+      model: 'composer-2',
+      max_tokens: 100,
+      tools: [bash],
+      messages,
+    });
+    expect(first.stop_reason).toBe('tool_use');
+    const calls = first.content.flatMap((block) => (block.type === 'tool_use' ? [block] : []));
+    expect(calls.map((call) => [call.id, call.input])).toEqual([
+      ['start-a', { command: 'echo a' }],
+      ['exec-b', { command: 'echo b' }],
+      ['start-c', { command: 'echo c' }],
+    ]);
+    const second = await client.messages.create({
+      model: 'composer-2',
+      max_tokens: 100,
+      tools: [bash],
+      messages: [
+        ...messages,
+        { role: 'assistant', content: first.content },
+        {
+          role: 'user',
+          content: calls.map((call) => ({
+            type: 'tool_result' as const,
+            tool_use_id: call.id,
+            content: `out-${(call.input as { command: string }).command.slice(-1)}`,
+          })),
+        },
+      ],
+    });
+    expect(second.content).toEqual([
+      expect.objectContaining({ type: 'text', text: 'start-a=out-a start-b=out-b start-c=out-c' }),
+    ]);
+    expect(runRequests()).toHaveLength(1);
+  });
+
   it("attaches a retried SDK stream's duplicate execute to the parked call: the client sees one tool call", async () => {
     const call = { toolName: 'Bash', args: { command: 'echo once' }, callId: 'toolu_dup_1' };
     let attempt = 0;

@@ -7,13 +7,13 @@
 
 import type { InteractionUpdate, Run, SDKMessage } from '@cursor/sdk';
 import type { Logger } from 'pino';
-import { AsyncQueue, type ToolCallResult } from '../../../mcp/index.js';
+import { AsyncQueue, type ParkedCall, type ToolCallResult } from '../../../mcp/index.js';
 import type { TurnUserPart } from '../../turn/turn-request.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';
 import { DeltaMerger } from './delta-merger.js';
 import { mapCursorRunError } from './map-cursor-error.js';
 import { mapCursorUsage } from './map-cursor-usage.js';
-import { ToolBatchTracker } from './tool-batch-tracker.js';
+import { ToolCallLedger } from './tool-call-ledger.js';
 
 export const CUSTOM_TOOLS_PROVIDER = 'custom-user-tools';
 
@@ -55,8 +55,6 @@ const isCustomToolCall = (toolCall: unknown): boolean => {
   );
 };
 
-type StartedCall = { callId: string; toolName: string; args: unknown };
-
 const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } => {
   const args = (toolCall as { args?: { toolName?: unknown; name?: unknown; args?: unknown } }).args;
   const toolName =
@@ -68,22 +66,14 @@ const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } 
   return { toolName, args: args?.args ?? {} };
 };
 
-const sameJson = (left: unknown, right: unknown): boolean => JSON.stringify(left) === JSON.stringify(right);
-
 export class CursorRun implements UpstreamRun {
   readonly events = new AsyncQueue<UpstreamEvent>();
   #run: Run | undefined;
   readonly #options: Required<CursorRunOptions>;
   readonly #text = new DeltaMerger();
   readonly #thinking = new DeltaMerger();
-  readonly #batch = new ToolBatchTracker();
-  /** Parked (SDK) tool call ids announced to the engine. */
-  readonly #announced = new Set<string>();
-  /** Started-update call ids whose call has parked. */
-  readonly #announcedCallIds = new Set<string>();
-  readonly #outstanding = new Set<string>();
-  /** Custom tool calls the SDK announced (`tool-call-started`) that have not reached `execute` yet. */
-  readonly #startedCalls: StartedCall[] = [];
+  /** Every host tool call of this run under both its ids, and the current tool batch. */
+  readonly #calls = new ToolCallLedger();
   /** Text and thinking positions at the first start of each step, to recognise an SDK retry's replay. */
   readonly #stepStarts = new Map<number, { text: number; thinking: number }>();
   #thinkingOpen = false;
@@ -132,17 +122,12 @@ export class CursorRun implements UpstreamRun {
         break;
       }
       case 'tool-requests-listed':
-        this.#batch.listed(update.callCount);
+        this.#calls.listed(update.callCount);
         break;
       case 'tool-call-started':
-        // A retried stream replays started updates: a call already known (started or parked) is not new.
-        if (
-          isCustomToolCall(update.toolCall) &&
-          !this.#announcedCallIds.has(update.callId) &&
-          !this.#startedCalls.some((call) => call.callId === update.callId)
-        ) {
-          this.#batch.started(update.callId);
-          this.#startedCalls.push({ callId: update.callId, ...customToolCall(update.toolCall) });
+        if (isCustomToolCall(update.toolCall)) {
+          const { toolName, args } = customToolCall(update.toolCall);
+          this.#calls.started(update.callId, toolName, args);
         }
         this.#closeThinking();
         break;
@@ -178,66 +163,40 @@ export class CursorRun implements UpstreamRun {
       });
   }
 
-  /** A host tool call reached the tool host; announce it once. */
-  parked(call: { toolCallId: string; toolName: string; args: Record<string, unknown> }): void {
-    if (this.#finished || this.#announced.has(call.toolCallId)) return;
-    this.#announced.add(call.toolCallId);
-    this.#outstanding.add(call.toolCallId);
+  /** A host tool call reached the tool host; announce it once (an SDK retry parks the same id again). */
+  parked(call: ParkedCall): void {
+    if (this.#finished || this.#calls.park(call) === undefined) return;
     this.#closeThinking();
-    this.events.push({
+    // Typed apart from the literal: the port's `tool-call` event is gaining `parkedAt` on another branch.
+    const event: Extract<UpstreamEvent, { type: 'tool-call' }> & { parkedAt: number } = {
       type: 'tool-call',
       toolCallId: call.toolCallId,
       toolName: call.toolName,
       input: call.args,
-    });
-    // `McpArgs.toolCallId` and the started update's `callId` are different wire fields: match by id, else
-    // by tool and arguments, else by tool, in the order the calls started.
-    const started = this.#takeStartedCall(
-      (candidate) => candidate.callId === call.toolCallId,
-      (candidate) => candidate.toolName === call.toolName && sameJson(candidate.args, call.args),
-      (candidate) => candidate.toolName === call.toolName,
-    );
-    const callId = started?.callId ?? call.toolCallId;
-    this.#announcedCallIds.add(callId);
-    this.#batch.parked(callId);
+      parkedAt: call.parkedAt,
+    };
+    this.events.push(event);
     this.#checkBatch();
   }
 
   /**
-   * The id for an `execute` call that came without `context.toolCallId`: the oldest started call of
-   * that tool (the SDK reports calls in the order it executes them).
+   * The id for an `execute` call that came without `context.toolCallId`: the started call it matches
+   * (the SDK reports calls in the order it executes them), or undefined (the tool host makes one up).
    */
   claimStartedCall(toolName: string, args: Record<string, unknown>): string | undefined {
-    const started = this.#takeStartedCall(
-      (candidate) => candidate.toolName === toolName && sameJson(candidate.args, args),
-      (candidate) => candidate.toolName === toolName,
-    );
-    if (started === undefined) return undefined;
-    // `parked` will find it by id; put it back at the front so the batch bookkeeping sees it.
-    this.#startedCalls.unshift(started);
-    return started.callId;
-  }
-
-  #takeStartedCall(...predicates: Array<(call: StartedCall) => boolean>): StartedCall | undefined {
-    for (const predicate of predicates) {
-      const index = this.#startedCalls.findIndex(predicate);
-      if (index >= 0) return this.#startedCalls.splice(index, 1)[0];
-    }
-    return undefined;
+    return this.#calls.claim(toolName, args);
   }
 
   pendingToolCalls(): string[] {
-    return [...this.#outstanding];
+    return this.#calls.pending();
   }
 
   resolveToolCalls(results: UpstreamToolResult[]): { unknown: string[] } {
     const unknown: string[] = [];
     for (const result of results) {
-      if (!this.#outstanding.has(result.toolCallId)) {
-        if (!this.#announced.has(result.toolCallId)) unknown.push(result.toolCallId);
-        continue;
-      }
-      this.#outstanding.delete(result.toolCallId);
+      const resolution = this.#calls.resolve(result.toolCallId);
+      if (resolution === 'unknown') unknown.push(result.toolCallId);
+      if (resolution !== 'resolved') continue;
       this.#options.host.resolve(result.toolCallId, toToolCallResult(result.content, result.isError));
     }
     return { unknown };
@@ -246,7 +205,7 @@ export class CursorRun implements UpstreamRun {
   async cancel(): Promise<void> {
     if (this.#finished) return;
     this.#options.host.settleAll('the run was cancelled');
-    this.#outstanding.clear();
+    this.#calls.abandonAll();
     try {
       await this.#run?.cancel();
     } catch (error) {
@@ -305,17 +264,18 @@ export class CursorRun implements UpstreamRun {
   #checkBatch(): void {
     if (this.#batchTimer) clearTimeout(this.#batchTimer);
     this.#batchTimer = undefined;
-    if (!this.#batch.complete) return;
-    if (!this.#batch.waitingWithoutListing) return this.#endBatch();
+    const status = this.#calls.batchStatus;
+    if (status === 'open') return;
+    if (status === 'complete') return this.#endBatch();
     this.#batchTimer = setTimeout(() => {
       this.#batchTimer = undefined;
-      if (this.#batch.complete) this.#endBatch();
+      if (this.#calls.batchStatus !== 'open') this.#endBatch();
     }, this.#options.batchQuietMs);
     this.#batchTimer.unref();
   }
 
   #endBatch(): void {
-    this.#batch.reset();
+    this.#calls.endBatch();
     this.events.push({ type: 'tool-batch-end' });
   }
 
@@ -325,7 +285,7 @@ export class CursorRun implements UpstreamRun {
     if (this.#batchTimer) clearTimeout(this.#batchTimer);
     this.#finished = true;
     this.#options.host.settleAll('the run ended');
-    this.#outstanding.clear();
+    this.#calls.abandonAll();
     this.events.push(event);
     this.events.end();
   }

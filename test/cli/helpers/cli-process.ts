@@ -11,7 +11,7 @@ import { repoRoot } from '../../helpers/repo-root.js';
 
 export const binPath = join(repoRoot, 'bin', 'cursor-bridge.js');
 
-/** Node >= 22.13 runs the CLI; vitest started through npm / node_modules/.bin runs on the pinned Node 22. */
+/** Node >= package.json `engines.node` runs the CLI; vitest started through npm / node_modules/.bin runs on the pinned Node 22. */
 export const nodeBinary = process.execPath;
 
 /** A minimal child environment: Node 22 first on PATH, the given HOME, npm kept offline and quiet. */

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { DeltaMerger } from '../../../src/upstream/cursor/delta-merger.js';
 import { mapCursorRunError, mapCursorSdkError } from '../../../src/upstream/cursor/map-cursor-error.js';
 import { mapCursorUsage } from '../../../src/upstream/cursor/map-cursor-usage.js';
-import { ToolBatchTracker } from '../../../src/upstream/cursor/tool-batch-tracker.js';
 
 describe('DeltaMerger', () => {
   it('emits each part of the shared sequence once, whichever source is ahead', () => {
@@ -25,32 +24,6 @@ describe('DeltaMerger', () => {
     merger.rewind(stepTwo);
     expect(merger.accept('delta', 'part')).toBe('');
     expect(merger.accept('delta', 'ial answer')).toBe(' answer');
-  });
-});
-
-describe('ToolBatchTracker', () => {
-  it('completes only when every listed and started call is parked', () => {
-    const tracker = new ToolBatchTracker();
-    tracker.listed(2);
-    tracker.started('a');
-    tracker.parked('a');
-    expect(tracker.complete).toBe(false);
-    tracker.started('b');
-    expect(tracker.complete).toBe(false);
-    tracker.parked('b');
-    expect(tracker.complete).toBe(true);
-    expect(tracker.waitingWithoutListing).toBe(false);
-  });
-
-  it('without a listing signal, reports a tentative completion the caller confirms after a short wait', () => {
-    const tracker = new ToolBatchTracker();
-    tracker.started('a');
-    expect(tracker.complete).toBe(false);
-    tracker.parked('a');
-    expect(tracker.complete).toBe(true);
-    expect(tracker.waitingWithoutListing).toBe(true);
-    tracker.reset();
-    expect(tracker.parkedCount).toBe(0);
   });
 });
 

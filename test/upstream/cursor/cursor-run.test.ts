@@ -1,7 +1,7 @@
 import type { InteractionUpdate, Run, RunResult, SDKMessage } from '@cursor/sdk';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { AsyncQueue } from '../../../mcp/index.js';
+import { AsyncQueue, type ParkedCall } from '../../../mcp/index.js';
 import { CursorRun } from '../../../src/upstream/cursor/cursor-run.js';
 import type { UpstreamEvent } from '../../../src/upstream/upstream-port.js';
 
@@ -68,6 +68,16 @@ const available = async (run: CursorRun, count: number): Promise<UpstreamEvent[]
   return events;
 };
 
+const parkedAt = 1_700_000_000_000;
+
+/** A call as the tool host's broker announces it. */
+const parkedCall = (toolCallId: string, toolName: string, args: Record<string, unknown>): ParkedCall => ({
+  toolCallId,
+  toolName,
+  args,
+  parkedAt,
+});
+
 const mcpCall = (toolName: string, args: Record<string, unknown>) =>
   ({ type: 'mcp', args: { providerIdentifier: 'custom-user-tools', toolName, args } }) as never;
 
@@ -126,12 +136,12 @@ describe('CursorRun', () => {
     delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
     delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
     delta({ type: 'tool-requests-listed', callCount: 2 });
-    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: { c: 1 } });
-    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: { c: 1 } });
-    cursorRun.parked({ toolCallId: 'b', toolName: 'Bash', args: { c: 2 } });
+    cursorRun.parked(parkedCall('a', 'Bash', { c: 1 }));
+    cursorRun.parked(parkedCall('a', 'Bash', { c: 1 }));
+    cursorRun.parked(parkedCall('b', 'Bash', { c: 2 }));
     expect(await available(cursorRun, 3)).toEqual([
-      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: { c: 1 } },
-      { type: 'tool-call', toolCallId: 'b', toolName: 'Bash', input: { c: 2 } },
+      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: { c: 1 }, parkedAt },
+      { type: 'tool-call', toolCallId: 'b', toolName: 'Bash', input: { c: 2 }, parkedAt },
       { type: 'tool-batch-end' },
     ]);
     expect(cursorRun.pendingToolCalls()).toEqual(['a', 'b']);
@@ -146,9 +156,36 @@ describe('CursorRun', () => {
       toolCall: mcpCall('Read', { path: '/x' }),
     });
     delta({ type: 'tool-requests-listed', callCount: 1 });
-    cursorRun.parked({ toolCallId: 'exec-1', toolName: 'Read', args: { path: '/x' } });
+    cursorRun.parked(parkedCall('exec-1', 'Read', { path: '/x' }));
     expect(await available(cursorRun, 2)).toEqual([
-      { type: 'tool-call', toolCallId: 'exec-1', toolName: 'Read', input: { path: '/x' } },
+      { type: 'tool-call', toolCallId: 'exec-1', toolName: 'Read', input: { path: '/x' }, parkedAt },
+      { type: 'tool-batch-end' },
+    ]);
+  });
+
+  it('an execute without toolCallId parks under the started call it claims, and the batch ends', async () => {
+    const { cursorRun, delta } = createRun();
+    delta({
+      type: 'tool-call-started',
+      callId: 's1',
+      modelCallId: 'm1',
+      toolCall: mcpCall('Bash', { c: 1 }),
+    });
+    delta({
+      type: 'tool-call-started',
+      callId: 's2',
+      modelCallId: 'm2',
+      toolCall: mcpCall('Bash', { c: 2 }),
+    });
+    delta({ type: 'tool-requests-listed', callCount: 2 });
+    const second = cursorRun.claimStartedCall('Bash', { c: 2 });
+    const first = cursorRun.claimStartedCall('Bash', { c: 1 });
+    expect([first, second]).toEqual(['s1', 's2']);
+    cursorRun.parked(parkedCall('s2', 'Bash', { c: 2 }));
+    cursorRun.parked(parkedCall('s1', 'Bash', { c: 1 }));
+    expect(await available(cursorRun, 3)).toEqual([
+      { type: 'tool-call', toolCallId: 's2', toolName: 'Bash', input: { c: 2 }, parkedAt },
+      { type: 'tool-call', toolCallId: 's1', toolName: 'Bash', input: { c: 1 }, parkedAt },
       { type: 'tool-batch-end' },
     ]);
   });
@@ -156,10 +193,10 @@ describe('CursorRun', () => {
   it('without a listing signal, ends the batch after a short quiet period', async () => {
     const { cursorRun, delta } = createRun();
     delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', {}) });
-    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: {} });
+    cursorRun.parked(parkedCall('a', 'Bash', {}));
     const started = Date.now();
     expect(await available(cursorRun, 2)).toEqual([
-      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: {} },
+      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: {}, parkedAt },
       { type: 'tool-batch-end' },
     ]);
     expect(Date.now() - started).toBeLessThan(1_000);
@@ -167,7 +204,7 @@ describe('CursorRun', () => {
 
   it('resolves parked calls through the host and reports unknown ids', () => {
     const { cursorRun, resolved } = createRun();
-    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: {} });
+    cursorRun.parked(parkedCall('a', 'Bash', {}));
     expect(
       cursorRun.resolveToolCalls([
         { toolCallId: 'a', content: [{ type: 'text', text: 'ok' }], isError: false },
@@ -190,7 +227,7 @@ describe('CursorRun', () => {
 
   it('cancels for real: settles parked calls and ends as cancelled', async () => {
     const { cursorRun, fake, settled } = createRun();
-    cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: {} });
+    cursorRun.parked(parkedCall('a', 'Bash', {}));
     await cursorRun.cancel();
     expect(fake.cancelled).toBe(true);
     expect(settled.length).toBeGreaterThan(0);
