@@ -288,7 +288,8 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   };
 
   return createServer((request, response) => {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    // `URL.parse`, not `new URL`: a target such as `//` must not throw outside the handler's catch.
+    const path = URL.parse(request.url ?? '/', 'http://localhost')?.pathname ?? request.url ?? '/';
     route(request, response, path).catch((error: unknown) => {
       logger.error({ err: error }, 'request handler failed');
       if (response.headersSent) return void response.destroy();

@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
@@ -216,6 +217,21 @@ describe('bridge server over HTTP', () => {
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: { message: expect.stringContaining('Routes:') } });
     expect((await fetch(`${url}/v1/nothing`, { method: 'HEAD' })).status).toBe(404);
+  });
+
+  it('answers a request target that is not a URL path with a 404 and keeps serving', async () => {
+    const { url } = await start(textTurn);
+    const { port } = new URL(url);
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const request = httpRequest({ host: '127.0.0.1', port, path: '//', method: 'GET' }, (response) => {
+        response.resume();
+        resolve(response.statusCode);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    expect(status).toBe(404);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
   });
 
   it('requires the configured APIKEY (x-api-key or Bearer), compared in constant time', async () => {
