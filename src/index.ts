@@ -1,6 +1,7 @@
 /**
  * cursor-bridge as a library. Named exports only: the bridge wiring, the engine, the protocol adapters,
- * the neutral turn model and the upstream port. Internal helpers stay internal.
+ * the neutral turn model and the upstream port. Internal helpers stay internal, and so do test doubles
+ * (the scripted upstream is imported by tests from its own module).
  */
 
 export { createBridge, createBridgeEngine } from './bridge/create-bridge.js';
@@ -24,7 +25,6 @@ export type { TurnEvent, TurnStopReason } from './turn/turn-event.js';
 export type { TurnMessage, TurnRequest, TurnTool } from './turn/turn-request.js';
 export type { TurnUsage } from './turn/turn-usage.js';
 export { CursorUpstream } from './upstream/cursor/cursor-upstream.js';
-export { ScriptedUpstream } from './upstream/scripted/scripted-upstream.js';
 export type {
   UpstreamEvent,
   UpstreamPort,

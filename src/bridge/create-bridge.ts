@@ -201,7 +201,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
   }
 
   const auth = resolveCursorApiKey(cursor.apiKeyConfigured, env);
-  if (!auth.ok) logger.warn(auth.message);
+  if (!auth.ok) logger.warn(auth.error.message);
   const sandbox = decideSandbox(cursor.sandboxEnabled, {
     inContainer: detectContainer(env),
     platform: process.platform,
@@ -223,7 +223,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
   const upstream =
     options.upstream ??
     new CursorUpstream({
-      auth: auth.ok ? { ok: true, apiKey: auth.apiKey } : { ok: false, message: auth.message },
+      auth: auth.ok ? { ok: true, apiKey: auth.value.apiKey } : { ok: false, message: auth.error.message },
       logger,
       mode: cursor.mode,
       ...(cursor.cwd === undefined ? {} : { agentCwd: cursor.cwd }),
@@ -244,8 +244,8 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
         model: request.model,
         reasoningRequested: request.reasoning.requested,
       });
-      if (!route.ok) throw new BridgeError(createTurnError('not-found', route.message, { retryable: false }));
-      return { model: route.model };
+      if (!route.ok) throw new BridgeError(createTurnError('not-found', route.error, { retryable: false }));
+      return { model: route.value.model };
     },
     ...options.engine,
   });

@@ -105,7 +105,7 @@ export class CcrFacade {
   async #respond(runtime: Runtime, request: unknown, context: CcrContext | undefined): Promise<Response> {
     const log = runtime.logger.child({ requestId: randomBytes(6).toString('hex') });
     const parsed = convertCcrRequestToTurn(request, context);
-    if (!parsed.success) {
+    if (!parsed.ok) {
       log.info({ error: parsed.error }, 'rejected invalid request');
       return createErrorTurnResponse(parsed.error);
     }

@@ -8,8 +8,9 @@ import { createCcrErrorResponse } from '../protocols/ccr/ccr-error.js';
 import { CcrStreamEncoder, createCcrJsonResponse } from '../protocols/ccr/turn-to-ccr-events.js';
 import type { ResponseMeta } from '../protocols/protocol-adapter.js';
 import type { SseFrame } from '../protocols/sse-frame.js';
+import { collectTurnEvents } from '../server/collect-turn-events.js';
 import { serializeSseFrames } from '../server/sse-serialize.js';
-import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
+import { toTurnError, type TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 
 /** Idle time before a keepalive comment: undici's fetch gives up on a body silent for 300 s. */
@@ -134,28 +135,12 @@ export const createJsonTurnResponse = async (options: {
   events: AsyncIterable<TurnEvent>;
   log: Logger;
 }): Promise<Response> => {
-  const collected: TurnEvent[] = [];
-  let failure: TurnError | undefined;
-  try {
-    for await (const event of options.events) {
-      if (event.type === 'error') {
-        failure = event.error;
-        break;
-      }
-      collected.push(event);
-      if (event.type === 'turn-end') break;
-    }
-  } catch (error) {
-    failure = toTurnError(error);
+  const collected = await collectTurnEvents(options.events);
+  if (!collected.ok) {
+    options.log.warn({ error: collected.error }, 'turn failed');
+    return createErrorTurnResponse(collected.error);
   }
-  if (failure === undefined && collected.at(-1)?.type !== 'turn-end') {
-    failure = createTurnError('api', 'The upstream run ended without finishing the turn.');
-  }
-  if (failure !== undefined) {
-    options.log.warn({ error: failure }, 'turn failed');
-    return createErrorTurnResponse(failure);
-  }
-  return new Response(JSON.stringify(createCcrJsonResponse(options.meta, collected)), {
+  return new Response(JSON.stringify(createCcrJsonResponse(options.meta, collected.value)), {
     status: 200,
     headers: { 'content-type': 'application/json' },
   });

@@ -44,10 +44,10 @@ class PlanFailure extends Error {}
 /** Re-parses after a splice; the splices only ever produce valid JSON5, so failure is a bug. */
 const reparse = (state: State, text: string, change: string): void => {
   const parsed = parseJson5(text);
-  if (!parsed.ok || parsed.root.type !== 'object')
+  if (!parsed.ok || parsed.value.type !== 'object')
     throw new Error(`ccr install produced invalid JSON5 (${change}); please report this`);
   state.text = text;
-  state.root = parsed.root;
+  state.root = parsed.value;
   state.changes.push(change);
 };
 
@@ -65,10 +65,10 @@ export const planCcrInstall = (text: string | undefined, transformerPath: string
     const { line, column, message } = parsed.error;
     return { ok: false, error: `invalid JSON5: ${message}`, line, column };
   }
-  if (parsed.root.type !== 'object') return { ok: false, error: 'the config must be a JSON object' };
+  if (parsed.value.type !== 'object') return { ok: false, error: 'the config must be a JSON object' };
   const state: State = {
     text: source,
-    root: parsed.root,
+    root: parsed.value,
     changes: [],
     notes: [],
     layout: inferLayout(source),

@@ -37,11 +37,11 @@ export const runModelGet = async (io: CliIo, options: ModelGetOptions): Promise<
   }
   const auth = resolveCursorApiKey(config.cursor.apiKeyConfigured, io.env);
   if (!auth.ok) {
-    io.stderr(`cursor-bridge: ${auth.message}\n`);
+    io.stderr(`cursor-bridge: ${auth.error.message}\n`);
     return exitCodes.failure;
   }
   const upstream = new CursorUpstream({
-    auth: { ok: true, apiKey: auth.apiKey },
+    auth: { ok: true, apiKey: auth.value.apiKey },
     logger: pino({ level: 'silent' }),
     mode: config.cursor.mode,
     sandboxEnabled: false,

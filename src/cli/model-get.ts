@@ -32,7 +32,7 @@ export const applyModelList = (
     const { line, column, message } = parsed.error;
     return { ok: false, error: `the config is not valid JSON5 (line ${line}, column ${column}): ${message}` };
   }
-  const providers = findJsonProperty(parsed.root, 'Providers')?.value;
+  const providers = findJsonProperty(parsed.value, 'Providers')?.value;
   if (providers?.type !== 'array') return { ok: false, error: noCursorProvider };
 
   const wantedName = options.providerName?.toLowerCase();

@@ -2,14 +2,19 @@
  * Cursor API key resolution, per the spec's Authentication section: a concrete provider `api_key`
  * starting with `crsr_`, else `CURSOR_API_KEY` from the environment. Messages never contain the key.
  */
+import type { Result } from '../shared/result.js';
 import { containsPlaceholder } from './interpolate.js';
 import type { Env } from './interpolate.js';
 
 export const cursorKeyPrefix = 'crsr_';
 
-export type CursorAuthResult =
-  | { ok: true; apiKey: string; source: 'config' | 'env' }
-  | { ok: false; reason: 'not-found' | 'wrong-prefix'; message: string };
+/** A usable Cursor key and where it came from. */
+export type CursorAuth = { apiKey: string; source: 'config' | 'env' };
+
+/** Why no usable key was found; `message` is the user-facing fix (never the key itself). */
+export type CursorAuthFailure = { reason: 'not-found' | 'wrong-prefix'; message: string };
+
+export type CursorAuthResult = Result<CursorAuth, CursorAuthFailure>;
 
 const notFoundMessage =
   'Cursor API key not found: Set Providers[].api_key to a key starting with crsr_, or export CURSOR_API_KEY. ' +
@@ -30,21 +35,18 @@ export const resolveCursorApiKey = (configuredKey: string | undefined, env: Env)
   const fromEnv = env['CURSOR_API_KEY']?.trim() ?? '';
   const configConcrete = fromConfig !== '' && !containsPlaceholder(fromConfig);
   if (configConcrete && fromConfig.startsWith(cursorKeyPrefix))
-    return { ok: true, apiKey: fromConfig, source: 'config' };
-  if (fromEnv.startsWith(cursorKeyPrefix)) return { ok: true, apiKey: fromEnv, source: 'env' };
+    return { ok: true, value: { apiKey: fromConfig, source: 'config' } };
+  if (fromEnv.startsWith(cursorKeyPrefix)) return { ok: true, value: { apiKey: fromEnv, source: 'env' } };
 
   const wrongKeys = [
     ...(configConcrete ? [{ where: 'Providers[].api_key', key: fromConfig }] : []),
     ...(fromEnv === '' ? [] : [{ where: 'CURSOR_API_KEY', key: fromEnv }]),
   ];
-  if (wrongKeys.length === 0) return { ok: false, reason: 'not-found', message: notFoundMessage };
+  if (wrongKeys.length === 0) return { ok: false, error: { reason: 'not-found', message: notFoundMessage } };
   const notSk = wrongKeys.some(({ key }) => key.startsWith('sk-')) ? ', not sk-' : '';
   const where = wrongKeys.map(({ where }) => where).join(' and ');
-  return {
-    ok: false,
-    reason: 'wrong-prefix',
-    message:
-      `Wrong key prefix: Cursor dashboard keys start with crsr_${notSk}. ` +
-      `Replace the key in ${where} with an API key from the Cursor dashboard (it starts with crsr_).`,
-  };
+  const message =
+    `Wrong key prefix: Cursor dashboard keys start with crsr_${notSk}. ` +
+    `Replace the key in ${where} with an API key from the Cursor dashboard (it starts with crsr_).`;
+  return { ok: false, error: { reason: 'wrong-prefix', message } };
 };

@@ -13,7 +13,7 @@ import type { ConfigFile, CursorMode, LogLevel } from './config-schema.js';
 import { isCursorProvider, resolveCursorOptions } from './cursor-provider.js';
 import { interpolateEnv } from './interpolate.js';
 import type { Env } from './interpolate.js';
-import { parseJson5 } from './parse-json5.js';
+import { convertJsonNodeToValue, parseJson5 } from './parse-json5.js';
 
 /** CCR's defaults (v1 `src/constants.ts`). */
 export const defaultHost = '127.0.0.1';
@@ -128,7 +128,7 @@ export const parseConfigText = (text: string, options: ConfigSourceOptions): Bri
     const { line, column, message } = parsed.error;
     throw new ConfigError({ file: options.path, line, column }, `invalid JSON5: ${message}`);
   }
-  return resolveConfig(parsed.value, options);
+  return resolveConfig(convertJsonNodeToValue(parsed.value), options);
 };
 
 /**

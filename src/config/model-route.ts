@@ -3,13 +3,17 @@
  * model listed in the Cursor provider's `models` → that; otherwise the Router (`background` for a
  * model name containing `haiku`, `think` when reasoning is requested, else `default`).
  */
+import type { Result } from '../shared/result.js';
 import type { BridgeConfig } from './load-config.js';
 
 /** How the model was chosen: named explicitly, listed in the provider's models, or a Router scenario. */
 export type ModelRouteKind = 'explicit' | 'listed' | 'background' | 'think' | 'default';
 
-export type ModelRouteResult =
-  { ok: true; provider: string; model: string; route: ModelRouteKind } | { ok: false; message: string };
+/** The Cursor model a request runs on, and how it was chosen. */
+export type ModelRoute = { provider: string; model: string; route: ModelRouteKind };
+
+/** The route, or the user-facing reason there is none. */
+export type ModelRouteResult = Result<ModelRoute, string>;
 
 export type ModelRouteRequest = {
   /** The model string as the client sent it (`provider,model` allowed). */
@@ -21,7 +25,7 @@ export type ModelRouteRequest = {
 /**
  * Resolves the request's model to `{provider, model}` on the Cursor provider. A route that lands on
  * another provider (this bridge only serves Cursor) or a malformed `provider,model` is returned as
- * `{ok: false, message}`, never thrown. Provider names compare case-insensitively; the returned
+ * `{ok: false, error: message}`, never thrown. Provider names compare case-insensitively; the returned
  * provider is the configured Cursor provider name.
  */
 export const resolveModelRoute = (
@@ -31,7 +35,7 @@ export const resolveModelRoute = (
   const requested = request.model.trim();
   if (requested.includes(',')) return routeTo(config, requested, 'explicit', `model "${requested}"`);
   if (requested !== '' && config.cursor.models.includes(requested)) {
-    return { ok: true, provider: config.cursor.providerName, model: requested, route: 'listed' };
+    return { ok: true, value: { provider: config.cursor.providerName, model: requested, route: 'listed' } };
   }
   const background = config.router.background;
   if (background !== undefined && requested.toLowerCase().includes('haiku')) {
@@ -53,11 +57,11 @@ const routeTo = (
   const provider = value.slice(0, comma).trim();
   const model = value.slice(comma + 1).trim();
   if (comma < 0 || provider === '' || model === '') {
-    return { ok: false, message: `${origin} must be "provider,model" (e.g. "cursor,composer-2")` };
+    return { ok: false, error: `${origin} must be "provider,model" (e.g. "cursor,composer-2")` };
   }
   const cursorName = config.cursor.providerName;
   if (provider.toLowerCase() === cursorName.toLowerCase())
-    return { ok: true, provider: cursorName, model, route };
+    return { ok: true, value: { provider: cursorName, model, route } };
   const known = config.providers.find((entry) => entry.name.toLowerCase() === provider.toLowerCase());
   const why =
     known === undefined
@@ -67,6 +71,6 @@ const routeTo = (
         : 'which is not a Cursor provider';
   return {
     ok: false,
-    message: `${origin} routes to provider "${provider}", ${why}; this bridge only serves Cursor: use "${cursorName},<model>"`,
+    error: `${origin} routes to provider "${provider}", ${why}; this bridge only serves Cursor: use "${cursorName},<model>"`,
   };
 };

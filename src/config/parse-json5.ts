@@ -7,6 +7,8 @@
  * @see https://spec.json5.org/
  */
 
+import type { Result } from '../shared/result.js';
+
 export type JsonLiteral = string | number | boolean | null;
 
 /** A parsed value with its source range `[start, end)` in UTF-16 code units. */
@@ -21,8 +23,8 @@ export type JsonProperty = { key: string; start: number; value: JsonNode };
 /** Where and why parsing stopped; `line` and `column` are 1-based. */
 export type Json5SyntaxError = { message: string; offset: number; line: number; column: number };
 
-export type ParseJson5Result =
-  { ok: true; root: JsonNode; value: unknown } | { ok: false; error: Json5SyntaxError };
+/** The document's root node (its plain value: {@link convertJsonNodeToValue}), or where parsing stopped. */
+export type ParseJson5Result = Result<JsonNode, Json5SyntaxError>;
 
 class SyntaxFailure extends Error {
   constructor(
@@ -65,12 +67,11 @@ export const locateOffset = (text: string, offset: number): { line: number; colu
   return { line, column: offset - lineStart + 1 };
 };
 
-/** Parses JSON5 text into a source-mapped tree plus its plain value. Never throws. */
+/** Parses JSON5 text into a source-mapped tree. Never throws. */
 export const parseJson5 = (text: string): ParseJson5Result => {
   const parser = new Json5Parser(text);
   try {
-    const root = parser.parseDocument();
-    return { ok: true, root, value: convertJsonNodeToValue(root) };
+    return { ok: true, value: parser.parseDocument() };
   } catch (error) {
     if (!(error instanceof SyntaxFailure)) throw error;
     return {

@@ -6,6 +6,7 @@
 import type { TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnProtocol, TurnRequest } from '../turn/turn-request.js';
+import type { Result } from '../shared/result.js';
 import type { SseFrame } from './sse-frame.js';
 
 /** Identity of the response being produced, fixed before the first byte. */
@@ -18,7 +19,8 @@ export type ResponseMeta = {
   createdAt: number;
 };
 
-export type ParseResult = { success: true; value: TurnRequest } | { success: false; error: TurnError };
+/** A parsed request, or the `invalid-request` error naming what is wrong. */
+export type ParseResult = Result<TurnRequest, TurnError>;
 
 /** An HTTP error answer in the protocol's own envelope. */
 export type ErrorResponse = { status: number; headers: Record<string, string>; body: unknown };
@@ -47,7 +49,11 @@ export interface ProtocolAdapter {
   /** Parse a JSON body (already `JSON.parse`d) plus lower-cased headers into a TurnRequest. */
   parseRequest(body: unknown, headers: Record<string, string>): ParseResult;
   createStreamEncoder(request: TurnRequest, meta: ResponseMeta): StreamEncoder;
-  /** The non-streaming JSON body for a complete event list ending in `turn-end` (errors go to createErrorResponse). */
+  /**
+   * The non-streaming JSON body for a complete event list ending in `turn-end` (errors go to
+   * createErrorResponse): the events run through this protocol's stream encoder, then its snapshot is
+   * read (`createJsonResponseFromEvents`), so the body and the stream never disagree.
+   */
   createJsonResponse(request: TurnRequest, meta: ResponseMeta, events: TurnEvent[]): unknown;
   /** An error before any byte was sent: status, headers and body in the protocol's envelope. */
   createErrorResponse(error: TurnError): ErrorResponse;

@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ProtocolAdapter, ResponseMeta } from '../protocols/protocol-adapter.js';
+import { safeParseJson } from '../protocols/shared/safe-parse-json.js';
 import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnRequest } from '../turn/turn-request.js';
 import { apiKeyMatches, presentedApiKey } from './api-key.js';
+import { collectTurnEvents } from './collect-turn-events.js';
 import { readBody } from './read-body.js';
 import { SseWriter } from './sse-writer.js';
 
@@ -46,6 +48,15 @@ type TurnContext = {
   log: Logger;
 };
 
+/** One entry of the route table: exact method and path (the query string is ignored). */
+type Route = {
+  method: 'GET' | 'HEAD' | 'POST';
+  path: string;
+  /** Answered without the bridge's API key (liveness probes). */
+  public?: true;
+  handle: (request: IncomingMessage, response: ServerResponse, log: Logger) => Promise<void> | void;
+};
+
 const defaultBodyLimit = 64 * 1024 * 1024;
 const defaultKeepaliveMs = 10_000;
 
@@ -72,14 +83,6 @@ const flatHeaders = (request: IncomingMessage): Record<string, string> => {
   return headers;
 };
 
-const parseJsonBody = (text: string): { ok: true; value: unknown } | { ok: false; message: string } => {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch (error) {
-    return { ok: false, message: error instanceof Error ? error.message : String(error) };
-  }
-};
-
 export const createBridgeServer = (options: BridgeServerOptions): Server => {
   const { adapters, logger } = options;
   const bodyLimit = options.bodyLimit ?? defaultBodyLimit;
@@ -89,6 +92,8 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     ['/v1/chat/completions', adapters.openaiChat],
     ['/v1/responses', adapters.openaiResponses],
   ]);
+  /** Errors on a turn path are in that protocol's envelope; on any other path in OpenAI's. */
+  const errorAdapterFor = (path: string): ProtocolAdapter => turnRoutes.get(path) ?? adapters.openaiChat;
 
   const sendError = (response: ServerResponse, adapter: ProtocolAdapter, error: TurnError): void => {
     const answer = adapter.createErrorResponse(error);
@@ -103,29 +108,29 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   ): Promise<void> => {
     const body = await readBody(request, bodyLimit);
     if (!body.ok) {
-      if (body.reason === 'aborted') return;
+      if (body.error.reason === 'aborted') return;
       return sendError(
         response,
         adapter,
         createTurnError(
           'request-too-large',
-          `Request body exceeds the ${body.limit}-byte limit of this bridge; shorten the conversation or start a new one.`,
+          `Request body exceeds the ${body.error.limit}-byte limit of this bridge; shorten the conversation or start a new one.`,
           { retryable: false },
         ),
       );
     }
-    const json = parseJsonBody(body.text);
+    const json = safeParseJson(body.value);
     if (!json.ok) {
       return sendError(
         response,
         adapter,
-        createTurnError('invalid-request', `Request body is not valid JSON: ${json.message}`, {
+        createTurnError('invalid-request', `Request body is not valid JSON: ${json.error.message}`, {
           retryable: false,
         }),
       );
     }
     const parsed = adapter.parseRequest(json.value, flatHeaders(request));
-    if (!parsed.success) {
+    if (!parsed.ok) {
       log.info({ error: parsed.error }, 'rejected invalid request');
       return sendError(response, adapter, parsed.error);
     }
@@ -192,88 +197,91 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     signal,
     log,
   }: TurnContext): Promise<void> => {
-    const collected: TurnEvent[] = [];
-    let failure: TurnError | undefined;
-    try {
-      for await (const event of events) {
-        if (signal.aborted) return;
-        if (event.type === 'error') {
-          failure = event.error;
-          break;
-        }
-        collected.push(event);
-        if (event.type === 'turn-end') break;
-      }
-    } catch (error) {
-      failure = toTurnError(error);
+    const collected = await collectTurnEvents(events, signal);
+    if (signal.aborted || response.destroyed) return;
+    if (!collected.ok) {
+      log.warn({ error: collected.error }, 'turn failed');
+      return sendError(response, adapter, collected.error);
     }
-    if (response.destroyed) return;
-    if (failure === undefined && collected.at(-1)?.type !== 'turn-end') {
-      failure = createTurnError('api', 'The upstream run ended without finishing the turn.');
-    }
-    if (failure !== undefined) {
-      log.warn({ error: failure }, 'turn failed');
-      return sendError(response, adapter, failure);
-    }
-    sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected));
+    sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected.value));
   };
 
-  const route = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const path = url.pathname;
+  const listModels = (response: ServerResponse): void => {
+    const created = Math.floor(Date.now() / 1000);
+    const data = options.listModels().map((id) => ({
+      id,
+      object: 'model',
+      type: 'model',
+      display_name: id,
+      created,
+      created_at: new Date(created * 1000).toISOString(),
+      owned_by: 'cursor',
+    }));
+    sendJson(response, 200, {
+      object: 'list',
+      data,
+      has_more: false,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+    });
+  };
+
+  /** Every route the bridge answers; `public` ones (liveness probes) need no API key. */
+  const routes: readonly Route[] = [
+    {
+      method: 'GET',
+      path: '/',
+      public: true,
+      handle: (_request, response) => sendJson(response, 200, { name: 'cursor-bridge', status: 'ok' }),
+    },
+    {
+      method: 'HEAD',
+      path: '/',
+      public: true,
+      handle: (_request, response) => void response.writeHead(200).end(),
+    },
+    {
+      method: 'GET',
+      path: '/health',
+      public: true,
+      handle: (_request, response) =>
+        options.draining?.() === true
+          ? sendJson(response, 503, { status: 'draining' })
+          : sendJson(response, 200, { status: 'ok' }),
+    },
+    ...[...turnRoutes].map(([path, adapter]): Route => ({
+      method: 'POST',
+      path,
+      handle: (request, response, log) => handleTurnRoute(adapter, request, response, log),
+    })),
+    { method: 'GET', path: '/v1/models', handle: (_request, response) => listModels(response) },
+    {
+      method: 'GET',
+      path: '/metrics',
+      handle: (_request, response) => sendJson(response, 200, options.metrics()),
+    },
+  ];
+
+  const route = async (request: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
     const method = request.method ?? 'GET';
     const log = logger.child({ requestId: randomBytes(6).toString('hex'), method, path });
+    const match = routes.find((candidate) => candidate.method === method && candidate.path === path);
+    if (match?.public === true) return match.handle(request, response, log);
 
-    if ((method === 'HEAD' || method === 'GET') && path === '/') {
-      if (method === 'HEAD') {
-        response.writeHead(200).end();
-        return;
-      }
-      return sendJson(response, 200, { name: 'cursor-bridge', status: 'ok' });
-    }
-    if (method === 'GET' && path === '/health') {
-      return options.draining?.() === true
-        ? sendJson(response, 503, { status: 'draining' })
-        : sendJson(response, 200, { status: 'ok' });
-    }
-
-    const adapter = turnRoutes.get(path);
     if (options.apiKey !== undefined && !apiKeyMatches(options.apiKey, presentedApiKey(request.headers))) {
       const error = createTurnError(
         'authentication',
         'Invalid or missing API key for this bridge (APIKEY in its config).',
-        {
-          retryable: false,
-        },
+        { retryable: false },
       );
-      return sendError(response, adapter ?? adapters.openaiChat, error);
+      return sendError(response, errorAdapterFor(path), error);
     }
-    if (adapter !== undefined && method === 'POST') return handleTurnRoute(adapter, request, response, log);
-    if (method === 'GET' && path === '/v1/models') {
-      const created = Math.floor(Date.now() / 1000);
-      const data = options.listModels().map((id) => ({
-        id,
-        object: 'model',
-        type: 'model',
-        display_name: id,
-        created,
-        created_at: new Date(created * 1000).toISOString(),
-        owned_by: 'cursor',
-      }));
-      return sendJson(response, 200, {
-        object: 'list',
-        data,
-        has_more: false,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-      });
-    }
-    if (method === 'GET' && path === '/metrics') return sendJson(response, 200, options.metrics());
+    if (match !== undefined) return match.handle(request, response, log);
     if (method === 'HEAD') {
       response.writeHead(404).end();
       return;
     }
-    const known = adapter !== undefined || path === '/v1/models' || path === '/metrics';
+    const known = routes.some((candidate) => candidate.path === path && candidate.public !== true);
     const error = known
       ? createTurnError('invalid-request', `Method ${method} is not allowed on ${path}.`, {
           retryable: false,
@@ -283,16 +291,17 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
           `No route ${method} ${path}. Routes: POST /v1/messages, /v1/chat/completions, /v1/responses; GET /v1/models, /health, /metrics.`,
           { retryable: false },
         );
-    const answer = (adapter ?? adapters.openaiChat).createErrorResponse(error);
+    const answer = errorAdapterFor(path).createErrorResponse(error);
     sendJson(response, known ? 405 : answer.status, answer.body, answer.headers);
   };
 
   return createServer((request, response) => {
-    route(request, response).catch((error: unknown) => {
+    // `URL.parse`, not `new URL`: a target such as `//` must not throw outside the handler's catch.
+    const path = URL.parse(request.url ?? '/', 'http://localhost')?.pathname ?? request.url ?? '/';
+    route(request, response, path).catch((error: unknown) => {
       logger.error({ err: error }, 'request handler failed');
-      if (!response.headersSent)
-        sendJson(response, 500, { error: { type: 'api_error', message: 'internal error' } });
-      else response.destroy();
+      if (response.headersSent) return void response.destroy();
+      sendError(response, errorAdapterFor(path), createTurnError('api', 'internal error'));
     });
   });
 };

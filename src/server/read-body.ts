@@ -1,9 +1,11 @@
 import type { IncomingMessage } from 'node:http';
+import type { Result } from '../shared/result.js';
 
-export type ReadBodyResult =
-  | { ok: true; text: string }
-  | { ok: false; reason: 'too-large'; limit: number }
-  | { ok: false; reason: 'aborted' };
+/** Why no body was read: over `limit` bytes, or the client went away first. */
+export type ReadBodyFailure = { reason: 'too-large'; limit: number } | { reason: 'aborted' };
+
+/** The body as UTF-8 text, or why there is none. */
+export type ReadBodyResult = Result<string, ReadBodyFailure>;
 
 /**
  * Read a request body up to `limit` bytes. A body over the limit is rejected as soon as the limit is
@@ -14,7 +16,7 @@ export const readBody = (request: IncomingMessage, limit: number): Promise<ReadB
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
       request.resume();
-      resolve({ ok: false, reason: 'too-large', limit });
+      resolve({ ok: false, error: { reason: 'too-large', limit } });
       return;
     }
     const chunks: Buffer[] = [];
@@ -30,12 +32,12 @@ export const readBody = (request: IncomingMessage, limit: number): Promise<ReadB
       size += chunk.length;
       if (size > limit) {
         request.resume();
-        settle({ ok: false, reason: 'too-large', limit });
+        settle({ ok: false, error: { reason: 'too-large', limit } });
         return;
       }
       chunks.push(chunk);
     });
-    request.on('end', () => settle({ ok: true, text: Buffer.concat(chunks, size).toString('utf8') }));
-    request.on('aborted', () => settle({ ok: false, reason: 'aborted' }));
-    request.on('error', () => settle({ ok: false, reason: 'aborted' }));
+    request.on('end', () => settle({ ok: true, value: Buffer.concat(chunks, size).toString('utf8') }));
+    request.on('aborted', () => settle({ ok: false, error: { reason: 'aborted' } }));
+    request.on('error', () => settle({ ok: false, error: { reason: 'aborted' } }));
   });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { parseJson5 } from '../../src/config/parse-json5.js';
+import { convertJsonNodeToValue, parseJson5 } from '../../src/config/parse-json5.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 import { repoRoot } from '../helpers/repo-root.js';
 import { createChildEnv, killLeftoverChildren, runCli } from './helpers/cli-process.js';
@@ -29,7 +29,7 @@ afterEach(async () => {
 const readConfig = async (path: string): Promise<Record<string, unknown>> => {
   const parsed = parseJson5(await readFile(path, 'utf8'));
   if (!parsed.ok) throw new Error(parsed.error.message);
-  return parsed.value as Record<string, unknown>;
+  return convertJsonNodeToValue(parsed.value) as Record<string, unknown>;
 };
 
 describe('cursor-bridge ccr install (entry point)', () => {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { parseJson5 } from '../../src/config/parse-json5.js';
+import { convertJsonNodeToValue, parseJson5 } from '../../src/config/parse-json5.js';
 import { createLlmsServer, llmsInstallTimeoutMs } from '../ccr/real-llms.js';
 import { ensureClient } from '../e2e/helpers/install-clients.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
@@ -45,7 +45,7 @@ const readLikeCcr = async (path: string, env: Record<string, string>): Promise<R
       return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolate(item)]));
     return value;
   };
-  return interpolate(parsed.value) as Record<string, unknown>;
+  return interpolate(convertJsonNodeToValue(parsed.value)) as Record<string, unknown>;
 };
 
 describe('the config cursor-bridge ccr install writes, in the real llms 1.0.53', () => {

@@ -24,7 +24,7 @@ import { main } from '../../src/cli/main.js';
 import { runCcrInstall } from '../../src/cli/ccr-install-command.js';
 import { planCcrInstall, placeholderBaseUrl } from '../../src/cli/ccr-install-plan.js';
 import { parseConfigText } from '../../src/config/load-config.js';
-import { parseJson5 } from '../../src/config/parse-json5.js';
+import { convertJsonNodeToValue, parseJson5 } from '../../src/config/parse-json5.js';
 import { createCapturedIo } from './helpers/captured-io.js';
 
 let home: string;
@@ -43,7 +43,7 @@ afterEach(async () => {
 const parse = (text: string): Record<string, unknown> => {
   const parsed = parseJson5(text);
   if (!parsed.ok) throw new Error(`not JSON5: ${parsed.error.message}\n${text}`);
-  return parsed.value as Record<string, unknown>;
+  return convertJsonNodeToValue(parsed.value) as Record<string, unknown>;
 };
 
 const plan = (text: string | undefined): { text: string; changes: string[] } => {

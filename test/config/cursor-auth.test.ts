@@ -11,82 +11,84 @@ type Case = {
   configured: string | undefined;
   envKey?: string;
   expected:
-    | { ok: true; apiKey: string; source: 'config' | 'env' }
-    | { ok: false; reason: 'not-found' | 'wrong-prefix'; message: string | RegExp };
+    | { ok: true; value: { apiKey: string; source: 'config' | 'env' } }
+    | { ok: false; error: { reason: 'not-found' | 'wrong-prefix'; message: string | RegExp } };
 };
 
 const cases: Case[] = [
   {
     name: 'concrete crsr_ key in config',
     configured: 'crsr_conf',
-    expected: { ok: true, apiKey: 'crsr_conf', source: 'config' },
+    expected: { ok: true, value: { apiKey: 'crsr_conf', source: 'config' } },
   },
   {
     name: 'config key wins over env',
     configured: 'crsr_conf',
     envKey: 'crsr_env',
-    expected: { ok: true, apiKey: 'crsr_conf', source: 'config' },
+    expected: { ok: true, value: { apiKey: 'crsr_conf', source: 'config' } },
   },
   {
     name: 'no config key, env key',
     configured: undefined,
     envKey: 'crsr_env',
-    expected: { ok: true, apiKey: 'crsr_env', source: 'env' },
+    expected: { ok: true, value: { apiKey: 'crsr_env', source: 'env' } },
   },
   {
     name: 'unresolved $CURSOR_API_KEY placeholder, env set',
     configured: '$CURSOR_API_KEY',
     envKey: 'crsr_env',
-    expected: { ok: true, apiKey: 'crsr_env', source: 'env' },
+    expected: { ok: true, value: { apiKey: 'crsr_env', source: 'env' } },
   },
   {
     name: 'crsr_ key with an unresolved ${…} part is not concrete',
     configured: 'crsr_${SUFFIX}',
     envKey: 'crsr_env',
-    expected: { ok: true, apiKey: 'crsr_env', source: 'env' },
+    expected: { ok: true, value: { apiKey: 'crsr_env', source: 'env' } },
   },
   {
     name: 'sk- key in config, crsr_ env',
     configured: 'sk-abc',
     envKey: 'crsr_env',
-    expected: { ok: true, apiKey: 'crsr_env', source: 'env' },
+    expected: { ok: true, value: { apiKey: 'crsr_env', source: 'env' } },
   },
   {
     name: 'whitespace around keys is ignored',
     configured: '  crsr_conf\n',
-    expected: { ok: true, apiKey: 'crsr_conf', source: 'config' },
+    expected: { ok: true, value: { apiKey: 'crsr_conf', source: 'config' } },
   },
   {
     name: 'nothing set',
     configured: undefined,
-    expected: { ok: false, reason: 'not-found', message: notFound },
+    expected: { ok: false, error: { reason: 'not-found', message: notFound } },
   },
   {
     name: 'empty config key and empty env',
     configured: '',
     envKey: '',
-    expected: { ok: false, reason: 'not-found', message: notFound },
+    expected: { ok: false, error: { reason: 'not-found', message: notFound } },
   },
   {
     name: 'unresolved $CURSOR_API_KEY, env unset',
     configured: '$CURSOR_API_KEY',
-    expected: { ok: false, reason: 'not-found', message: notFound },
+    expected: { ok: false, error: { reason: 'not-found', message: notFound } },
   },
   {
     name: 'unresolved ${CURSOR_API_KEY}, env empty',
     configured: '${CURSOR_API_KEY}',
     envKey: '',
-    expected: { ok: false, reason: 'not-found', message: notFound },
+    expected: { ok: false, error: { reason: 'not-found', message: notFound } },
   },
   {
     name: 'sk- key in config, no env',
     configured: 'sk-abc',
     expected: {
       ok: false,
-      reason: 'wrong-prefix',
-      message:
-        'Wrong key prefix: Cursor dashboard keys start with crsr_, not sk-. ' +
-        'Replace the key in Providers[].api_key with an API key from the Cursor dashboard (it starts with crsr_).',
+      error: {
+        reason: 'wrong-prefix',
+        message:
+          'Wrong key prefix: Cursor dashboard keys start with crsr_, not sk-. ' +
+          'Replace the key in Providers[].api_key with an API key from the Cursor dashboard (it starts with crsr_).',
+      },
     },
   },
   {
@@ -95,8 +97,10 @@ const cases: Case[] = [
     envKey: 'sk-ant-xyz',
     expected: {
       ok: false,
-      reason: 'wrong-prefix',
-      message: /^Wrong key prefix: .*crsr_, not sk-\. Replace the key in CURSOR_API_KEY /,
+      error: {
+        reason: 'wrong-prefix',
+        message: /^Wrong key prefix: .*crsr_, not sk-\. Replace the key in CURSOR_API_KEY /,
+      },
     },
   },
   {
@@ -105,8 +109,10 @@ const cases: Case[] = [
     envKey: 'sk-xyz',
     expected: {
       ok: false,
-      reason: 'wrong-prefix',
-      message: /not sk-\. Replace the key in CURSOR_API_KEY with/,
+      error: {
+        reason: 'wrong-prefix',
+        message: /not sk-\. Replace the key in CURSOR_API_KEY with/,
+      },
     },
   },
   {
@@ -115,8 +121,10 @@ const cases: Case[] = [
     envKey: 'sk-xyz',
     expected: {
       ok: false,
-      reason: 'wrong-prefix',
-      message: /not sk-\. Replace the key in Providers\[\]\.api_key and CURSOR_API_KEY /,
+      error: {
+        reason: 'wrong-prefix',
+        message: /not sk-\. Replace the key in Providers\[\]\.api_key and CURSOR_API_KEY /,
+      },
     },
   },
   {
@@ -124,9 +132,11 @@ const cases: Case[] = [
     configured: 'key_abc',
     expected: {
       ok: false,
-      reason: 'wrong-prefix',
-      message:
-        /^Wrong key prefix: Cursor dashboard keys start with crsr_\. Replace the key in Providers\[\]\.api_key /,
+      error: {
+        reason: 'wrong-prefix',
+        message:
+          /^Wrong key prefix: Cursor dashboard keys start with crsr_\. Replace the key in Providers\[\]\.api_key /,
+      },
     },
   },
 ];
@@ -134,12 +144,12 @@ const cases: Case[] = [
 describe('resolveCursorApiKey', () => {
   it.each(cases)('$name', ({ configured, envKey, expected }) => {
     const result = resolveCursorApiKey(configured, envKey === undefined ? {} : { CURSOR_API_KEY: envKey });
-    if (expected.ok || typeof expected.message === 'string') {
+    if (expected.ok || typeof expected.error.message === 'string') {
       expect(result).toEqual(expected);
       return;
     }
-    expect(result).toMatchObject({ ok: false, reason: expected.reason });
-    expect(result.ok ? '' : result.message).toMatch(expected.message);
+    expect(result).toMatchObject({ ok: false, error: { reason: expected.error.reason } });
+    expect(result.ok ? '' : result.error.message).toMatch(expected.error.message);
   });
 
   it('never puts the key itself in a message', () => {

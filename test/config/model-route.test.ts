@@ -74,9 +74,7 @@ describe('resolveModelRoute', () => {
   ] as const)('%s', (_label, routeConfig, model, reasoningRequested, expectedModel, route) => {
     expect(resolveModelRoute(routeConfig, { model, reasoningRequested })).toEqual({
       ok: true,
-      provider: 'cursor',
-      model: expectedModel,
-      route,
+      value: { provider: 'cursor', model: expectedModel, route },
     });
   });
 
@@ -93,7 +91,7 @@ describe('resolveModelRoute', () => {
   ] as const)('rejects explicit %s', (model, routeConfig, message) => {
     const result = resolveModelRoute(routeConfig, { model, reasoningRequested: false });
     expect(result.ok).toBe(false);
-    expect(result.ok ? '' : result.message).toMatch(message);
+    expect(result.ok ? '' : result.error).toMatch(message);
   });
 
   it('rejects a Router route to a non-Cursor provider, naming the Router key', () => {
@@ -101,7 +99,7 @@ describe('resolveModelRoute', () => {
     const result = resolveModelRoute(routed, { model: 'claude-opus-4-8', reasoningRequested: true });
     expect(result).toEqual({
       ok: false,
-      message:
+      error:
         'Router.think routes to provider "openrouter", which is not a Cursor provider; this bridge only serves Cursor: use "cursor,<model>"',
     });
   });

@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
 
-import { findJsonProperty, locateOffset, parseJson5 } from '../../src/config/parse-json5.js';
+import {
+  convertJsonNodeToValue,
+  findJsonProperty,
+  locateOffset,
+  parseJson5,
+} from '../../src/config/parse-json5.js';
 
 const valueOf = (text: string): unknown => {
   const result = parseJson5(text);
   if (!result.ok) throw new Error(`unexpected syntax error: ${result.error.message}`);
-  return result.value;
+  return convertJsonNodeToValue(result.value);
 };
 
 const errorOf = (text: string) => {
@@ -102,7 +107,7 @@ describe('parseJson5', () => {
     const text = '{ "Providers": [ { "models": ["a", "b"] } ] }';
     const result = parseJson5(text);
     if (!result.ok) throw new Error('parse failed');
-    const providers = findJsonProperty(result.root, 'Providers')?.value;
+    const providers = findJsonProperty(result.value, 'Providers')?.value;
     expect(providers?.type).toBe('array');
     if (providers?.type !== 'array' || providers.items[0] === undefined) throw new Error('no providers');
     const models = findJsonProperty(providers.items[0], 'models');

@@ -29,7 +29,7 @@ const parse = (
   headers: Record<string, string> = {},
 ): TurnRequest => {
   const result = adapter.parseRequest(body, headers);
-  if (!result.success) throw new Error(result.error.message);
+  if (!result.ok) throw new Error(result.error.message);
   return result.value;
 };
 
@@ -89,9 +89,16 @@ describe('rule 1: identity per protocol', () => {
       native: 'opaque-user',
     },
     {
-      name: 'Anthropic x-claude-code-session-id when metadata names only the device',
+      name: 'Anthropic metadata.user_id JSON without session_id is the raw string, before the header',
       adapter: anthropicAdapter,
       body: anthropicBody({ user_id: JSON.stringify({ device_id: 'd' }) }),
+      headers: { 'x-claude-code-session-id': 'cc-header' },
+      native: JSON.stringify({ device_id: 'd' }),
+    },
+    {
+      name: 'Anthropic x-claude-code-session-id when metadata has no user_id',
+      adapter: anthropicAdapter,
+      body: anthropicBody({}),
       headers: { 'x-claude-code-session-id': 'cc-header' },
       native: 'cc-header',
     },

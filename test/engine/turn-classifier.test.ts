@@ -166,7 +166,7 @@ describe('rule 10: trailing-turn classification from exact protocol markers', ()
       },
       {},
     );
-    if (!parsed.success) throw new Error(parsed.error.message);
+    if (!parsed.ok) throw new Error(parsed.error.message);
     expect(classifyTrailingTurn(parsed.value)).toEqual({
       kind: 'rejected-tool-results-with-replacement',
       start: 2,
@@ -193,7 +193,7 @@ describe('rule 10: trailing-turn classification from exact protocol markers', ()
       },
       {},
     );
-    if (!parsed.success) throw new Error(parsed.error.message);
+    if (!parsed.ok) throw new Error(parsed.error.message);
     expect(classifyTrailingTurn(parsed.value)).toMatchObject({
       kind: 'tool-results',
       toolCallIds: ['call_1'],

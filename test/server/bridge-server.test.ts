@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
@@ -187,6 +188,50 @@ describe('bridge server over HTTP', () => {
     });
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
+  });
+
+  it('answers a failing route with a 500 in the OpenAI envelope the openai SDK reads', async () => {
+    const { url } = await start(textTurn, {
+      listModels: () => {
+        throw new Error('catalog exploded');
+      },
+    });
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+    const failure = await client.models.list().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(failure).toMatchObject({
+      status: 500,
+      error: { message: 'internal error', type: 'server_error' },
+    });
+  });
+
+  it('answers 405 for a known path with another method, 404 for an unknown one, and HEAD on unknown paths', async () => {
+    const { url } = await start(textTurn);
+    const wrongMethod = await fetch(`${url}/v1/messages`);
+    expect(wrongMethod.status).toBe(405);
+    expect(await wrongMethod.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error' },
+    });
+    const unknown = await fetch(`${url}/v1/nothing`, { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: { message: expect.stringContaining('Routes:') } });
+    expect((await fetch(`${url}/v1/nothing`, { method: 'HEAD' })).status).toBe(404);
+  });
+
+  it('answers a request target that is not a URL path with a 404 and keeps serving', async () => {
+    const { url } = await start(textTurn);
+    const { port } = new URL(url);
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const request = httpRequest({ host: '127.0.0.1', port, path: '//', method: 'GET' }, (response) => {
+        response.resume();
+        resolve(response.statusCode);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    expect(status).toBe(404);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
   });
 
   it('requires the configured APIKEY (x-api-key or Bearer), compared in constant time', async () => {

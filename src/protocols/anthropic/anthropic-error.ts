@@ -19,41 +19,31 @@ export type AnthropicErrorType =
 /** The Anthropic error envelope, as an HTTP body and as the data of an in-stream `error` event. */
 export type AnthropicErrorBody = { type: 'error'; error: { type: AnthropicErrorType; message: string } };
 
+type ErrorShape = { status: number; type: AnthropicErrorType };
+
 /**
- * TurnErrorKind → HTTP status and `error.type`. The statuses are the ones `@anthropic-ai/sdk`'s
- * `APIError.generate` maps to its classes (400 BadRequestError … 504 GatewayTimeoutError, 529 OverloadedError).
+ * Status and `error.type` per kind. The statuses are the ones `@anthropic-ai/sdk`'s `APIError.generate`
+ * maps to its classes (400 BadRequestError … 504 GatewayTimeoutError, 529 OverloadedError).
  * @see https://docs.anthropic.com/en/api/errors
  */
-export const mapAnthropicError = (kind: TurnErrorKind): { status: number; type: AnthropicErrorType } => {
-  switch (kind) {
-    case 'invalid-request':
-      return { status: 400, type: 'invalid_request_error' };
-    case 'authentication':
-      return { status: 401, type: 'authentication_error' };
-    case 'permission':
-      return { status: 403, type: 'permission_error' };
-    case 'not-found':
-      return { status: 404, type: 'not_found_error' };
-    case 'request-too-large':
-      return { status: 413, type: 'request_too_large' };
-    case 'rate-limit':
-      return { status: 429, type: 'rate_limit_error' };
-    case 'api':
-      return { status: 500, type: 'api_error' };
-    case 'overloaded':
-      return { status: 529, type: 'overloaded_error' };
-    // Not `overloaded_error`: Claude Code gives 529 / overloaded_error its own short retry budget.
-    case 'unavailable':
-      return { status: 503, type: 'api_error' };
-    case 'timeout':
-      return { status: 504, type: 'timeout_error' };
-    default: {
-      const _exhaustive: never = kind;
-      return _exhaustive;
-    }
-  }
+const errorShapes: Record<TurnErrorKind, ErrorShape> = {
+  'invalid-request': { status: 400, type: 'invalid_request_error' },
+  authentication: { status: 401, type: 'authentication_error' },
+  permission: { status: 403, type: 'permission_error' },
+  'not-found': { status: 404, type: 'not_found_error' },
+  'request-too-large': { status: 413, type: 'request_too_large' },
+  'rate-limit': { status: 429, type: 'rate_limit_error' },
+  api: { status: 500, type: 'api_error' },
+  overloaded: { status: 529, type: 'overloaded_error' },
+  // Not `overloaded_error`: Claude Code gives 529 / overloaded_error its own short retry budget.
+  unavailable: { status: 503, type: 'api_error' },
+  timeout: { status: 504, type: 'timeout_error' },
 };
 
+/** The HTTP status and `error.type` an error kind is answered with. */
+export const mapAnthropicError = (kind: TurnErrorKind): ErrorShape => errorShapes[kind];
+
+/** The error envelope body for a TurnError. */
 export const createAnthropicErrorBody = (error: TurnError): AnthropicErrorBody => ({
   type: 'error',
   error: { type: mapAnthropicError(error.kind).type, message: error.message },
@@ -64,8 +54,11 @@ export const createAnthropicErrorResponse = (error: TurnError): ErrorResponse =>
   createErrorResponse(error, mapAnthropicError(error.kind).status, createAnthropicErrorBody(error));
 
 /**
- * The in-band error once the stream has started: `event: error`. `@anthropic-ai/sdk`'s `Stream` throws
- * an `APIError` (status undefined, `type` = `error.type`) as soon as it reads this event.
+ * The in-band error frames once the stream has started: `event: error` (`@anthropic-ai/sdk`'s `Stream`
+ * throws an `APIError`, status undefined and `type` = `error.type`, as soon as it reads it), then
+ * `message_stop` so every stream ends with its terminal event for parsers that read on.
  */
-export const createAnthropicErrorFrame = (error: TurnError): SseFrame =>
-  createEventFrame(createAnthropicErrorBody(error));
+export const createAnthropicErrorFrames = (error: TurnError): SseFrame[] => [
+  createEventFrame(createAnthropicErrorBody(error)),
+  createEventFrame({ type: 'message_stop' }),
+];

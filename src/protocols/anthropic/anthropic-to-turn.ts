@@ -4,12 +4,10 @@ import type {
   TurnIdentityHints,
   TurnMessage,
   TurnReasoning,
-  TurnReasoningEffort,
   TurnTextPart,
   TurnTool,
   TurnToolChoice,
   TurnUserPart,
-  TurnWarning,
 } from '../../turn/turn-request.js';
 import {
   anthropicBase64SourceSchema,
@@ -27,11 +25,13 @@ import {
   type AnthropicRequest,
   type AnthropicToolChoice,
 } from './anthropic-schema.js';
+import { warn, type BaseConversionState } from '../shared/conversion-state.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
 import { createToolResultMessage } from '../shared/create-tool-result-message.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
+import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
@@ -56,21 +56,19 @@ const knownFields: ReadonlySet<string> = new Set([
   'cache_control',
 ]);
 
-const efforts: ReadonlySet<string> = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
-
 /** Claude Code's first system block: a per-version billing line, not prompt text. */
 const billingHeaderPrefix = 'x-anthropic-billing-header:';
 
-type Context = { warnings: TurnWarning[] };
+type ConversionState = BaseConversionState;
 
 /** zod's own union message (the content union carries a custom one), as this adapter always answered. */
 const parseAt = createRequestFieldReader('as-reported');
 
-const warn = (context: Context, code: TurnWarning['code'], message: string): void => {
-  context.warnings.push({ code, message });
-};
-
-const convertImageSource = (source: unknown, path: string, context: Context): TurnUserPart | undefined => {
+const convertImageSource = (
+  source: unknown,
+  path: string,
+  state: ConversionState,
+): TurnUserPart | undefined => {
   const head = parseAt(anthropicBlockHeadSchema, source, path);
   if (head.type === 'base64') {
     const base64 = parseAt(anthropicBase64SourceSchema, source, path);
@@ -82,12 +80,12 @@ const convertImageSource = (source: unknown, path: string, context: Context): Tu
       source: { kind: 'url', url: parseAt(anthropicUrlSourceSchema, source, path).url },
     };
   }
-  warn(context, 'unsupported-content', `${path}: image source type "${head.type}" is not supported; dropped`);
+  warn(state, 'unsupported-content', `${path}: image source type "${head.type}" is not supported; dropped`);
   return undefined;
 };
 
 /** A text or image block of user content or of a tool result; other kinds are dropped with a warning. */
-const convertUserBlock = (block: unknown, path: string, context: Context): TurnUserPart | undefined => {
+const convertUserBlock = (block: unknown, path: string, state: ConversionState): TurnUserPart | undefined => {
   const { type } = parseAt(anthropicBlockHeadSchema, block, path);
   switch (type) {
     case 'text':
@@ -96,7 +94,7 @@ const convertUserBlock = (block: unknown, path: string, context: Context): TurnU
       return convertImageSource(
         parseAt(anthropicImageBlockSchema, block, path).source,
         `${path}.source`,
-        context,
+        state,
       );
     case 'tool_reference':
       // ToolSearch loaded a deferred tool: the next request's tools carry its definition (the engine
@@ -106,32 +104,36 @@ const convertUserBlock = (block: unknown, path: string, context: Context): TurnU
         text: `Loaded tool: ${parseAt(anthropicToolReferenceBlockSchema, block, path).tool_name}`,
       };
     default:
-      warn(context, 'unsupported-content', `${path}: content block type "${type}" is not supported; dropped`);
+      warn(state, 'unsupported-content', `${path}: content block type "${type}" is not supported; dropped`);
       return undefined;
   }
 };
 
-const convertTextOnly = (content: string | unknown[], path: string, context: Context): TurnTextPart[] =>
+const convertTextOnly = (content: string | unknown[], path: string, state: ConversionState): TurnTextPart[] =>
   convertTextOrParts(content, (block, index): TurnTextPart | undefined => {
     const blockPath = `${path}.${index}`;
     const { type } = parseAt(anthropicBlockHeadSchema, block, blockPath);
     if (type === 'text')
       return { type: 'text', text: parseAt(anthropicTextBlockSchema, block, blockPath).text };
-    warn(context, 'unsupported-content', `${blockPath}: "${type}" is not text; dropped`);
+    warn(state, 'unsupported-content', `${blockPath}: "${type}" is not text; dropped`);
     return undefined;
   });
 
 const convertToolResultContent = (
   content: string | unknown[] | undefined,
   path: string,
-  context: Context,
+  state: ConversionState,
 ): TurnUserPart[] =>
   content === undefined
     ? []
-    : convertTextOrParts(content, (block, index) => convertUserBlock(block, `${path}.${index}`, context));
+    : convertTextOrParts(content, (block, index) => convertUserBlock(block, `${path}.${index}`, state));
 
 /** A user message: text and images; each tool_result becomes its own `tool` entry, order preserved. */
-const convertUserMessage = (content: string | unknown[], path: string, context: Context): TurnMessage[] => {
+const convertUserMessage = (
+  content: string | unknown[],
+  path: string,
+  state: ConversionState,
+): TurnMessage[] => {
   if (typeof content === 'string') return [{ role: 'user', content: [{ type: 'text', text: content }] }];
   const messages: TurnMessage[] = [];
   let pending: TurnUserPart[] = [];
@@ -143,7 +145,7 @@ const convertUserMessage = (content: string | unknown[], path: string, context: 
     const blockPath = `${path}.${index}`;
     const { type } = parseAt(anthropicBlockHeadSchema, block, blockPath);
     if (type !== 'tool_result') {
-      const part = convertUserBlock(block, blockPath, context);
+      const part = convertUserBlock(block, blockPath, state);
       if (part) pending.push(part);
       return;
     }
@@ -152,7 +154,7 @@ const convertUserMessage = (content: string | unknown[], path: string, context: 
     messages.push(
       createToolResultMessage(
         result.tool_use_id,
-        convertToolResultContent(result.content, `${blockPath}.content`, context),
+        convertToolResultContent(result.content, `${blockPath}.content`, state),
         { isError: result.is_error === true },
       ),
     );
@@ -164,7 +166,7 @@ const convertUserMessage = (content: string | unknown[], path: string, context: 
 const convertAssistantBlock = (
   block: unknown,
   path: string,
-  context: Context,
+  state: ConversionState,
 ): TurnAssistantPart | undefined => {
   const { type } = parseAt(anthropicBlockHeadSchema, block, path);
   switch (type) {
@@ -187,23 +189,23 @@ const convertAssistantBlock = (
       // Opaque Anthropic ciphertext: meaningless to any other model.
       return undefined;
     default:
-      warn(context, 'unsupported-content', `${path}: content block type "${type}" is not supported; dropped`);
+      warn(state, 'unsupported-content', `${path}: content block type "${type}" is not supported; dropped`);
       return undefined;
   }
 };
 
-const convertMessage = (message: AnthropicMessage, path: string, context: Context): TurnMessage[] => {
+const convertMessage = (message: AnthropicMessage, path: string, state: ConversionState): TurnMessage[] => {
   const contentPath = `${path}.content`;
   switch (message.role) {
     case 'system': {
-      const content = convertTextOnly(message.content, contentPath, context);
+      const content = convertTextOnly(message.content, contentPath, state);
       return content.length > 0 ? [{ role: 'system', content }] : [];
     }
     case 'user':
-      return convertUserMessage(message.content, contentPath, context);
+      return convertUserMessage(message.content, contentPath, state);
     case 'assistant': {
       const content: TurnAssistantPart[] = convertTextOrParts(message.content, (block, index) =>
-        convertAssistantBlock(block, `${contentPath}.${index}`, context),
+        convertAssistantBlock(block, `${contentPath}.${index}`, state),
       );
       return content.length > 0 ? [{ role: 'assistant', content }] : [];
     }
@@ -214,16 +216,16 @@ const convertMessage = (message: AnthropicMessage, path: string, context: Contex
   }
 };
 
-const convertSystem = (system: AnthropicRequest['system'], context: Context): TurnTextPart[] => {
+const convertSystem = (system: AnthropicRequest['system'], state: ConversionState): TurnTextPart[] => {
   if (system === undefined) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
-  return convertTextOnly(system, 'system', context).filter(
+  return convertTextOnly(system, 'system', state).filter(
     (part) => !part.text.startsWith(billingHeaderPrefix),
   );
 };
 
 /** Client tools (with `input_schema`) are kept, `defer_loading` ones too; server tools are dropped. */
-const convertTools = (tools: unknown[] | undefined, context: Context): TurnTool[] =>
+const convertTools = (tools: unknown[] | undefined, state: ConversionState): TurnTool[] =>
   (tools ?? []).flatMap((tool, index): TurnTool[] => {
     const parsed = anthropicFunctionToolSchema.safeParse(tool);
     if (parsed.success) {
@@ -240,7 +242,7 @@ const convertTools = (tools: unknown[] | undefined, context: Context): TurnTool[
     const head = typeof tool === 'object' && tool !== null ? (tool as Record<string, unknown>) : {};
     const label = [head.type, head.name].filter((value) => typeof value === 'string').join(' ') || 'tool';
     warn(
-      context,
+      state,
       'unsupported-tool',
       `tools.${index}: ${label} is not a client tool with an input_schema; dropped`,
     );
@@ -267,15 +269,12 @@ const convertToolChoice = (choice: AnthropicToolChoice | undefined): TurnToolCho
 
 /**
  * `thinking` plus `output_config.effort`. No thinking field but an effort still asks for reasoning
- * (the spec: "no thinking / effort / reasoning" means none requested); `disabled` always wins.
+ * (the spec: "no thinking / effort / reasoning" means none requested); `disabled` and effort `none`
+ * always win.
  */
-const convertReasoning = (request: AnthropicRequest, context: Context): TurnReasoning => {
-  const rawEffort = request.output_config?.effort;
-  let effort: TurnReasoningEffort | undefined;
-  if (typeof rawEffort === 'string') {
-    if (efforts.has(rawEffort)) effort = rawEffort as TurnReasoningEffort;
-    else warn(context, 'unsupported-field', `output_config.effort "${rawEffort}" is not supported; ignored`);
-  }
+const convertReasoning = (request: AnthropicRequest, state: ConversionState): TurnReasoning => {
+  const effort = readReasoningEffort(request.output_config?.effort, 'output_config.effort');
+  if (effort === 'none') return { requested: false };
   const withEffort = effort === undefined ? {} : { effort };
   const thinking = request.thinking;
   if (thinking === undefined) return { requested: effort !== undefined, ...withEffort };
@@ -293,7 +292,7 @@ const convertReasoning = (request: AnthropicRequest, context: Context): TurnReas
       return { requested: true, ...withEffort };
     default:
       warn(
-        context,
+        state,
         'unsupported-field',
         `thinking.type "${thinking.type}" is not supported; treated as adaptive`,
       );
@@ -302,50 +301,49 @@ const convertReasoning = (request: AnthropicRequest, context: Context): TurnReas
 };
 
 /**
- * Claude Code's `metadata.user_id` is a JSON string with `session_id`; older versions end it with
- * `_session_<id>`; other clients put an opaque id there. A JSON value without `session_id` only names the
- * device, so it falls through to the `x-claude-code-session-id` header.
+ * The session a `metadata.user_id` names, per the spec: Claude Code's JSON `{…, session_id}`, an older
+ * Claude Code's `…_session_<id>` suffix, or else the raw string (a JSON value without `session_id`
+ * included: it is still the client's own id). Absent or empty: the `x-claude-code-session-id` header.
  */
 const convertIdentity = (
   userId: string | null | undefined,
   headers: Record<string, string>,
 ): TurnIdentityHints => {
-  const fromMetadata = (value: string): TurnIdentityHints => ({
-    nativeSessionId: { value, source: 'metadata.user_id' },
-  });
   if (typeof userId === 'string' && userId !== '') {
-    const parsed = safeParseJson(userId);
-    if (parsed.success && typeof parsed.value === 'object' && parsed.value !== null) {
-      const sessionId = (parsed.value as Record<string, unknown>).session_id;
-      if (typeof sessionId === 'string' && sessionId !== '') return fromMetadata(sessionId);
-    } else {
-      const legacy = /_session_([^_]+)$/.exec(userId)?.[1];
-      return fromMetadata(legacy ?? userId);
-    }
+    return { nativeSessionId: { value: findUserIdSession(userId), source: 'metadata.user_id' } };
   }
   const header = headers['x-claude-code-session-id'];
   return header ? { nativeSessionId: { value: header, source: 'x-claude-code-session-id' } } : {};
 };
 
+const findUserIdSession = (userId: string): string => {
+  const parsed = safeParseJson(userId);
+  if (!parsed.ok) return /_session_([^_]+)$/.exec(userId)?.[1] ?? userId;
+  const { value } = parsed;
+  const sessionId =
+    typeof value === 'object' && value !== null && 'session_id' in value ? value.session_id : '';
+  return typeof sessionId === 'string' && sessionId !== '' ? sessionId : userId;
+};
+
 const warnIgnoredFields = (
   body: Record<string, unknown>,
   request: AnthropicRequest,
-  context: Context,
+  state: ConversionState,
 ): void => {
   const unknown = Object.keys(body).filter((key) => !knownFields.has(key));
   if (unknown.length > 0)
-    warn(context, 'unsupported-field', `ignored unsupported fields: ${unknown.join(', ')}`);
+    warn(state, 'unsupported-field', `ignored unsupported fields: ${unknown.join(', ')}`);
   if (request.stop_sequences && request.stop_sequences.length > 0) {
-    warn(context, 'unsupported-field', 'stop_sequences are not supported; ignored');
+    warn(state, 'unsupported-field', 'stop_sequences are not supported; ignored');
   }
   if (request.output_config && 'format' in request.output_config && request.output_config.format != null) {
-    warn(context, 'unsupported-field', 'output_config.format (structured output) is not supported; ignored');
+    warn(state, 'unsupported-field', 'output_config.format (structured output) is not supported; ignored');
   }
 };
 
 /**
  * Convert an Anthropic Messages request body (already `JSON.parse`d) and its headers into a TurnRequest.
- * Never throws. A malformed field gives `{success: false}` with an `invalid-request` error whose `param`
+ * Never throws. A malformed field gives `{ok: false}` with an `invalid-request` error whose `param`
  * is the field path (`messages.2.content`); unknown fields, block kinds and server tools become warnings.
  */
 export const convertAnthropicRequestToTurn = (body: unknown, headers: Record<string, string>): ParseResult =>
@@ -353,27 +351,27 @@ export const convertAnthropicRequestToTurn = (body: unknown, headers: Record<str
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidRequestFault(undefined, 'Invalid request: the body must be a JSON object');
     }
-    const context: Context = { warnings: [] };
+    const state: ConversionState = { warnings: [] };
     const request = parseAt(anthropicRequestSchema, body, '');
     const normalizedHeaders = sanitizeHeaders(headers);
-    warnIgnoredFields(body as Record<string, unknown>, request, context);
-    const system = convertSystem(request.system, context);
+    warnIgnoredFields(body as Record<string, unknown>, request, state);
+    const system = convertSystem(request.system, state);
     const messages = request.messages.flatMap((message, index) =>
-      convertMessage(message, `messages.${index}`, context),
+      convertMessage(message, `messages.${index}`, state),
     );
     return {
       protocol: 'anthropic',
       model: request.model,
       system,
       messages,
-      tools: convertTools(request.tools, context),
+      tools: convertTools(request.tools, state),
       toolChoice: convertToolChoice(request.tool_choice),
-      reasoning: convertReasoning(request, context),
+      reasoning: convertReasoning(request, state),
       ...(request.max_tokens === undefined ? {} : { maxOutputTokens: request.max_tokens }),
       stream: request.stream === true,
       includeStreamUsage: true,
       identity: convertIdentity(request.metadata?.user_id, normalizedHeaders),
       headers: normalizedHeaders,
-      warnings: context.warnings,
+      warnings: state.warnings,
     };
   });

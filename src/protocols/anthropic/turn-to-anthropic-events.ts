@@ -4,8 +4,13 @@ import { createTurnError } from '../../turn/turn-error.js';
 import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
 import { emptyUsage, type TurnUsage } from '../../turn/turn-usage.js';
 import { createEventFrame } from '../shared/create-event-frame.js';
+import {
+  createJsonResponseFromEvents,
+  type SnapshotEncoder,
+} from '../shared/create-json-response-from-events.js';
+import { wrapCustomToolInput } from '../shared/custom-tool-input.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
-import { createAnthropicErrorFrame } from './anthropic-error.js';
+import { createAnthropicErrorFrames } from './anthropic-error.js';
 import { mapAnthropicStopReason, type AnthropicStopReason } from './map-anthropic-stop-reason.js';
 
 /** Anthropic `usage` as the bridge reports it (cache counts always present). */
@@ -35,9 +40,19 @@ export type AnthropicMessageResponse = {
 
 type ToolKind = 'function' | 'custom';
 
+/** The block being streamed, with its entry in the message body (`content`). */
 type OpenBlock =
-  | { type: 'text' | 'thinking'; id: string; index: number }
-  | { type: 'tool_use'; id: string; index: number; kind: ToolKind; streamedInput: string };
+  | { type: 'text' | 'thinking'; id: string; index: number; content: AnthropicContentBlock }
+  | {
+      type: 'tool_use';
+      id: string;
+      index: number;
+      kind: ToolKind;
+      streamedInput: string;
+      /** The complete input from `tool-call`; the body uses it even where the deltas disagreed. */
+      finalInput: string | undefined;
+      content: Extract<AnthropicContentBlock, { type: 'tool_use' }>;
+    };
 
 const toAnthropicUsage = (usage: TurnUsage): AnthropicUsage => ({
   input_tokens: usage.inputTokens,
@@ -46,14 +61,12 @@ const toAnthropicUsage = (usage: TurnUsage): AnthropicUsage => ({
   cache_creation_input_tokens: usage.cacheWriteTokens,
 });
 
-/** Custom (free-form) tools are mirrored as `{input: string}`, the only shape an Anthropic tool_use can carry. */
-const wrapCustomInput = (input: string): string => JSON.stringify({ input });
-
+/** A tool_use input is an object: a custom tool's raw string goes in its `{ input }` form. */
 const parseToolInput = (input: string, kind: ToolKind): unknown => {
-  if (kind === 'custom') return { input };
+  if (kind === 'custom') return wrapCustomToolInput(input);
   if (input === '') return {};
   const parsed = safeParseJson(input);
-  return parsed.success ? parsed.value : {};
+  return parsed.ok ? parsed.value : {};
 };
 
 /**
@@ -73,12 +86,15 @@ const parseToolInput = (input: string, kind: ToolKind): unknown => {
  * tool_use block would hand a client that runs tools at `content_block_stop` a truncated input) and no
  * `message_delta` (there is no stop reason to report).
  */
-export class AnthropicStreamEncoder implements StreamEncoder {
+export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<AnthropicMessageResponse> {
   readonly #meta: ResponseMeta;
   #started = false;
   #ended = false;
   #nextIndex = 0;
   #open: OpenBlock | undefined;
+  readonly #content: AnthropicContentBlock[] = [];
+  #stopReason: TurnStopReason = 'end';
+  #usage: TurnUsage = emptyUsage();
 
   constructor(meta: ResponseMeta) {
     this.#meta = meta;
@@ -86,6 +102,24 @@ export class AnthropicStreamEncoder implements StreamEncoder {
 
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /**
+   * The Messages body the frames so far describe: blocks in order (thinking with its signature, text,
+   * tool_use with the parsed input), `stop_reason` and usage from `turn-end` (before it: `end_turn` and
+   * the last `usage` event).
+   */
+  get snapshot(): AnthropicMessageResponse {
+    return {
+      id: this.#meta.id,
+      type: 'message',
+      role: 'assistant',
+      model: this.#meta.model,
+      content: this.#content.map((block) => ({ ...block })),
+      stop_reason: mapAnthropicStopReason(this.#stopReason),
+      stop_sequence: null,
+      usage: toAnthropicUsage(this.#usage),
+    };
   }
 
   start(): SseFrame[] {
@@ -112,7 +146,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
     if (this.#ended) return [];
     if (event.type === 'error') {
       this.#ended = true;
-      return [createAnthropicErrorFrame(event.error), createEventFrame({ type: 'message_stop' })];
+      return createAnthropicErrorFrames(event.error);
     }
     const frames = this.start();
     switch (event.type) {
@@ -121,6 +155,7 @@ export class AnthropicStreamEncoder implements StreamEncoder {
         break;
       case 'text-delta':
         frames.push(...this.#ensureOpen('text', event.id));
+        if (this.#open?.content.type === 'text') this.#open.content.text += event.delta;
         if (event.delta !== '') frames.push(this.#delta({ type: 'text_delta', text: event.delta }));
         break;
       case 'reasoning-start':
@@ -128,10 +163,12 @@ export class AnthropicStreamEncoder implements StreamEncoder {
         break;
       case 'reasoning-delta':
         frames.push(...this.#ensureOpen('thinking', event.id));
+        if (this.#open?.content.type === 'thinking') this.#open.content.thinking += event.delta;
         if (event.delta !== '') frames.push(this.#delta({ type: 'thinking_delta', thinking: event.delta }));
         break;
       case 'reasoning-end':
-        if (this.#isOpen('thinking', event.id)) {
+        if (this.#open?.type === 'thinking' && this.#open.id === event.id) {
+          if (this.#open.content.type === 'thinking') this.#open.content.signature = event.signature;
           if (event.signature !== '') {
             frames.push(this.#delta({ type: 'signature_delta', signature: event.signature }));
           }
@@ -159,8 +196,11 @@ export class AnthropicStreamEncoder implements StreamEncoder {
         frames.push(...this.#completeToolCall(event));
         break;
       case 'usage':
+        this.#usage = event.usage;
         break;
       case 'turn-end':
+        this.#stopReason = event.stopReason;
+        this.#usage = event.usage;
         frames.push(...this.#closeBlock(), ...this.#finish(event.stopReason, event.usage));
         break;
       default: {
@@ -198,18 +238,28 @@ export class AnthropicStreamEncoder implements StreamEncoder {
   ): SseFrame[] {
     const frames = this.#closeBlock();
     const index = this.#nextIndex++;
-    let contentBlock: Record<string, unknown>;
     if (block.type === 'tool_use') {
-      this.#open = { type: 'tool_use', id: block.id, index, kind: block.kind, streamedInput: '' };
-      contentBlock = { type: 'tool_use', id: block.id, name: block.name, input: {} };
+      const content = { type: 'tool_use' as const, id: block.id, name: block.name, input: {} };
+      this.#open = {
+        type: 'tool_use',
+        id: block.id,
+        index,
+        kind: block.kind,
+        streamedInput: '',
+        finalInput: undefined,
+        content,
+      };
     } else {
-      this.#open = { type: block.type, id: block.id, index };
-      contentBlock =
+      const content: AnthropicContentBlock =
         block.type === 'text'
           ? { type: 'text', text: '' }
           : { type: 'thinking', thinking: '', signature: '' };
+      this.#open = { type: block.type, id: block.id, index, content };
     }
-    frames.push(createEventFrame({ type: 'content_block_start', index, content_block: contentBlock }));
+    frames.push(
+      createEventFrame({ type: 'content_block_start', index, content_block: { ...this.#open.content } }),
+    );
+    this.#content.push(this.#open.content);
     return frames;
   }
 
@@ -238,6 +288,8 @@ export class AnthropicStreamEncoder implements StreamEncoder {
     }
     const block = this.#open;
     if (block?.type === 'tool_use') {
+      block.finalInput = event.input;
+      block.content.name = event.toolName;
       // Send what the deltas missed; if they disagree with the final input it is too late to correct.
       if (block.kind === 'custom') block.streamedInput = event.input;
       else if (event.input.startsWith(block.streamedInput)) {
@@ -252,10 +304,16 @@ export class AnthropicStreamEncoder implements StreamEncoder {
     const block = this.#open;
     if (block === undefined) return [];
     const frames: SseFrame[] = [];
-    if (block.type === 'tool_use' && block.kind === 'custom') {
-      frames.push(
-        this.#delta({ type: 'input_json_delta', partial_json: wrapCustomInput(block.streamedInput) }),
-      );
+    if (block.type === 'tool_use') {
+      block.content.input = parseToolInput(block.finalInput ?? block.streamedInput, block.kind);
+      if (block.kind === 'custom') {
+        frames.push(
+          this.#delta({
+            type: 'input_json_delta',
+            partial_json: JSON.stringify(wrapCustomToolInput(block.streamedInput)),
+          }),
+        );
+      }
     }
     frames.push(createEventFrame({ type: 'content_block_stop', index: block.index }));
     this.#open = undefined;
@@ -284,91 +342,10 @@ export class AnthropicStreamEncoder implements StreamEncoder {
 }
 
 /**
- * The non-streaming Messages body for a complete event list: blocks in event order (thinking with its
- * signature, text, tool_use with the parsed input object), `stop_reason` and usage from `turn-end`
- * (the last `usage` event and `end_turn` if the list lacks one). `error` events are ignored here.
+ * The non-streaming Messages body for a complete event list ending in `turn-end`: the
+ * {@link AnthropicStreamEncoder}'s snapshot after the events ran through it.
  */
 export const createAnthropicJsonResponse = (
   meta: ResponseMeta,
   events: readonly TurnEvent[],
-): AnthropicMessageResponse => {
-  const content: AnthropicContentBlock[] = [];
-  let current:
-    { id: string; block: Extract<AnthropicContentBlock, { type: 'text' | 'thinking' }> } | undefined;
-  let usage = emptyUsage();
-  let stopReason: TurnStopReason = 'end';
-  const openBlock = (id: string, block: Extract<AnthropicContentBlock, { type: 'text' | 'thinking' }>) => {
-    content.push(block);
-    current = { id, block };
-    return block;
-  };
-  for (const event of events) {
-    switch (event.type) {
-      case 'text-start':
-        openBlock(event.id, { type: 'text', text: '' });
-        break;
-      case 'text-delta': {
-        const block =
-          current?.id === event.id && current.block.type === 'text'
-            ? current.block
-            : openBlock(event.id, { type: 'text', text: '' });
-        if (block.type === 'text') block.text += event.delta;
-        break;
-      }
-      case 'reasoning-start':
-        openBlock(event.id, { type: 'thinking', thinking: '', signature: '' });
-        break;
-      case 'reasoning-delta': {
-        const block =
-          current?.id === event.id && current.block.type === 'thinking'
-            ? current.block
-            : openBlock(event.id, { type: 'thinking', thinking: '', signature: '' });
-        if (block.type === 'thinking') block.thinking += event.delta;
-        break;
-      }
-      case 'reasoning-end':
-        if (current?.id === event.id && current.block.type === 'thinking')
-          current.block.signature = event.signature;
-        current = undefined;
-        break;
-      case 'text-end':
-      case 'tool-input-start':
-      case 'tool-input-delta':
-      case 'tool-input-end':
-        current = undefined;
-        break;
-      case 'tool-call':
-        current = undefined;
-        content.push({
-          type: 'tool_use',
-          id: event.toolCallId,
-          name: event.toolName,
-          input: parseToolInput(event.input, event.kind),
-        });
-        break;
-      case 'usage':
-        usage = event.usage;
-        break;
-      case 'turn-end':
-        usage = event.usage;
-        stopReason = event.stopReason;
-        break;
-      case 'error':
-        break;
-      default: {
-        const _exhaustive: never = event;
-        return _exhaustive;
-      }
-    }
-  }
-  return {
-    id: meta.id,
-    type: 'message',
-    role: 'assistant',
-    model: meta.model,
-    content,
-    stop_reason: mapAnthropicStopReason(stopReason),
-    stop_sequence: null,
-    usage: toAnthropicUsage(usage),
-  };
-};
+): AnthropicMessageResponse => createJsonResponseFromEvents(new AnthropicStreamEncoder(meta), events);

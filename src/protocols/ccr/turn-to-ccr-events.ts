@@ -6,7 +6,7 @@
  */
 import { createTurnError, type TurnError } from '../../turn/turn-error.js';
 import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
-import type { TurnUsage } from '../../turn/turn-usage.js';
+import { emptyUsage, type TurnUsage } from '../../turn/turn-usage.js';
 import type { ResponseMeta, StreamEncoder } from '../protocol-adapter.js';
 import type { SseFrame } from '../sse-frame.js';
 import { createDataFrame } from '../shared/create-event-frame.js';
@@ -14,10 +14,13 @@ import { mapOpenaiChatStopReason } from '../openai-chat/map-openai-chat-stop-rea
 import { createOpenaiChatErrorFrames } from '../openai-chat/openai-chat-error.js';
 import {
   convertTurnUsageToOpenaiChat,
-  createOpenaiChatJsonResponse,
   OpenaiChatStreamEncoder,
   type OpenaiChatCompletion,
 } from '../openai-chat/turn-to-openai-chat-events.js';
+import {
+  createJsonResponseFromEvents,
+  type SnapshotEncoder,
+} from '../shared/create-json-response-from-events.js';
 
 type ToolEvent = Extract<
   TurnEvent,
@@ -53,7 +56,7 @@ export type CcrChatCompletion = Omit<OpenaiChatCompletion, 'choices'> & {
  * - `error` or a bare `end()` → an `{error}` chunk then `[DONE]`; the reader turns it into an Anthropic
  *   `error` event and still closes the message.
  */
-export class CcrStreamEncoder implements StreamEncoder {
+export class CcrStreamEncoder implements StreamEncoder, SnapshotEncoder<CcrChatCompletion> {
   readonly #meta: ResponseMeta;
   /** Text and tool-call chunks; its role chunk and terminal frames are not used. */
   readonly #chat: OpenaiChatStreamEncoder;
@@ -64,6 +67,10 @@ export class CcrStreamEncoder implements StreamEncoder {
   #signature: string | undefined;
   readonly #heldToolEvents: ToolEvent[] = [];
   #droppedReasoningChars = 0;
+  /** All reasoning and its last signature, for the body (a JSON message has no ordering quirk to avoid). */
+  #reasoning = '';
+  #lastSignature = '';
+  #end: { stopReason: TurnStopReason; usage: TurnUsage } | undefined;
 
   constructor(meta: ResponseMeta) {
     this.#meta = meta;
@@ -80,6 +87,27 @@ export class CcrStreamEncoder implements StreamEncoder {
     return this.#droppedReasoningChars;
   }
 
+  /**
+   * The non-streaming CCR-dialect body the events so far describe: the plain `chat.completion` (text and
+   * tool calls) with the reasoning in `message.thinking.{content,signature}` (the last block's signature),
+   * which AnthropicTransformer turns into a signed thinking block. All reasoning is kept, also what the
+   * stream drops for coming after the answer.
+   */
+  get snapshot(): CcrChatCompletion {
+    const completion = this.#chat.snapshot;
+    const finishReason = mapOpenaiChatStopReason(this.#end?.stopReason ?? 'end');
+    const thinking = { content: this.#reasoning, signature: this.#lastSignature };
+    return {
+      ...completion,
+      choices: completion.choices.map((choice) => ({
+        ...choice,
+        message: this.#reasoning === '' ? choice.message : { ...choice.message, thinking },
+        finish_reason: finishReason,
+      })),
+      usage: convertTurnUsageToOpenaiChat(this.#end?.usage ?? emptyUsage()),
+    };
+  }
+
   /** The role chunk; AnthropicTransformer opens the message on the first chunk it sees. */
   start(): SseFrame[] {
     return [this.#chunk({ role: 'assistant', content: '' })];
@@ -94,6 +122,7 @@ export class CcrStreamEncoder implements StreamEncoder {
       case 'usage':
         return [];
       case 'reasoning-delta':
+        this.#reasoning += event.delta;
         if (event.delta === '') return [];
         if (this.#answerStarted) {
           this.#droppedReasoningChars += event.delta.length;
@@ -102,6 +131,7 @@ export class CcrStreamEncoder implements StreamEncoder {
         this.#thinkingSent = true;
         return [this.#chunk({ thinking: { content: event.delta } })];
       case 'reasoning-end':
+        if (event.signature !== '') this.#lastSignature = event.signature;
         if (!this.#answerStarted && event.signature !== '') this.#signature = event.signature;
         return [];
       case 'text-delta':
@@ -114,6 +144,7 @@ export class CcrStreamEncoder implements StreamEncoder {
         this.#heldToolEvents.push(event);
         return this.#startAnswer();
       case 'turn-end':
+        this.#end = { stopReason: event.stopReason, usage: event.usage };
         return this.#finish(event.stopReason, event.usage);
       case 'error':
         return this.#fail(event.error);
@@ -175,27 +206,8 @@ export class CcrStreamEncoder implements StreamEncoder {
 }
 
 /**
- * The non-streaming CCR-dialect body: the plain `chat.completion` with the reasoning moved to
- * `message.thinking.{content,signature}` (the last reasoning block's signature), which AnthropicTransformer
- * turns into a signed thinking block.
+ * The non-streaming CCR-dialect body for a complete event list ending in `turn-end`: the
+ * {@link CcrStreamEncoder}'s snapshot after the events ran through it.
  */
-export const createCcrJsonResponse = (
-  meta: ResponseMeta,
-  events: readonly TurnEvent[],
-): CcrChatCompletion => {
-  const completion = createOpenaiChatJsonResponse(meta, events);
-  let signature = '';
-  for (const event of events)
-    if (event.type === 'reasoning-end' && event.signature !== '') signature = event.signature;
-  return {
-    ...completion,
-    choices: completion.choices.map((choice) => {
-      const { reasoning_content: reasoning, ...message } = choice.message;
-      return {
-        ...choice,
-        message:
-          reasoning === undefined ? message : { ...message, thinking: { content: reasoning, signature } },
-      };
-    }),
-  };
-};
+export const createCcrJsonResponse = (meta: ResponseMeta, events: readonly TurnEvent[]): CcrChatCompletion =>
+  createJsonResponseFromEvents(new CcrStreamEncoder(meta), events);

@@ -7,8 +7,8 @@ import { createOpenaiChatJsonResponse, OpenaiChatStreamEncoder } from './turn-to
 export const openaiChatAdapter: ProtocolAdapter = {
   protocol: 'openai-chat',
   idPrefix: 'chatcmpl-',
-  parseRequest: (body, headers) => convertOpenaiChatRequestToTurn(body, headers),
+  parseRequest: convertOpenaiChatRequestToTurn,
   createStreamEncoder: (request, meta) => new OpenaiChatStreamEncoder(request, meta),
   createJsonResponse: (_request, meta, events) => createOpenaiChatJsonResponse(meta, events),
-  createErrorResponse: (error) => createOpenaiChatErrorResponse(error),
+  createErrorResponse: createOpenaiChatErrorResponse,
 };

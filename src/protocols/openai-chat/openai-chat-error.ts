@@ -29,6 +29,9 @@ const errorShapes: Record<TurnErrorKind, ErrorShape> = {
   timeout: { status: 504, type: 'server_error', code: 'timeout' },
 };
 
+/** The HTTP status, `error.type` and `error.code` an error kind is answered with. */
+export const mapOpenaiChatError = (kind: TurnErrorKind): ErrorShape => errorShapes[kind];
+
 /** The error envelope body for a TurnError. */
 export const createOpenaiChatErrorBody = (error: TurnError): OpenaiChatErrorBody =>
   createOpenaiErrorBody(error, errorShapes[error.kind]);

@@ -3,12 +3,10 @@ import type {
   TurnIdentityHints,
   TurnMessage,
   TurnReasoning,
-  TurnReasoningEffort,
   TurnTextPart,
   TurnTool,
   TurnToolChoice,
   TurnUserPart,
-  TurnWarning,
 } from '../../turn/turn-request.js';
 import type { ParseResult } from '../protocol-adapter.js';
 import {
@@ -28,6 +26,7 @@ import {
   type OpenaiChatContent,
   type OpenaiChatRequest,
 } from './openai-chat-schema.js';
+import { warn, type BaseConversionState } from '../shared/conversion-state.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
@@ -36,6 +35,7 @@ import { describeSchemaIssue } from '../shared/describe-schema-issue.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest } from '../shared/invalid-request-fault.js';
 import { parseDataUrl } from '../shared/parse-data-url.js';
+import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 /** A failed union names the alternative that got furthest (`messages.0.content.0.image_url.url`). */
@@ -62,40 +62,34 @@ const ignoredFields = [
   'verbosity',
 ] as const;
 
-const reasoningEfforts: ReadonlySet<string> = new Set<TurnReasoningEffort>([
-  'minimal',
-  'low',
-  'medium',
-  'high',
-  'xhigh',
-  'max',
-]);
-
 const emptyInputSchema = (): Record<string, unknown> => ({ type: 'object', properties: {} });
 
-type Context = { warnings: TurnWarning[]; toolNames: Map<string, string> };
-
-const warn = (context: Context, code: TurnWarning['code'], message: string): void => {
-  context.warnings.push({ code, message });
+type ConversionState = BaseConversionState & {
+  /** Tool names by call id, from earlier assistant `tool_calls`. */
+  toolNames: Map<string, string>;
 };
 
-const convertImageUrl = (url: string, path: string, context: Context): TurnUserPart | undefined => {
+const convertImageUrl = (url: string, path: string, state: ConversionState): TurnUserPart | undefined => {
   const dataUrl = parseDataUrl(url);
   if (dataUrl) {
     if (!dataUrl.base64) {
-      warn(context, 'unsupported-content', `${path}: only base64 data URLs are supported; image dropped`);
+      warn(state, 'unsupported-content', `${path}: only base64 data URLs are supported; image dropped`);
       return undefined;
     }
     const mediaType = dataUrl.mediaType || 'application/octet-stream';
     return { type: 'image', source: { kind: 'base64', mediaType, data: dataUrl.data } };
   }
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { kind: 'url', url } };
-  warn(context, 'unsupported-content', `${path}: image URL scheme is not supported; image dropped`);
+  warn(state, 'unsupported-content', `${path}: image URL scheme is not supported; image dropped`);
   return undefined;
 };
 
 /** Text-only content (system/developer). Non-text parts are dropped with a warning; empty text is skipped. */
-const convertTextContent = (content: OpenaiChatContent, path: string, context: Context): TurnTextPart[] =>
+const convertTextContent = (
+  content: OpenaiChatContent,
+  path: string,
+  state: ConversionState,
+): TurnTextPart[] =>
   content === ''
     ? []
     : convertTextOrParts(content, (part, index): TurnTextPart | undefined => {
@@ -104,12 +98,16 @@ const convertTextContent = (content: OpenaiChatContent, path: string, context: C
           const { text } = parseAt(openaiChatTextPartSchema, part, partPath);
           return text === '' ? undefined : { type: 'text', text };
         }
-        warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+        warn(state, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
         return undefined;
       });
 
 /** User and tool-result content: text and images (data URL → base64, http(s) → url). */
-const convertUserContent = (content: OpenaiChatContent, path: string, context: Context): TurnUserPart[] =>
+const convertUserContent = (
+  content: OpenaiChatContent,
+  path: string,
+  state: ConversionState,
+): TurnUserPart[] =>
   convertTextOrParts(content, (part, index): TurnUserPart | undefined => {
     const partPath = `${path}.${index}`;
     if (part.type === 'text') {
@@ -117,9 +115,9 @@ const convertUserContent = (content: OpenaiChatContent, path: string, context: C
     }
     if (part.type === 'image_url') {
       const { image_url: image } = parseAt(openaiChatImageUrlPartSchema, part, partPath);
-      return convertImageUrl(typeof image === 'string' ? image : image.url, partPath, context);
+      return convertImageUrl(typeof image === 'string' ? image : image.url, partPath, state);
     }
-    warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+    warn(state, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
     return undefined;
   });
 
@@ -130,7 +128,11 @@ const convertToolCallArguments = (value: string | Record<string, unknown> | null
   return convertToolCallInput(value);
 };
 
-const convertAssistantMessage = (message: unknown, path: string, context: Context): TurnAssistantPart[] => {
+const convertAssistantMessage = (
+  message: unknown,
+  path: string,
+  state: ConversionState,
+): TurnAssistantPart[] => {
   const assistant = parseAt(openaiChatAssistantMessageSchema, message, path);
   const parts: TurnAssistantPart[] = [];
   if (assistant.reasoning_content) parts.push({ type: 'reasoning', text: assistant.reasoning_content });
@@ -145,7 +147,7 @@ const convertAssistantMessage = (message: unknown, path: string, context: Contex
       if (part.type === 'refusal') {
         return { type: 'text', text: parseAt(openaiChatRefusalPartSchema, part, partPath).refusal };
       }
-      warn(context, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
+      warn(state, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
       return undefined;
     });
     parts.push(...textParts);
@@ -157,12 +159,12 @@ const convertAssistantMessage = (message: unknown, path: string, context: Contex
     const callPath = `${path}.tool_calls.${index}`;
     if (call.type === 'custom') {
       const { id, custom } = parseAt(openaiChatCustomToolCallSchema, call, callPath);
-      context.toolNames.set(id, custom.name);
+      state.toolNames.set(id, custom.name);
       parts.push({ type: 'tool-call', toolCallId: id, toolName: custom.name, input: custom.input });
       return;
     }
     const { id, function: fn } = parseAt(openaiChatFunctionToolCallSchema, call, callPath);
-    context.toolNames.set(id, fn.name);
+    state.toolNames.set(id, fn.name);
     parts.push({
       type: 'tool-call',
       toolCallId: id,
@@ -179,7 +181,7 @@ const convertAssistantMessage = (message: unknown, path: string, context: Contex
  */
 const convertMessages = (
   messages: OpenaiChatRequest['messages'],
-  context: Context,
+  state: ConversionState,
 ): { system: TurnTextPart[]; messages: TurnMessage[] } => {
   const system: TurnTextPart[] = [];
   const converted: TurnMessage[] = [];
@@ -192,35 +194,35 @@ const convertMessages = (
       case 'system':
       case 'developer': {
         const { content } = parseAt(openaiChatSystemMessageSchema, message, path);
-        const parts = convertTextContent(content, `${path}.content`, context);
+        const parts = convertTextContent(content, `${path}.content`, state);
         if (leading) system.push(...parts);
         else if (parts.length > 0) converted.push({ role: 'system', content: parts });
         return;
       }
       case 'user': {
         const { content } = parseAt(openaiChatUserMessageSchema, message, path);
-        const parts = convertUserContent(content, `${path}.content`, context);
+        const parts = convertUserContent(content, `${path}.content`, state);
         if (parts.length > 0) converted.push({ role: 'user', content: parts });
         return;
       }
       case 'assistant': {
-        const parts = convertAssistantMessage(message, path, context);
+        const parts = convertAssistantMessage(message, path, state);
         if (parts.length > 0) converted.push({ role: 'assistant', content: parts });
         return;
       }
       case 'tool': {
         const tool = parseAt(openaiChatToolMessageSchema, message, path);
-        const content = convertUserContent(tool.content, `${path}.content`, context);
+        const content = convertUserContent(tool.content, `${path}.content`, state);
         converted.push(
           createToolResultMessage(tool.tool_call_id, content, {
-            toolName: context.toolNames.get(tool.tool_call_id),
+            toolName: state.toolNames.get(tool.tool_call_id),
           }),
         );
         return;
       }
       default:
         warn(
-          context,
+          state,
           'unsupported-content',
           `${path}: message role "${message.role}" is not supported; dropped`,
         );
@@ -229,23 +231,23 @@ const convertMessages = (
   return { system, messages: converted };
 };
 
-const convertTools = (tools: readonly unknown[], context: Context): TurnTool[] => {
+const convertTools = (tools: readonly unknown[], state: ConversionState): TurnTool[] => {
   const converted: TurnTool[] = [];
   tools.forEach((tool, index) => {
     const path = `tools.${index}`;
     const entry = openaiChatToolSchema.safeParse(tool);
     if (!entry.success) {
-      warn(context, 'unsupported-tool', `${path}: not a tool object; dropped`);
+      warn(state, 'unsupported-tool', `${path}: not a tool object; dropped`);
       return;
     }
     if (entry.data.type !== 'function') {
-      warn(context, 'unsupported-tool', `${path}: tool type "${entry.data.type}" is not supported; dropped`);
+      warn(state, 'unsupported-tool', `${path}: tool type "${entry.data.type}" is not supported; dropped`);
       return;
     }
     const parsed = openaiChatFunctionToolSchema.safeParse(tool);
     if (!parsed.success) {
       const issue = describeSchemaIssue(parsed.error, [path], 'deepest-alternative');
-      warn(context, 'unsupported-tool', `${issue.path}: ${issue.message}; tool dropped`);
+      warn(state, 'unsupported-tool', `${issue.path}: ${issue.message}; tool dropped`);
       return;
     }
     const { name, description, parameters } = parsed.data.function;
@@ -259,11 +261,11 @@ const convertTools = (tools: readonly unknown[], context: Context): TurnTool[] =
   return converted;
 };
 
-const convertToolChoice = (value: unknown, context: Context): TurnToolChoice => {
+const convertToolChoice = (value: unknown, state: ConversionState): TurnToolChoice => {
   if (value === undefined || value === null) return { type: 'auto' };
   const parsed = openaiChatToolChoiceSchema.safeParse(value);
   if (!parsed.success) {
-    warn(context, 'unsupported-field', 'tool_choice: unsupported value; using "auto"');
+    warn(state, 'unsupported-field', 'tool_choice: unsupported value; using "auto"');
     return { type: 'auto' };
   }
   const choice = parsed.data;
@@ -271,16 +273,12 @@ const convertToolChoice = (value: unknown, context: Context): TurnToolChoice => 
   return { type: 'tool', name: choice.function.name };
 };
 
-const convertReasoning = (request: OpenaiChatRequest, context: Context): TurnReasoning => {
-  const effort = request.reasoning_effort ?? request.reasoning?.effort;
-  if (effort === undefined || effort === null || effort === 'none') return { requested: false };
-  if (reasoningEfforts.has(effort)) return { requested: true, effort: effort as TurnReasoningEffort };
-  warn(
-    context,
-    'unsupported-field',
-    `reasoning_effort: unknown level "${effort}"; the model default is used`,
-  );
-  return { requested: true };
+/** `reasoning_effort` wins over `reasoning.effort` (OpenRouter style); both are checked. */
+const convertReasoning = (request: OpenaiChatRequest): TurnReasoning => {
+  const nested = readReasoningEffort(request.reasoning?.effort, 'reasoning.effort');
+  const effort = readReasoningEffort(request.reasoning_effort, 'reasoning_effort') ?? nested;
+  if (effort === undefined || effort === 'none') return { requested: false };
+  return { requested: true, effort };
 };
 
 const nonEmpty = (value: string | null | undefined): string | undefined =>
@@ -301,31 +299,31 @@ const convertIdentity = (request: OpenaiChatRequest, headers: Record<string, str
   return identity;
 };
 
-const warnIgnoredFields = (body: Record<string, unknown>, context: Context): void => {
+const warnIgnoredFields = (body: Record<string, unknown>, state: ConversionState): void => {
   for (const field of ignoredFields) {
     if (body[field] !== undefined && body[field] !== null) {
-      warn(context, 'unsupported-field', `${field}: not supported by the upstream; ignored`);
+      warn(state, 'unsupported-field', `${field}: not supported by the upstream; ignored`);
     }
   }
   if (typeof body['n'] === 'number' && body['n'] !== 1) {
-    warn(context, 'unsupported-field', 'n: only one choice is produced; ignored');
+    warn(state, 'unsupported-field', 'n: only one choice is produced; ignored');
   }
 };
 
 /**
  * Converts a Chat Completions body (already `JSON.parse`d) and its headers into a {@link TurnRequest}.
  * Unknown fields, roles, content parts and tool kinds never fail the request: they are dropped with a
- * {@link TurnWarning}. A field we read with the wrong shape fails with an `invalid-request` error whose
+ * warning. A field we read with the wrong shape fails with an `invalid-request` error whose
  * `param` is the dot path of the field (e.g. `messages.2.content`).
  */
 export const convertOpenaiChatRequestToTurn = (body: unknown, headers: Record<string, string>): ParseResult =>
   catchInvalidRequest(() => {
     const request = parseAt(openaiChatRequestSchema, body, '');
-    const context: Context = { warnings: [], toolNames: new Map() };
+    const state: ConversionState = { warnings: [], toolNames: new Map() };
     const cleanHeaders = sanitizeHeaders(headers);
-    const tools = convertTools(request.tools ?? [], context);
-    const { system, messages } = convertMessages(request.messages, context);
-    warnIgnoredFields(request, context);
+    const tools = convertTools(request.tools ?? [], state);
+    const { system, messages } = convertMessages(request.messages, state);
+    warnIgnoredFields(request, state);
     const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens;
     return {
       protocol: 'openai-chat',
@@ -333,13 +331,13 @@ export const convertOpenaiChatRequestToTurn = (body: unknown, headers: Record<st
       system,
       messages,
       tools,
-      toolChoice: convertToolChoice(request.tool_choice, context),
-      reasoning: convertReasoning(request, context),
+      toolChoice: convertToolChoice(request.tool_choice, state),
+      reasoning: convertReasoning(request),
       ...(maxOutputTokens === undefined || maxOutputTokens === null ? {} : { maxOutputTokens }),
       stream: request.stream ?? false,
       includeStreamUsage: request.stream_options?.include_usage ?? false,
       identity: convertIdentity(request, cleanHeaders),
       headers: cleanHeaders,
-      warnings: context.warnings,
+      warnings: state.warnings,
     };
   });

@@ -5,6 +5,10 @@ import { emptyUsage, promptTokens, type TurnUsage } from '../../turn/turn-usage.
 import type { ResponseMeta, StreamEncoder } from '../protocol-adapter.js';
 import type { SseFrame } from '../sse-frame.js';
 import { createDataFrame } from '../shared/create-event-frame.js';
+import {
+  createJsonResponseFromEvents,
+  type SnapshotEncoder,
+} from '../shared/create-json-response-from-events.js';
 import { createOpenaiChatErrorFrames } from './openai-chat-error.js';
 import { mapOpenaiChatStopReason, type OpenaiChatFinishReason } from './map-openai-chat-stop-reason.js';
 
@@ -89,12 +93,22 @@ const doneFrame: SseFrame = { data: '[DONE]' };
  * trailing `choices: []` usage chunk, then `[DONE]`; after `error` or a bare `end()`, the in-band error
  * chunk then `[DONE]`.
  */
-export class OpenaiChatStreamEncoder implements StreamEncoder {
+export class OpenaiChatStreamEncoder implements StreamEncoder, SnapshotEncoder<OpenaiChatCompletion> {
   readonly #meta: ResponseMeta;
   readonly #includeUsage: boolean;
   #started = false;
   #ended = false;
-  readonly #toolCalls = new Map<string, { index: number; arguments: string }>();
+  #text = '';
+  #reasoning = '';
+  #end: { stopReason: TurnStopReason; usage: TurnUsage } | undefined;
+  /**
+   * Started calls in `index` order. `arguments` is what was streamed; `finalArguments` the complete text
+   * from `tool-call`, which the body uses even where the fragments disagreed.
+   */
+  readonly #toolCalls = new Map<
+    string,
+    { index: number; name: string; arguments: string; finalArguments: string | undefined }
+  >();
   /** Argument fragments of calls not started yet, by call id. */
   readonly #heldArguments = new Map<string, string>();
 
@@ -105,6 +119,38 @@ export class OpenaiChatStreamEncoder implements StreamEncoder {
 
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /**
+   * The `chat.completion` the chunks so far describe. `content` is `null` when the turn is only tool
+   * calls; reasoning goes to `reasoning_content`; finish reason and usage come from `turn-end` (before
+   * it: `stop` and zero usage).
+   */
+  get snapshot(): OpenaiChatCompletion {
+    const calls = [...this.#toolCalls].map(([id, call]): OpenaiChatToolCall => ({
+      id,
+      type: 'function',
+      function: { name: call.name, arguments: call.finalArguments ?? call.arguments },
+    }));
+    return {
+      id: this.#meta.id,
+      object: 'chat.completion',
+      created: this.#meta.createdAt,
+      model: this.#meta.model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: this.#text === '' && calls.length > 0 ? null : this.#text,
+            ...(this.#reasoning === '' ? {} : { reasoning_content: this.#reasoning }),
+            ...(calls.length === 0 ? {} : { tool_calls: calls }),
+          },
+          finish_reason: mapOpenaiChatStopReason(this.#end?.stopReason ?? 'end'),
+        },
+      ],
+      usage: convertTurnUsageToOpenaiChat(this.#end?.usage ?? emptyUsage()),
+    };
   }
 
   /** The role chunk (`{role:"assistant", content:""}`); emitted once, lazily by `push`/`end` if needed. */
@@ -126,9 +172,11 @@ export class OpenaiChatStreamEncoder implements StreamEncoder {
       case 'usage':
         break;
       case 'text-delta':
+        this.#text += event.delta;
         if (event.delta !== '') frames.push(this.#chunk({ content: event.delta }));
         break;
       case 'reasoning-delta':
+        this.#reasoning += event.delta;
         if (event.delta !== '') frames.push(this.#chunk({ reasoning_content: event.delta }));
         break;
       case 'tool-input-start':
@@ -140,9 +188,10 @@ export class OpenaiChatStreamEncoder implements StreamEncoder {
         break;
       case 'tool-call':
         frames.push(...this.#startToolCall(event.toolCallId, event.toolName));
-        frames.push(...this.#completeArguments(event.toolCallId, event.input));
+        frames.push(...this.#completeArguments(event.toolCallId, event.toolName, event.input));
         break;
       case 'turn-end':
+        this.#end = { stopReason: event.stopReason, usage: event.usage };
         frames.push(...this.#finish(event.stopReason, event.usage));
         break;
       case 'error':
@@ -185,7 +234,7 @@ export class OpenaiChatStreamEncoder implements StreamEncoder {
   #startToolCall(id: string, name: string): SseFrame[] {
     if (this.#toolCalls.has(id)) return [];
     const index = this.#toolCalls.size;
-    this.#toolCalls.set(id, { index, arguments: '' });
+    this.#toolCalls.set(id, { index, name, arguments: '', finalArguments: undefined });
     const frames = [
       this.#chunk({ tool_calls: [{ index, id, type: 'function', function: { name, arguments: '' } }] }),
     ];
@@ -205,9 +254,12 @@ export class OpenaiChatStreamEncoder implements StreamEncoder {
   }
 
   /** `tool-call` carries the full arguments: send whatever the deltas have not sent yet. */
-  #completeArguments(id: string, input: string): SseFrame[] {
+  #completeArguments(id: string, name: string, input: string): SseFrame[] {
     const call = this.#toolCalls.get(id);
-    if (call === undefined || !input.startsWith(call.arguments)) return [];
+    if (call === undefined) return [];
+    call.name = name;
+    call.finalArguments = input;
+    if (!input.startsWith(call.arguments)) return [];
     return this.#appendArguments(id, input.slice(call.arguments.length));
   }
 
@@ -234,53 +286,11 @@ export class OpenaiChatStreamEncoder implements StreamEncoder {
 }
 
 /**
- * The non-streaming `chat.completion` for a complete event list. `content` is `null` when the turn is
- * only tool calls; reasoning goes to `reasoning_content`. Tool arguments come from `tool-call` (falling
- * back to the streamed fragments). A list without `turn-end` is treated as a plain `stop` with no usage.
+ * The non-streaming `chat.completion` for a complete event list ending in `turn-end`: the
+ * {@link OpenaiChatStreamEncoder}'s snapshot after the events ran through it.
  */
 export const createOpenaiChatJsonResponse = (
   meta: ResponseMeta,
   events: readonly TurnEvent[],
-): OpenaiChatCompletion => {
-  let text = '';
-  let reasoning = '';
-  let end: { stopReason: TurnStopReason; usage: TurnUsage } | undefined;
-  const toolCalls = new Map<string, OpenaiChatToolCall>();
-  const toolCall = (id: string, name: string): OpenaiChatToolCall => {
-    const existing = toolCalls.get(id);
-    if (existing !== undefined) return existing;
-    const created: OpenaiChatToolCall = { id, type: 'function', function: { name, arguments: '' } };
-    toolCalls.set(id, created);
-    return created;
-  };
-  for (const event of events) {
-    if (event.type === 'text-delta') text += event.delta;
-    else if (event.type === 'reasoning-delta') reasoning += event.delta;
-    else if (event.type === 'tool-input-start') toolCall(event.id, event.toolName);
-    else if (event.type === 'tool-input-delta') toolCall(event.id, '').function.arguments += event.delta;
-    else if (event.type === 'tool-call') {
-      const call = toolCall(event.toolCallId, event.toolName);
-      call.function = { name: event.toolName, arguments: event.input };
-    } else if (event.type === 'turn-end') end = { stopReason: event.stopReason, usage: event.usage };
-  }
-  const calls = [...toolCalls.values()];
-  return {
-    id: meta.id,
-    object: 'chat.completion',
-    created: meta.createdAt,
-    model: meta.model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: text === '' && calls.length > 0 ? null : text,
-          ...(reasoning === '' ? {} : { reasoning_content: reasoning }),
-          ...(calls.length === 0 ? {} : { tool_calls: calls }),
-        },
-        finish_reason: mapOpenaiChatStopReason(end?.stopReason ?? 'end'),
-      },
-    ],
-    usage: convertTurnUsageToOpenaiChat(end?.usage ?? emptyUsage()),
-  };
-};
+): OpenaiChatCompletion =>
+  createJsonResponseFromEvents(new OpenaiChatStreamEncoder({ includeStreamUsage: false }, meta), events);

@@ -2,7 +2,7 @@ import type { ProtocolAdapter } from '../protocol-adapter.js';
 import { createOpenaiResponsesErrorResponse } from './openai-responses-error.js';
 import { convertOpenaiResponsesRequestToTurn } from './openai-responses-to-turn.js';
 import {
-  convertTurnEventsToOpenaiResponsesResponse,
+  createOpenaiResponsesJsonResponse,
   OpenaiResponsesStreamEncoder,
 } from './turn-to-openai-responses-events.js';
 
@@ -12,6 +12,6 @@ export const openaiResponsesAdapter: ProtocolAdapter = {
   idPrefix: 'resp_',
   parseRequest: convertOpenaiResponsesRequestToTurn,
   createStreamEncoder: (request, meta) => new OpenaiResponsesStreamEncoder(request, meta),
-  createJsonResponse: convertTurnEventsToOpenaiResponsesResponse,
+  createJsonResponse: createOpenaiResponsesJsonResponse,
   createErrorResponse: createOpenaiResponsesErrorResponse,
 };

@@ -17,7 +17,10 @@ type ErrorShape = {
   streamCode: string;
 };
 
-/** Statuses the `openai` SDK's `APIError.generate` maps to its error classes (503/504 → InternalServerError). */
+/**
+ * Status, `error.type` and codes per kind. Statuses are the ones the `openai` SDK's `APIError.generate`
+ * maps to its error classes (503/504 → InternalServerError).
+ */
 const errorShapes: Record<TurnErrorKind, ErrorShape> = {
   'invalid-request': { status: 400, type: 'invalid_request_error', code: null, streamCode: 'invalid_prompt' },
   authentication: {
@@ -61,8 +64,8 @@ const errorShapes: Record<TurnErrorKind, ErrorShape> = {
   timeout: { status: 504, type: 'timeout_error', code: 'timeout', streamCode: 'timeout' },
 };
 
-/** The HTTP status an error kind is answered with before any byte was sent. */
-export const mapOpenaiResponsesErrorStatus = (kind: TurnErrorKind): number => errorShapes[kind].status;
+/** The HTTP status, `error.type` and `error.code` (HTTP and in-stream) an error kind is answered with. */
+export const mapOpenaiResponsesError = (kind: TurnErrorKind): ErrorShape => errorShapes[kind];
 
 /**
  * An error before the stream started: the OpenAI envelope `{error:{message,type,param,code}}` with the

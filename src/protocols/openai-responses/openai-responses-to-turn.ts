@@ -29,23 +29,23 @@ import {
   openaiResponsesTypedObjectSchema,
 } from './openai-responses-schema.js';
 import type { OpenaiResponsesCustomTool, OpenaiResponsesRequest } from './openai-responses-schema.js';
+import { warn, type BaseConversionState } from '../shared/conversion-state.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
+import { createCustomToolInputSchema } from '../shared/custom-tool-input.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
 import { createToolResultMessage } from '../shared/create-tool-result-message.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { parseDataUrl } from '../shared/parse-data-url.js';
+import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
-
-const reasoningEfforts = ['minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 
 type Path = readonly (string | number)[];
 
-type ConversionState = {
+type ConversionState = BaseConversionState & {
   system: TurnTextPart[];
   messages: TurnMessage[];
-  warnings: TurnWarning[];
   /** Tool names by call id, from earlier `function_call` / `custom_tool_call` items. */
   toolNames: Map<string, string>;
   /** True once a non-system item was seen: later system/developer messages stay in the transcript. */
@@ -87,9 +87,9 @@ const convertRequest = (body: unknown, headers: Record<string, string>): TurnReq
     model: request.model,
     system: state.system,
     messages: state.messages,
-    tools: convertTools(request.tools ?? [], state.warnings),
-    toolChoice: convertToolChoice(request.tool_choice, state.warnings),
-    reasoning: convertReasoning(request.reasoning, state.warnings),
+    tools: convertTools(request.tools ?? [], state),
+    toolChoice: convertToolChoice(request.tool_choice, state),
+    reasoning: convertReasoning(request.reasoning),
     ...(request.max_output_tokens == null ? {} : { maxOutputTokens: request.max_output_tokens }),
     stream: request.stream ?? false,
     includeStreamUsage: true,
@@ -118,10 +118,6 @@ const rejectServerSideState = (body: Record<string, unknown>): void => {
 
 /** Zod reports a failed union as a bare "Invalid input"; list what each alternative expected instead. */
 const parseAt = createRequestFieldReader('list-alternatives');
-
-const warn = (state: { warnings: TurnWarning[] }, code: TurnWarning['code'], message: string): void => {
-  state.warnings.push({ code, message });
-};
 
 const convertItem = (item: unknown, path: Path, state: ConversionState): void => {
   const { type } = parseAt(openaiResponsesItemSchema, item, path);
@@ -286,7 +282,7 @@ const convertImagePart = (part: TypedPart, path: Path, state: ConversionState): 
   return undefined;
 };
 
-const convertTools = (tools: unknown[], warnings: TurnWarning[]): TurnTool[] =>
+const convertTools = (tools: unknown[], state: ConversionState): TurnTool[] =>
   tools.flatMap((tool, index): TurnTool[] => {
     const path = ['tools', index];
     const { type, name } = parseAt(openaiResponsesTypedObjectSchema, tool, path);
@@ -309,20 +305,13 @@ const convertTools = (tools: unknown[], warnings: TurnWarning[]): TurnTool[] =>
             kind: 'custom',
             name: custom.name,
             ...(custom.description ? { description: custom.description } : {}),
-            inputSchema: {
-              type: 'object',
-              properties: { input: { type: 'string', description: describeCustomFormat(custom.format) } },
-              required: ['input'],
-            },
+            inputSchema: createCustomToolInputSchema(describeCustomFormat(custom.format)),
           },
         ];
       }
       default: {
         const label = typeof name === 'string' ? `${type} tool '${name}'` : `${type} tool`;
-        warnings.push({
-          code: 'unsupported-tool',
-          message: `tools.${index}: ${label} is not supported by the bridge; dropped.`,
-        });
+        warn(state, 'unsupported-tool', `tools.${index}: ${label} is not supported by the bridge; dropped.`);
         return [];
       }
     }
@@ -338,15 +327,12 @@ const describeCustomFormat = (format: OpenaiResponsesCustomTool['format']): stri
 
 const convertToolChoice = (
   choice: OpenaiResponsesRequest['tool_choice'],
-  warnings: TurnWarning[],
+  state: ConversionState,
 ): TurnToolChoice => {
   if (choice == null) return { type: 'auto' };
   if (typeof choice === 'string') {
     if (choice === 'auto' || choice === 'none' || choice === 'required') return { type: choice };
-    warnings.push({
-      code: 'unsupported-field',
-      message: `tool_choice '${choice}' is not supported; using auto.`,
-    });
+    warn(state, 'unsupported-field', `tool_choice '${choice}' is not supported; using auto.`);
     return { type: 'auto' };
   }
   if (choice.type === 'function' || choice.type === 'custom') {
@@ -359,32 +345,21 @@ const convertToolChoice = (
     return { type: 'tool', name: choice.name };
   }
   if (choice.type === 'allowed_tools') {
-    warnings.push({
-      code: 'unsupported-field',
-      message: 'tool_choice allowed_tools: the tool subset is not enforced; all tools stay available.',
-    });
+    warn(
+      state,
+      'unsupported-field',
+      'tool_choice allowed_tools: the tool subset is not enforced; all tools stay available.',
+    );
     return choice['mode'] === 'required' ? { type: 'required' } : { type: 'auto' };
   }
-  warnings.push({
-    code: 'unsupported-field',
-    message: `tool_choice type '${choice.type}' is not supported; using auto.`,
-  });
+  warn(state, 'unsupported-field', `tool_choice type '${choice.type}' is not supported; using auto.`);
   return { type: 'auto' };
 };
 
-const convertReasoning = (
-  reasoning: OpenaiResponsesRequest['reasoning'],
-  warnings: TurnWarning[],
-): TurnReasoning => {
-  const effort = reasoning?.effort;
-  if (effort == null || effort === 'none') return { requested: false };
-  const known = reasoningEfforts.find((level) => level === effort);
-  if (known) return { requested: true, effort: known };
-  warnings.push({
-    code: 'unsupported-field',
-    message: `reasoning.effort '${effort}' is not supported; ignored.`,
-  });
-  return { requested: false };
+const convertReasoning = (reasoning: OpenaiResponsesRequest['reasoning']): TurnReasoning => {
+  const effort = readReasoningEffort(reasoning?.effort, 'reasoning.effort');
+  if (effort === undefined || effort === 'none') return { requested: false };
+  return { requested: true, effort };
 };
 
 const findFieldWarnings = (request: OpenaiResponsesRequest): TurnWarning[] => {

@@ -1,6 +1,6 @@
 /**
- * TurnEvent stream → OpenAI Responses SSE events. One stateful encoder per response; it also builds the
- * non-streaming response object by replaying a complete event list.
+ * TurnEvent stream → OpenAI Responses SSE events. One stateful encoder per response; its snapshot is
+ * the non-streaming response object.
  *
  * Wire contract (what the `openai` SDK's `responses.stream()` accumulator, Codex and @ai-sdk/openai read):
  * - every event's data carries `type` and a `sequence_number` increasing by one from 0; the SSE event
@@ -22,7 +22,11 @@ import type { TurnRequest } from '../../turn/turn-request.js';
 import type { TurnUsage } from '../../turn/turn-usage.js';
 import { promptTokens } from '../../turn/turn-usage.js';
 import { createEventFrame } from '../shared/create-event-frame.js';
-import { safeParseJson } from '../shared/safe-parse-json.js';
+import {
+  createJsonResponseFromEvents,
+  type SnapshotEncoder,
+} from '../shared/create-json-response-from-events.js';
+import { unwrapCustomToolInput } from '../shared/custom-tool-input.js';
 import { mapOpenaiResponsesStopReason } from './map-openai-responses-stop-reason.js';
 import {
   createOpenaiResponsesErrorFrames,
@@ -46,7 +50,7 @@ const missingEndMessage = 'The upstream run ended without finishing the response
  * `tool-input-start` is announced whole. Custom tool input (`{"input":"…"}` upstream) is unwrapped to
  * the raw string and sent once, when the call is complete.
  */
-export class OpenaiResponsesStreamEncoder implements StreamEncoder {
+export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEncoder<Json> {
   readonly #request: TurnRequest;
   readonly #meta: ResponseMeta;
   readonly #idSuffix: string;
@@ -68,9 +72,12 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder {
     return this.#finalResponse !== undefined;
   }
 
-  /** The terminal response object (status, output, usage), once the stream has ended. */
-  get finalResponse(): Json | undefined {
-    return this.#finalResponse;
+  /**
+   * The response object the events so far describe: the terminal one (status, output, usage) once the
+   * stream has ended, an `in_progress` one before.
+   */
+  get snapshot(): Json {
+    return this.#finalResponse ?? this.#snapshot('in_progress');
   }
 
   start(): SseFrame[] {
@@ -445,30 +452,12 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder {
   }
 }
 
-/** Custom tools are mirrored upstream as `{ input: string }`; the client expects the raw string. */
-export const unwrapCustomToolInput = (input: string): string => {
-  if (!input.trimStart().startsWith('{')) return input;
-  // Not JSON, or JSON of another shape: already the raw input.
-  const parsed = safeParseJson(input);
-  if (!parsed.success) return input;
-  const { value } = parsed;
-  return typeof value === 'object' && value !== null && 'input' in value && typeof value.input === 'string'
-    ? value.input
-    : input;
-};
-
 /**
- * The non-streaming response object for a complete event list: the same state the stream encoder
- * builds, read after its terminal event.
+ * The non-streaming response object for a complete event list ending in `turn-end`: the
+ * {@link OpenaiResponsesStreamEncoder}'s snapshot after the events ran through it.
  */
-export const convertTurnEventsToOpenaiResponsesResponse = (
+export const createOpenaiResponsesJsonResponse = (
   request: TurnRequest,
   meta: ResponseMeta,
   events: readonly TurnEvent[],
-): Json => {
-  const encoder = new OpenaiResponsesStreamEncoder(request, meta);
-  encoder.start();
-  for (const event of events) encoder.push(event);
-  encoder.end();
-  return encoder.finalResponse ?? {};
-};
+): Json => createJsonResponseFromEvents(new OpenaiResponsesStreamEncoder(request, meta), events);

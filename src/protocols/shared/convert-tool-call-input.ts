@@ -7,5 +7,5 @@ import { safeParseJson } from './safe-parse-json.js';
  */
 export const convertToolCallInput = (text: string): unknown => {
   const parsed = safeParseJson(text);
-  return parsed.success ? parsed.value : text;
+  return parsed.ok ? parsed.value : text;
 };

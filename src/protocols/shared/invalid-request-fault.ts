@@ -30,10 +30,10 @@ export class InvalidRequestFault extends Error {
  */
 export const catchInvalidRequest = (convert: () => TurnRequest): ParseResult => {
   try {
-    return { success: true, value: convert() };
+    return { ok: true, value: convert() };
   } catch (error) {
     if (!(error instanceof InvalidRequestFault)) throw error;
     const extra = error.param === undefined ? {} : { param: error.param };
-    return { success: false, error: createTurnError('invalid-request', error.message, extra) };
+    return { ok: false, error: createTurnError('invalid-request', error.message, extra) };
   }
 };

@@ -1,5 +1,7 @@
+import type { Result } from '../../shared/result.js';
+
 /** The outcome of {@link safeParseJson}: the parsed value, or the reason the text is not JSON. */
-export type SafeParseJsonResult = { success: true; value: unknown } | { success: false; error: Error };
+export type SafeParseJsonResult = Result<unknown, Error>;
 
 /**
  * `JSON.parse` for text that came from outside (tool arguments, metadata strings, upstream tool input):
@@ -7,8 +9,8 @@ export type SafeParseJsonResult = { success: true; value: unknown } | { success:
  */
 export const safeParseJson = (text: string): SafeParseJsonResult => {
   try {
-    return { success: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {
-    return { success: false, error: error instanceof Error ? error : new Error(String(error)) };
+    return { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
   }
 };

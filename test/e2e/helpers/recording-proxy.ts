@@ -96,9 +96,7 @@ export const startRecordingProxy = async (options: {
         try {
           exchange.body = JSON.parse(body.toString('utf8')) as unknown;
           const parsed = adapter.parseRequest(exchange.body, flatHeaders(clientRequest.headers));
-          exchange.parsed = parsed.success
-            ? { ok: true, turn: parsed.value }
-            : { ok: false, error: parsed.error };
+          exchange.parsed = parsed.ok ? { ok: true, turn: parsed.value } : { ok: false, error: parsed.error };
         } catch {
           exchange.body = body.toString('utf8');
         }

@@ -13,7 +13,7 @@ const parsed = anthropicAdapter.parseRequest(
   { model: 'claude-opus-4-8', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], stream: true },
   { 'x-claude-code-session-id': 'sess-1', 'x-api-key': 'sk-test' },
 );
-if (!parsed.success) throw new Error(parsed.error.message);
+if (!parsed.ok) throw new Error(parsed.error.message);
 const turn: TurnRequest = parsed.value;
 
 describe('anthropicAdapter', () => {
@@ -30,7 +30,7 @@ describe('anthropicAdapter', () => {
       headers: { 'x-claude-code-session-id': 'sess-1' },
     });
     expect(anthropicAdapter.parseRequest({ model: 'm' }, {})).toMatchObject({
-      success: false,
+      ok: false,
       error: { kind: 'invalid-request', param: 'messages' },
     });
   });

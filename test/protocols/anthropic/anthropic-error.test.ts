@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 
 import {
-  createAnthropicErrorFrame,
+  createAnthropicErrorFrames,
   createAnthropicErrorResponse,
 } from '../../../src/protocols/anthropic/anthropic-error.js';
 import { createTurnError, type TurnErrorKind } from '../../../src/turn/turn-error.js';
@@ -83,18 +83,21 @@ describe('createAnthropicErrorResponse through the official client', () => {
   });
 });
 
-describe('createAnthropicErrorFrame', () => {
-  it('is an `error` event the client throws as an APIError with the type and message', async () => {
-    const frame = createAnthropicErrorFrame(createTurnError('rate-limit', 'Cursor rate limit reached'));
-    expect(frame).toEqual({
-      event: 'error',
-      data: '{"type":"error","error":{"type":"rate_limit_error","message":"Cursor rate limit reached"}}',
-    });
+describe('createAnthropicErrorFrames', () => {
+  it('is an `error` event the client throws as an APIError with the type and message, then message_stop', async () => {
+    const frames = createAnthropicErrorFrames(createTurnError('rate-limit', 'Cursor rate limit reached'));
+    expect(frames).toEqual([
+      {
+        event: 'error',
+        data: '{"type":"error","error":{"type":"rate_limit_error","message":"Cursor rate limit reached"}}',
+      },
+      { event: 'message_stop', data: '{"type":"message_stop"}' },
+    ]);
     const client = new Anthropic({
       apiKey: 'sk-test',
       baseURL: 'http://127.0.0.1:9',
       maxRetries: 0,
-      fetch: createSseFetch([frame]),
+      fetch: createSseFetch(frames),
     });
     const stream = await client.messages.create({ ...request, stream: true });
     const error = await (async () => {

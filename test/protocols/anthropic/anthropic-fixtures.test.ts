@@ -9,7 +9,7 @@ const readFixture = (name: string): unknown => readJsonFixture('anthropic', name
 
 const parseFixture = (name: string, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertAnthropicRequestToTurn(readFixture(`${name}.request.json`), headers);
-  if (!result.success) throw new Error(`fixture ${name} failed: ${result.error.message}`);
+  if (!result.ok) throw new Error(`fixture ${name} failed: ${result.error.message}`);
   return result.value;
 };
 

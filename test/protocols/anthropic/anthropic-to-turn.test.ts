@@ -7,13 +7,13 @@ const base = { model: 'claude-opus-4-8', max_tokens: 1024, messages: [{ role: 'u
 
 const parse = (body: Record<string, unknown>, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertAnthropicRequestToTurn(body, headers);
-  if (!result.success) throw new Error(`unexpected failure: ${result.error.message}`);
+  if (!result.ok) throw new Error(`unexpected failure: ${result.error.message}`);
   return result.value;
 };
 
 const parseError = (body: unknown) => {
   const result = convertAnthropicRequestToTurn(body, {});
-  if (result.success) throw new Error('expected a failure');
+  if (result.ok) throw new Error('expected a failure');
   return result.error;
 };
 
@@ -336,13 +336,26 @@ describe('convertAnthropicRequestToTurn: reasoning', () => {
     expect(parse({ ...base, ...fields }).reasoning).toEqual(expected);
   });
 
-  it('warns on an unknown effort or thinking type instead of failing', () => {
-    const turn = parse({ ...base, thinking: { type: 'deep' }, output_config: { effort: 'ludicrous' } });
-    expect(turn.reasoning).toEqual({ requested: true });
+  it('warns on an unknown thinking type instead of failing', () => {
+    const turn = parse({ ...base, thinking: { type: 'deep' }, output_config: { effort: 'high' } });
+    expect(turn.reasoning).toEqual({ requested: true, effort: 'high' });
     expect(turn.warnings.map((warning) => warning.message)).toEqual([
-      expect.stringContaining('output_config.effort "ludicrous"'),
       expect.stringContaining('thinking.type "deep"'),
     ]);
+  });
+
+  it('rejects an unknown effort, naming output_config.effort', () => {
+    const error = parseError({
+      ...base,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'ludicrous' },
+    });
+    expect(error).toMatchObject({ kind: 'invalid-request', param: 'output_config.effort' });
+  });
+
+  it('reads effort none as no reasoning, even with thinking enabled', () => {
+    const turn = parse({ ...base, thinking: { type: 'adaptive' }, output_config: { effort: 'none' } });
+    expect(turn.reasoning).toEqual({ requested: false });
   });
 });
 
@@ -376,11 +389,21 @@ describe('convertAnthropicRequestToTurn: identity and headers', () => {
     });
   });
 
-  it('falls back to x-claude-code-session-id when user_id is absent or names only the device', () => {
+  it.each(['{"device_id":"d"}', '{"device_id":"d","session_id":""}', '42', '"quoted"'])(
+    'uses JSON without a session_id as the raw string %s, before the header',
+    (userId) => {
+      const header = { 'X-Claude-Code-Session-Id': 'hdr-1' };
+      expect(parse({ ...base, metadata: { user_id: userId } }, header).identity).toEqual({
+        nativeSessionId: { value: userId, source: 'metadata.user_id' },
+      });
+    },
+  );
+
+  it('falls back to x-claude-code-session-id when user_id is absent or empty', () => {
     const header = { 'X-Claude-Code-Session-Id': 'hdr-1' };
     const expected = { nativeSessionId: { value: 'hdr-1', source: 'x-claude-code-session-id' } };
     expect(parse(base, header).identity).toEqual(expected);
-    expect(parse({ ...base, metadata: { user_id: '{"device_id":"d"}' } }, header).identity).toEqual(expected);
+    expect(parse({ ...base, metadata: { user_id: '' } }, header).identity).toEqual(expected);
     expect(parse({ ...base, metadata: { user_id: null } }, header).identity).toEqual(expected);
     expect(parse({ ...base, metadata: {} }).identity).toEqual({});
   });

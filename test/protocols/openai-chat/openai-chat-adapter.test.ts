@@ -21,7 +21,7 @@ describe('openaiChatAdapter', () => {
   it('parses requests and reports bad ones as invalid-request errors', () => {
     const parsed = openaiChatAdapter.parseRequest(body, { 'x-session-id': 'ses_1' });
     expect(parsed).toMatchObject({
-      success: true,
+      ok: true,
       value: {
         protocol: 'openai-chat',
         includeStreamUsage: true,
@@ -29,14 +29,14 @@ describe('openaiChatAdapter', () => {
       },
     });
     expect(openaiChatAdapter.parseRequest({ model: 'm', messages: [{ role: 'user' }] }, {})).toMatchObject({
-      success: false,
+      ok: false,
       error: { kind: 'invalid-request', param: 'messages.0.content' },
     });
   });
 
   it('creates an encoder honouring include_usage, a JSON response and error responses', () => {
     const parsed = openaiChatAdapter.parseRequest(body, {});
-    if (!parsed.success) throw new Error(parsed.error.message);
+    if (!parsed.ok) throw new Error(parsed.error.message);
     const events: TurnEvent[] = [
       { type: 'text-delta', id: 't', delta: 'yo' },
       { type: 'turn-end', stopReason: 'end', usage },

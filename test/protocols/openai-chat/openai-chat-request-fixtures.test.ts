@@ -17,7 +17,7 @@ const openCodeHeaders = {
 
 const convert = (name: string, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertOpenaiChatRequestToTurn(fixture(name), headers);
-  if (!result.success) throw new Error(`${name}: ${result.error.message}`);
+  if (!result.ok) throw new Error(`${name}: ${result.error.message}`);
   return result.value;
 };
 

@@ -3,7 +3,10 @@ import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { describe, expect, it } from 'vitest';
 import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { createSseFetch } from '../../helpers/sse-response.js';
-import { encodeScript, expectedUsage, scripts, type ScriptName } from './openai-chat-scripts.js';
+import { createOpenaiChatJsonResponse } from '../../../src/protocols/openai-chat/turn-to-openai-chat-events.js';
+import type { TurnEvent } from '../../../src/turn/turn-event.js';
+import type { EncoderStep } from '../shared/run-stream-encoder.js';
+import { encodeScript, expectedUsage, meta, scripts, type ScriptName } from './openai-chat-scripts.js';
 
 /** The official client, pointed at a fetch stand-in; the base URL is never contacted. */
 const clientFor = (frames: readonly SseFrame[], options: { chunkSize?: number; crlf?: boolean } = {}) =>
@@ -126,4 +129,23 @@ describe('openai SDK without include_usage', () => {
     expect(chunks.map((chunk) => chunk.usage ?? null)).toEqual([null, null, null]);
     expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('stop');
   });
+});
+
+describe('stream and JSON agree', () => {
+  it.each(['text', 'reasoning', 'tool-call', 'two-tool-calls'] as const)(
+    '%s: the SDK-accumulated stream equals the non-stream body',
+    async (name) => {
+      const streamed = await finalCompletion(name);
+      const steps: readonly EncoderStep[] = scripts[name].steps;
+      const events = steps.filter((step): step is TurnEvent => step !== 'keepalive');
+      const json = createOpenaiChatJsonResponse(meta, events);
+      const message = json.choices[0]?.message;
+      expect(streamed.choices[0]?.message).toMatchObject({
+        // The role chunk carries `content: ""`; the body says `null` for a tool-only turn, as OpenAI does.
+        content: message?.content ?? '',
+        ...(message?.tool_calls === undefined ? {} : { tool_calls: message.tool_calls }),
+      });
+      expect(streamed.choices[0]?.finish_reason).toBe(json.choices[0]?.finish_reason);
+    },
+  );
 });

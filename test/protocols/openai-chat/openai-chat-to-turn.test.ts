@@ -5,13 +5,13 @@ import type { TurnRequest } from '../../../src/turn/turn-request.js';
 
 const parse = (body: Record<string, unknown>, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertOpenaiChatRequestToTurn({ model: 'composer-2', ...body }, headers);
-  if (!result.success) throw new Error(`unexpected failure: ${result.error.message}`);
+  if (!result.ok) throw new Error(`unexpected failure: ${result.error.message}`);
   return result.value;
 };
 
 const parseError = (body: unknown): TurnError => {
   const result = convertOpenaiChatRequestToTurn(body, {});
-  if (result.success) throw new Error('expected a failure');
+  if (result.ok) throw new Error('expected a failure');
   return result.error;
 };
 
@@ -350,10 +350,11 @@ describe('convertOpenaiChatRequestToTurn: reasoning, limits, stream', () => {
     expect(parse({ messages: [user('x')], ...fields }).reasoning).toEqual(expected);
   });
 
-  it('treats an unknown effort as requested without a level, with a warning', () => {
-    const turn = parse({ messages: [user('x')], reasoning_effort: 'turbo' });
-    expect(turn.reasoning).toEqual({ requested: true });
-    expect(turn.warnings[0]?.message).toContain('turbo');
+  it('rejects an unknown effort, naming the field', () => {
+    expect(parseError({ model: 'gpt', messages: [user('x')], reasoning_effort: 'turbo' })).toMatchObject({
+      kind: 'invalid-request',
+      param: 'reasoning_effort',
+    });
   });
 
   it('prefers max_completion_tokens over max_tokens', () => {

@@ -14,7 +14,7 @@ const parse = (body: unknown) => {
     'x-session-id': 'ses_1',
     authorization: 'Bearer k',
   });
-  if (!result.success) throw new Error(result.error.message);
+  if (!result.ok) throw new Error(result.error.message);
   return result.value;
 };
 
@@ -34,7 +34,7 @@ describe('openaiResponsesAdapter', () => {
     expect(
       openaiResponsesAdapter.parseRequest({ model: 'gpt-5.5', input: 'x', conversation: 'c' }, {}),
     ).toMatchObject({
-      success: false,
+      ok: false,
       error: { kind: 'invalid-request', param: 'conversation' },
     });
   });

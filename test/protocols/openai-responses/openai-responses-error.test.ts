@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createOpenaiResponsesErrorFrames,
   createOpenaiResponsesErrorResponse,
-  mapOpenaiResponsesErrorStatus,
+  mapOpenaiResponsesError,
 } from '../../../src/protocols/openai-responses/openai-responses-error.js';
 import type { TurnErrorKind } from '../../../src/turn/turn-error.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
@@ -47,7 +47,7 @@ describe('createOpenaiResponsesErrorResponse', () => {
       const turnError = createTurnError(kind, `failure of kind ${kind}`, { retryable: false });
       const response = createOpenaiResponsesErrorResponse(turnError);
       expect(response.status).toBe(status);
-      expect(mapOpenaiResponsesErrorStatus(kind)).toBe(status);
+      expect(mapOpenaiResponsesError(kind).status).toBe(status);
       expect(response.body).toMatchObject({
         error: { message: `failure of kind ${kind}`, type, param: null },
       });

@@ -7,13 +7,13 @@ const readFixture = (name: string): unknown => readJsonFixture('openai-responses
 
 const convert = (body: unknown, headers: Record<string, string> = {}): TurnRequest => {
   const result = convertOpenaiResponsesRequestToTurn(body, headers);
-  if (!result.success) throw new Error(`unexpected failure: ${result.error.message}`);
+  if (!result.ok) throw new Error(`unexpected failure: ${result.error.message}`);
   return result.value;
 };
 
 const convertError = (body: unknown) => {
   const result = convertOpenaiResponsesRequestToTurn(body, {});
-  if (result.success) throw new Error('expected an invalid-request error');
+  if (result.ok) throw new Error('expected an invalid-request error');
   return result.error;
 };
 
@@ -385,17 +385,14 @@ describe('convertOpenaiResponsesRequestToTurn — mapping rules', () => {
     expect(convert({ model: 'm', input: 'x', reasoning }).reasoning).toEqual(expected);
   });
 
-  it('warns on an unknown reasoning effort, parallel_tool_calls false and structured output', () => {
+  it('warns on parallel_tool_calls false and structured output', () => {
     const turn = convert({
       model: 'm',
       input: 'x',
-      reasoning: { effort: 'ludicrous' },
       parallel_tool_calls: false,
       text: { format: { type: 'json_schema', name: 'out', schema: {} }, verbosity: 'low' },
     });
-    expect(turn.reasoning).toEqual({ requested: false });
     expect(turn.warnings.map((warning) => warning.message)).toEqual([
-      expect.stringContaining("reasoning.effort 'ludicrous'"),
       expect.stringContaining('parallel_tool_calls'),
       expect.stringContaining("text.format 'json_schema'"),
     ]);

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  convertTurnEventsToOpenaiResponsesResponse,
+  createOpenaiResponsesJsonResponse,
   OpenaiResponsesStreamEncoder,
-  unwrapCustomToolInput,
 } from '../../../src/protocols/openai-responses/turn-to-openai-responses-events.js';
 import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
@@ -393,17 +392,13 @@ describe('OpenaiResponsesStreamEncoder', () => {
   });
 });
 
-describe('convertTurnEventsToOpenaiResponsesResponse', () => {
+describe('createOpenaiResponsesJsonResponse', () => {
   it('builds the completed response object from the full event list', () => {
-    const response = convertTurnEventsToOpenaiResponsesResponse(
-      createTestTurnRequest({ stream: false }),
-      testMeta,
-      [
-        ...textEvents('t1', 'Hello'),
-        ...toolCallEvents('c1', 'bash', '{"command":"ls"}'),
-        turnEnd('tool-use'),
-      ],
-    );
+    const response = createOpenaiResponsesJsonResponse(createTestTurnRequest({ stream: false }), testMeta, [
+      ...textEvents('t1', 'Hello'),
+      ...toolCallEvents('c1', 'bash', '{"command":"ls"}'),
+      turnEnd('tool-use'),
+    ]);
     expect(response).toMatchObject({
       id: 'resp_test1',
       object: 'response',
@@ -433,24 +428,11 @@ describe('convertTurnEventsToOpenaiResponsesResponse', () => {
   });
 
   it('marks a list without a terminal event as failed', () => {
-    const response = convertTurnEventsToOpenaiResponsesResponse(
+    const response = createOpenaiResponsesJsonResponse(
       createTestTurnRequest(),
       testMeta,
       textEvents('t1', 'x'),
     );
     expect(response).toMatchObject({ status: 'failed', error: { code: 'server_error' } });
-  });
-});
-
-describe('unwrapCustomToolInput', () => {
-  it.each([
-    ['{"input":"raw text"}', 'raw text'],
-    ['  {"input":"a\\nb"}', 'a\nb'],
-    ['*** Begin Patch', '*** Begin Patch'],
-    ['{"other":1}', '{"other":1}'],
-    ['{not json', '{not json'],
-    ['', ''],
-  ])('unwraps %j to %j', (input, expected) => {
-    expect(unwrapCustomToolInput(input)).toBe(expected);
   });
 });

@@ -25,7 +25,7 @@ describe('InvalidRequestFault.atField', () => {
 
 describe('catchInvalidRequest', () => {
   it('returns the converted request', () => {
-    expect(catchInvalidRequest(() => turn)).toEqual({ success: true, value: turn });
+    expect(catchInvalidRequest(() => turn)).toEqual({ ok: true, value: turn });
   });
 
   it('turns a fault into a non-retryable invalid-request error, with param only when known', () => {
@@ -34,7 +34,7 @@ describe('catchInvalidRequest', () => {
         throw new InvalidRequestFault('conversation', 'conversation: not stored');
       }),
     ).toEqual({
-      success: false,
+      ok: false,
       error: {
         kind: 'invalid-request',
         message: 'conversation: not stored',
@@ -45,8 +45,8 @@ describe('catchInvalidRequest', () => {
     const result = catchInvalidRequest(() => {
       throw new InvalidRequestFault(undefined, 'Invalid request: the body must be a JSON object');
     });
-    expect(result.success).toBe(false);
-    if (!result.success) expect(result.error).not.toHaveProperty('param');
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).not.toHaveProperty('param');
   });
 
   it('lets any other exception through', () => {

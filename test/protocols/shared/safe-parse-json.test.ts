@@ -8,12 +8,12 @@ describe('safeParseJson', () => {
     ['42', 42],
     ['null', null],
   ])('parses %s', (text, value) => {
-    expect(safeParseJson(text)).toEqual({ success: true, value });
+    expect(safeParseJson(text)).toEqual({ ok: true, value });
   });
 
   it.each(['', '{"x":', 'not json', '{a:1}'])('reports %j as a failure with a SyntaxError', (text) => {
     const result = safeParseJson(text);
-    expect(result.success).toBe(false);
-    if (!result.success) expect(result.error).toBeInstanceOf(SyntaxError);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toBeInstanceOf(SyntaxError);
   });
 });
