@@ -8,8 +8,8 @@ import { createCcrErrorResponse } from '../protocols/ccr/ccr-error.js';
 import { CcrStreamEncoder, createCcrJsonResponse } from '../protocols/ccr/turn-to-ccr-events.js';
 import type { ResponseMeta } from '../protocols/protocol-adapter.js';
 import type { SseFrame } from '../protocols/sse-frame.js';
-import { collectTurnEvents } from '../server/collect-turn-events.js';
-import { serializeSseFrames } from '../server/sse-serialize.js';
+import { collectTurnEvents } from '../protocols/collect-turn-events.js';
+import { serializeSseFrames } from '../protocols/sse-serialize.js';
 import { toTurnError, type TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 

@@ -1,5 +1,5 @@
 /**
- * One Server-Sent Events frame as an encoder produces it; `server/sse.ts` serializes it.
+ * One Server-Sent Events frame as an encoder produces it; `sse-serialize.ts` serializes it.
  * `data` is written as-is after splitting on newlines (JSON is single-line). `comment` frames
  * (`: keepalive`) are ignored by every SSE parser.
  */

@@ -7,7 +7,7 @@ import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnRequest } from '../turn/turn-request.js';
 import { apiKeyMatches, presentedApiKey } from './api-key.js';
-import { collectTurnEvents } from './collect-turn-events.js';
+import { collectTurnEvents } from '../protocols/collect-turn-events.js';
 import { readBody } from './read-body.js';
 import { SseWriter } from './sse-writer.js';
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { SseFrame } from '../protocols/sse-frame.js';
-import { serializeSseFrame } from './sse-serialize.js';
+import { serializeSseFrame } from '../protocols/sse-serialize.js';
 
 export type SseWriterOptions = {
   /** Idle time after which `keepalive()` frames are written; 0 disables. */

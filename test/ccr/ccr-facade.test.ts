@@ -116,6 +116,44 @@ describe('the CCR facade', () => {
     expect((await fetch(result.config.url, { method: 'POST', body: '{}' })).status).toBe(404);
   });
 
+  it('keys sessions and reasoning on the original Anthropic body, exactly as serve does', async () => {
+    const answer = [
+      { type: 'text-delta' as const, text: 'ok' },
+      { type: 'usage' as const, usage },
+      { type: 'end' as const, status: 'finished' as const },
+    ];
+    const { facade, upstream } = await startFacade([answer, answer, answer]);
+    const opening = { role: 'user', content: [{ type: 'text', text: 'Same opening' }] };
+    const ask = async (userId: string, extra: Record<string, unknown>): Promise<void> => {
+      const body = anthropicBody('unused', { metadata: { user_id: userId }, ...extra });
+      const result = await transform(facade, ccrCall(body));
+      await decodedText(result.config.__providerResponse);
+    };
+    const legacy = (session: string): string => `user_0123abcd_account__session_${session}`;
+    const json = (session: string): string =>
+      JSON.stringify({ device_id: 'd', account_uuid: '', session_id: session });
+
+    await ask(json('conversation-a'), { messages: [opening], output_config: { effort: 'low' } });
+    await ask(legacy('conversation-b'), { messages: [opening] });
+    // Conversation b's second turn, its id now in the JSON spelling of newer Claude Code.
+    await ask(json('conversation-b'), {
+      messages: [
+        opening,
+        { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+        { role: 'user', content: [{ type: 'text', text: 'next' }] },
+      ],
+    });
+
+    const sessions = upstream.calls.map((call) => call.sessionId);
+    expect(sessions).toHaveLength(3);
+    // The same opening under two conversation ids: two agents. Both spellings of b's id: one agent.
+    expect(sessions[0]).not.toBe(sessions[1]);
+    expect(sessions[2]).toBe(sessions[1]);
+    expect(JSON.stringify(upstream.calls[2]?.input.prompt)).not.toContain('Same opening');
+    expect(upstream.calls[0]?.input.reasoning).toMatchObject({ requested: true, effort: 'low' });
+    expect(upstream.calls[1]?.input.reasoning).toMatchObject({ requested: false });
+  });
+
   it('serves the model CCR routed to, even one the config does not list', async () => {
     const { facade, upstream } = await startFacade([
       { type: 'text-delta', text: 'Routed.' },

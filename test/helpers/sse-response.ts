@@ -1,5 +1,5 @@
 import type { SseFrame } from '../../src/protocols/sse-frame.js';
-import { serializeSseFrames } from '../../src/server/sse-serialize.js';
+import { serializeSseFrames } from '../../src/protocols/sse-serialize.js';
 
 /**
  * A `fetch` stand-in that answers every request with the given SSE text, split into chunks of

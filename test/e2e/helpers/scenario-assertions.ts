@@ -4,7 +4,7 @@
  */
 
 import { expect } from 'vitest';
-import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
+import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import type { E2eBridge, RecordedExchange } from './e2e-bridge.js';
 
 /** What the bridge sent back on one exchange, as text (SSE frames or JSON). */

@@ -23,7 +23,7 @@ import {
   type FakeRequestLogEntry,
   type Scenario,
 } from '../../fakes/cursor-backend/index.js';
-import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
+import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
 import { ensureBuilt } from '../../helpers/ensure-built.js';
 import { repoRoot } from '../../helpers/repo-root.js';

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 
 import { anthropicAdapter } from '../../../src/protocols/anthropic/anthropic-adapter.js';
-import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
+import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
 import { createJsonFetch } from '../../helpers/sse-response.js';

@@ -5,7 +5,7 @@ import {
   createAnthropicJsonResponse,
 } from '../../../src/protocols/anthropic/turn-to-anthropic-events.js';
 import type { SseFrame } from '../../../src/protocols/sse-frame.js';
-import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
+import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { readFixture } from '../shared/read-fixture.js';

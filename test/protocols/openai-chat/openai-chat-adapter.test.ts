@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openaiChatAdapter } from '../../../src/protocols/openai-chat/openai-chat-adapter.js';
-import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
+import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { meta, usage } from './openai-chat-scripts.js';

@@ -5,7 +5,7 @@ import {
   createOpenaiChatJsonResponse,
   OpenaiChatStreamEncoder,
 } from '../../../src/protocols/openai-chat/turn-to-openai-chat-events.js';
-import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
+import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { emptyUsage } from '../../../src/turn/turn-usage.js';
 import { readFixture } from '../shared/read-fixture.js';

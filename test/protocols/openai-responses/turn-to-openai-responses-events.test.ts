@@ -3,7 +3,7 @@ import {
   createOpenaiResponsesJsonResponse,
   OpenaiResponsesStreamEncoder,
 } from '../../../src/protocols/openai-responses/turn-to-openai-responses-events.js';
-import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
+import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { createTestTurnRequest } from '../shared/create-test-turn-request.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createDataFrame, createEventFrame } from '../../../src/protocols/shared/create-event-frame.js';
-import { serializeSseFrames } from '../../../src/server/sse-serialize.js';
+import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 
 describe('createEventFrame', () => {
   it('names the event after the payload type and keeps the key order', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { collectTurnEvents } from '../../src/server/collect-turn-events.js';
+import { collectTurnEvents } from '../../src/protocols/collect-turn-events.js';
 import { createTurnError } from '../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import { emptyUsage } from '../../src/turn/turn-usage.js';

@@ -1,4 +1,4 @@
-import type { SseFrame } from '../protocols/sse-frame.js';
+import type { SseFrame } from './sse-frame.js';
 
 const lineBreak = /\r\n|\r|\n/;
 
