@@ -11,6 +11,7 @@ import type { Env } from '../config/interpolate.js';
 import type { BridgeConfig } from '../config/load-config.js';
 import { resolveModelRoute } from '../config/model-route.js';
 import { Engine } from '../engine/engine.js';
+import { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../protocols/openai-responses/openai-responses-adapter.js';
@@ -46,6 +47,8 @@ export type CreateBridgeOptions = {
 export type Bridge = {
   server: Server;
   engine: Engine;
+  /** The bridge's Prometheus registry, served at `GET /metrics`. */
+  metrics: BridgeMetrics;
   upstream: UpstreamPort;
   workspaces: WorkspaceManager;
   close(): Promise<void>;
@@ -115,9 +118,15 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
       ...options.cursor,
     });
 
-  const guard = new ScratchPathGuards({ logger, scratchRoot: config.workspacesDir });
+  const metrics = new BridgeMetrics({ processMetrics: true });
+  const guard = new ScratchPathGuards({
+    logger,
+    scratchRoot: config.workspacesDir,
+    onViolation: (corrected) => metrics.scratchPathViolation(corrected),
+  });
   const engine = new Engine({
     upstream,
+    metrics,
     workspace: new WorkspaceService(workspaces, new PromptGrounding(templates)),
     guard,
     logger,
@@ -143,12 +152,13 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
     listModels: () => cursor.models,
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
-    metrics: () => ({ ...engine.metrics(), ...guard.totals() }),
+    metrics,
   });
 
   return {
     server,
     engine,
+    metrics,
     upstream,
     workspaces,
     close: async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import type { ProtocolAdapter, ResponseMeta } from '../protocols/protocol-adapter.js';
 import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
@@ -27,7 +28,8 @@ export type BridgeServerOptions = {
   bodyLimit?: number;
   keepaliveMs?: number;
   listModels: () => string[];
-  metrics: () => Record<string, unknown>;
+  /** Rendered at `GET /metrics` (Prometheus text); also records the time to first byte. */
+  metrics: Pick<BridgeMetrics, 'contentType' | 'render' | 'firstByte'>;
 };
 
 /** Everything one turn's response needs. */
@@ -39,6 +41,8 @@ type TurnContext = {
   response: ServerResponse;
   signal: AbortSignal;
   log: Logger;
+  /** Record the time to first byte, once: the first turn event written, or the JSON answer. */
+  firstByte: () => void;
 };
 
 const defaultBodyLimit = 64 * 1024 * 1024;
@@ -96,6 +100,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     response: ServerResponse,
     log: Logger,
   ): Promise<void> => {
+    const receivedAt = Date.now();
     const body = await readBody(request, bodyLimit);
     if (!body.ok) {
       if (body.reason === 'aborted') return;
@@ -146,7 +151,22 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       model: turn.model,
       createdAt: Math.floor(Date.now() / 1000),
     };
-    const context: TurnContext = { adapter, turn, meta, events, response, signal: abort.signal, log };
+    let firstByteSeen = false;
+    const firstByte = (): void => {
+      if (firstByteSeen) return;
+      firstByteSeen = true;
+      options.metrics.firstByte(turn.protocol, receivedAt);
+    };
+    const context: TurnContext = {
+      adapter,
+      turn,
+      meta,
+      events,
+      response,
+      signal: abort.signal,
+      log,
+      firstByte,
+    };
     if (turn.stream) await streamTurn(context);
     else await answerTurn(context);
   };
@@ -159,6 +179,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     response,
     signal,
     log,
+    firstByte,
   }: TurnContext): Promise<void> => {
     const encoder = adapter.createStreamEncoder(turn, meta);
     const writer = new SseWriter(response, { keepaliveMs, keepalive: () => encoder.keepalive() });
@@ -168,6 +189,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
         if (signal.aborted) break;
         if (event.type === 'error') log.warn({ error: event.error }, 'turn failed in-stream');
         await writer.write(encoder.push(event));
+        firstByte();
         if (encoder.ended) break;
       }
     } catch (error) {
@@ -186,6 +208,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     response,
     signal,
     log,
+    firstByte,
   }: TurnContext): Promise<void> => {
     const collected: TurnEvent[] = [];
     let failure: TurnError | undefined;
@@ -211,6 +234,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       return sendError(response, adapter, failure);
     }
     sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected));
+    firstByte();
   };
 
   const route = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
@@ -259,7 +283,15 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
         last_id: data.at(-1)?.id ?? null,
       });
     }
-    if (method === 'GET' && path === '/metrics') return sendJson(response, 200, options.metrics());
+    if (method === 'GET' && path === '/metrics') {
+      const text = await options.metrics.render();
+      response.writeHead(200, {
+        'content-type': options.metrics.contentType,
+        'content-length': Buffer.byteLength(text),
+      });
+      response.end(text);
+      return;
+    }
     if (method === 'HEAD') {
       response.writeHead(404).end();
       return;

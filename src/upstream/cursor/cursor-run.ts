@@ -179,7 +179,12 @@ export class CursorRun implements UpstreamRun {
   }
 
   /** A host tool call reached the tool host; announce it once. */
-  parked(call: { toolCallId: string; toolName: string; args: Record<string, unknown> }): void {
+  parked(call: {
+    toolCallId: string;
+    toolName: string;
+    args: Record<string, unknown>;
+    parkedAt?: number;
+  }): void {
     if (this.#finished || this.#announced.has(call.toolCallId)) return;
     this.#announced.add(call.toolCallId);
     this.#outstanding.add(call.toolCallId);
@@ -189,6 +194,7 @@ export class CursorRun implements UpstreamRun {
       toolCallId: call.toolCallId,
       toolName: call.toolName,
       input: call.args,
+      parkedAt: call.parkedAt ?? Date.now(),
     });
     // `McpArgs.toolCallId` and the started update's `callId` are different wire fields: match by id, else
     // by tool and arguments, else by tool, in the order the calls started.
