@@ -166,6 +166,8 @@ class ScriptedRun implements UpstreamRun {
   async cancel(): Promise<void> {
     if (!this.running) return;
     this.#call.cancelled = true;
+    // Retired once cancelled (as the SDK's cancel resolves once the run retired), read or not.
+    this.running = false;
     this.#pending.clear();
     this.#wake?.();
   }
