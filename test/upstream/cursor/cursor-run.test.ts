@@ -130,8 +130,8 @@ describe('CursorRun', () => {
     cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: { c: 1 } });
     cursorRun.parked({ toolCallId: 'b', toolName: 'Bash', args: { c: 2 } });
     expect(await available(cursorRun, 3)).toEqual([
-      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: { c: 1 } },
-      { type: 'tool-call', toolCallId: 'b', toolName: 'Bash', input: { c: 2 } },
+      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: { c: 1 }, parkedAt: expect.any(Number) },
+      { type: 'tool-call', toolCallId: 'b', toolName: 'Bash', input: { c: 2 }, parkedAt: expect.any(Number) },
       { type: 'tool-batch-end' },
     ]);
     expect(cursorRun.pendingToolCalls()).toEqual(['a', 'b']);
@@ -146,9 +146,20 @@ describe('CursorRun', () => {
       toolCall: mcpCall('Read', { path: '/x' }),
     });
     delta({ type: 'tool-requests-listed', callCount: 1 });
-    cursorRun.parked({ toolCallId: 'exec-1', toolName: 'Read', args: { path: '/x' } });
+    cursorRun.parked({
+      toolCallId: 'exec-1',
+      toolName: 'Read',
+      args: { path: '/x' },
+      parkedAt: 1_700_000_000_000,
+    });
     expect(await available(cursorRun, 2)).toEqual([
-      { type: 'tool-call', toolCallId: 'exec-1', toolName: 'Read', input: { path: '/x' } },
+      {
+        type: 'tool-call',
+        toolCallId: 'exec-1',
+        toolName: 'Read',
+        input: { path: '/x' },
+        parkedAt: 1_700_000_000_000,
+      },
       { type: 'tool-batch-end' },
     ]);
   });
@@ -159,7 +170,7 @@ describe('CursorRun', () => {
     cursorRun.parked({ toolCallId: 'a', toolName: 'Bash', args: {} });
     const started = Date.now();
     expect(await available(cursorRun, 2)).toEqual([
-      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: {} },
+      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: {}, parkedAt: expect.any(Number) },
       { type: 'tool-batch-end' },
     ]);
     expect(Date.now() - started).toBeLessThan(1_000);
