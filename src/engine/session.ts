@@ -42,6 +42,7 @@ export type SessionState =
       readonly toolCallIds: readonly string[];
     };
 
+/** Settles like `promise`, or after `timeoutMs` when it has not settled by then. */
 const boundedBy = (promise: Promise<unknown>, timeoutMs: number): Promise<unknown> =>
   Promise.race([promise, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
 
@@ -51,8 +52,12 @@ export class Session {
   #state: SessionState = { kind: 'idle', committed: undefined, interrupted: false };
   #agent: UpstreamSession | undefined;
   #parkDeadline: NodeJS.Timeout | undefined;
+  readonly #retireTimeoutMs: number;
 
-  constructor(private readonly retireTimeoutMs: number) {}
+  /** `retireTimeoutMs` bounds waiting for a run or the agent to retire, so a stuck SDK cannot hang us. */
+  constructor(retireTimeoutMs: number) {
+    this.#retireTimeoutMs = retireTimeoutMs;
+  }
 
   get state(): SessionState {
     return this.#state;
@@ -137,7 +142,7 @@ export class Session {
     }
     const held = options.failed === true ? undefined : state.active.heldBeforeRun;
     this.#state = { kind: 'idle', committed: held, interrupted: held !== undefined };
-    await boundedBy(state.active.run.cancel(), this.retireTimeoutMs);
+    await boundedBy(state.active.run.cancel(), this.#retireTimeoutMs);
   }
 
   /** Retire the run and release the agent; the session then holds nothing. */
@@ -145,7 +150,7 @@ export class Session {
     await this.retireRun({ failed: true });
     const agent = this.#agent;
     this.#agent = undefined;
-    if (agent !== undefined) await boundedBy(agent.dispose(), this.retireTimeoutMs);
+    if (agent !== undefined) await boundedBy(agent.dispose(), this.#retireTimeoutMs);
   }
 
   #clearParkDeadline(): void {
