@@ -12,6 +12,7 @@ import type { Env } from '../config/interpolate.js';
 import type { BridgeConfig } from '../config/load-config.js';
 import { resolveModelRoute } from '../config/model-route.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
+import { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../protocols/openai-responses/openai-responses-adapter.js';
@@ -57,6 +58,8 @@ export type DrainResult = {
 export type Bridge = {
   server: Server;
   engine: Engine;
+  /** The bridge's Prometheus registry, served at `GET /metrics`. */
+  metrics: BridgeMetrics;
   upstream: UpstreamPort;
   workspaces: WorkspaceManager;
   /**
@@ -84,8 +87,8 @@ export type BridgeEngine = {
   engine: Engine;
   upstream: UpstreamPort;
   workspaces: WorkspaceManager;
-  /** Engine metrics plus the scratch-path guard's totals (`GET /metrics`). */
-  metrics(): Record<string, unknown>;
+  /** The bridge's Prometheus registry, served at `GET /metrics`. */
+  metrics: BridgeMetrics;
   /** Closes the engine, then the template watcher and the workspaces. */
   close(): Promise<void>;
 };
@@ -141,12 +144,16 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
   return {
     server,
     engine: parts.engine,
+    metrics: parts.metrics,
     upstream: parts.upstream,
     workspaces: parts.workspaces,
     drain: async (timeoutMs, signal) => {
       draining = true;
-      const inFlight = (): number => Number(parts.engine.metrics()['inFlightSessions']);
-      logger.info({ inFlight: inFlight(), timeoutMs }, 'draining: no new conversations; live ones finish');
+      const inFlight = async (): Promise<number> => (await parts.engine.metrics()).inFlightSessions;
+      logger.info(
+        { inFlight: await inFlight(), timeoutMs },
+        'draining: no new conversations; live ones finish',
+      );
       let timer: NodeJS.Timeout | undefined;
       const finished = await Promise.race([
         parts.engine.drain().then(() => true),
@@ -156,7 +163,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
         }),
       ]);
       clearTimeout(timer);
-      const abandoned = finished ? 0 : inFlight();
+      const abandoned = finished ? 0 : await inFlight();
       if (finished) logger.info('drained: every live conversation finished');
       else logger.warn({ abandoned }, 'drain deadline passed; ending the conversations still in flight');
       closing ??= closeAll();
@@ -232,9 +239,15 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
       ...options.cursor,
     });
 
-  const guard = new ScratchPathGuards({ logger, scratchRoot: config.workspacesDir });
+  const metrics = new BridgeMetrics({ processMetrics: true });
+  const guard = new ScratchPathGuards({
+    logger,
+    scratchRoot: config.workspacesDir,
+    onViolation: (corrected) => metrics.scratchPathViolation(corrected),
+  });
   const engine = new Engine({
     upstream,
+    metrics,
     workspace: new WorkspaceService(workspaces, new PromptGrounding(templates)),
     guard,
     logger,
@@ -254,7 +267,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     engine,
     upstream,
     workspaces,
-    metrics: () => ({ ...engine.metrics(), ...guard.totals() }),
+    metrics,
     close: async () => {
       try {
         await engine.close();

@@ -1,24 +1,27 @@
 /**
  * The engine: maps each client request onto a conversation's Cursor agent and streams the turn.
- * It owns the session registry, plans resume / slim follow-up / full replay, guards host tool calls,
- * and turns upstream runs into TurnEvents for the server.
+ * It plans resume / slim follow-up / full replay, guards host tool calls, and turns upstream runs into
+ * TurnEvents for the server. Sessions live in the {@link SessionRegistry}; identical requests, the
+ * serialisation of a conversation's turns and the replay of a finished turn to its retry belong to the
+ * {@link TurnCoalescer}; each session's run state to its {@link Session}.
  */
 
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { BridgeError, createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
+import { BridgeMetrics, type MetricsSnapshot, type TurnOutcome } from '../metrics/bridge-metrics.js';
+import { BridgeError, createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnRequest } from '../turn/turn-request.js';
 import type { UpstreamMode, UpstreamPort, UpstreamRunInput } from '../upstream/upstream-port.js';
 import { allowAllToolCalls, type ToolCallGuard, type WorkspacePort } from './engine-deps.js';
-import { EventPump } from './event-pump.js';
+import { EventPump, type PumpOutcome } from './event-pump.js';
 import { buildFullPrompt, buildSlimPrompt } from './prompt-builder.js';
-import { Session } from './session.js';
+import type { Session } from './session.js';
+import { SessionRegistry } from './session-registry.js';
 import { assistantDigest, messageDigest } from './transcript-digest.js';
 import { planTurn, type Plan } from './turn-planner.js';
 import { classifyTrailingTurn, type TrailingTurn } from './turn-classifier.js';
-import { computeIdentity, IdentityIndex } from './session-identity.js';
-import { TurnCoalescer } from './turn-coalescer.js';
+import { TurnCoalescer, type FinishedFlight } from './turn-coalescer.js';
 
 export type ResolvedModel = { model: string };
 
@@ -30,23 +33,27 @@ export type EngineOptions = {
   mode: UpstreamMode;
   /** Route the client's model name to a Cursor model id; throws a BridgeError for an unusable route. */
   resolveModel: (request: TurnRequest) => ResolvedModel;
+  /** Where turns, plans, evictions and tool-call latency are counted. Default: a registry of its own. */
+  metrics?: BridgeMetrics;
   maxSessions?: number;
   idleTtlMs?: number;
   /** How long a parked run waits for the client's tool results before it is cancelled. */
   parkTimeoutMs?: number;
   /** Bound on waiting for an SDK run or agent to retire. */
   retireTimeoutMs?: number;
-  /** How long a failed streaming turn's error is replayed to the client's non-streaming retry. */
+  /**
+   * The replay window: how long a finished turn is replayed to an identical retry (no second run), and a
+   * failed streaming turn's error to the client's non-streaming retry.
+   */
   failureReplayMs?: number;
 };
 
-type Counters = {
-  turns: number;
-  failedTurns: number;
-  resumed: number;
-  slim: number;
-  replayed: number;
-  evicted: number;
+type TurnContext = {
+  session: Session;
+  request: TurnRequest;
+  model: string;
+  digests: string[];
+  trailing: TrailingTurn;
 };
 
 const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -62,16 +69,34 @@ const toolNamesKey = (tools: TurnRequest['tools']): string =>
     .sort()
     .join('\0');
 
+const isTerminal = (event: TurnEvent): boolean => event.type === 'turn-end' || event.type === 'error';
+
+/**
+ * Which finished turn a retry is answered from: a finished answer always (a retry within the replay
+ * window, spec "Sessions"); a failure only to a non-streaming retry of a streaming turn — Claude Code
+ * retries a turn that failed in-stream without streaming. Streaming retries of a failure (OpenCode's
+ * backoff, Claude Code's resume after a cut-off) get a new run: replaying the error only delays the user.
+ */
+const replaysTo =
+  (request: TurnRequest) =>
+  (finished: FinishedFlight<TurnEvent>): boolean => {
+    const last = finished.events.at(-1);
+    if (last?.type === 'turn-end') return true;
+    return last?.type === 'error' && finished.tag === 'stream' && !request.stream;
+  };
+
+const outcomeOf = (outcome: PumpOutcome, clientLeft: boolean): TurnOutcome => {
+  if (outcome.kind === 'tool-use' || outcome.kind === 'finished') return outcome.kind;
+  return outcome.kind === 'failed' && !clientLeft ? 'failed' : 'cancelled';
+};
+
 export class Engine {
-  readonly #options: Required<Omit<EngineOptions, 'guard'>> & { guard: ToolCallGuard };
-  readonly #sessions = new Map<string, Session>();
-  readonly #failures = new Map<string, { error: TurnError; at: number }>();
-  readonly #index = new IdentityIndex();
+  readonly #options: Required<Omit<EngineOptions, 'guard' | 'metrics'>> & { guard: ToolCallGuard };
+  readonly #metrics: BridgeMetrics;
+  readonly #sessions: SessionRegistry;
   readonly #coalescer: TurnCoalescer<TurnEvent>;
-  readonly #counters: Counters = { turns: 0, failedTurns: 0, resumed: 0, slim: 0, replayed: 0, evicted: 0 };
   readonly #sweeper: NodeJS.Timeout;
   #closed = false;
-  #draining = false;
 
   constructor(options: EngineOptions) {
     this.#options = {
@@ -83,11 +108,31 @@ export class Engine {
       guard: allowAllToolCalls,
       ...options,
     };
-    this.#coalescer = new TurnCoalescer<TurnEvent>({ retireTimeoutMs: this.#options.retireTimeoutMs });
+    this.#metrics = options.metrics ?? new BridgeMetrics();
+    this.#coalescer = new TurnCoalescer<TurnEvent>({
+      retireTimeoutMs: this.#options.retireTimeoutMs,
+      retainMs: this.#options.failureReplayMs,
+      isTerminal,
+    });
+    this.#sessions = new SessionRegistry({
+      maxSessions: this.#options.maxSessions,
+      idleTtlMs: this.#options.idleTtlMs,
+      retireTimeoutMs: this.#options.retireTimeoutMs,
+      guard: this.#options.guard,
+      workspace: this.#options.workspace,
+      logger: this.#options.logger,
+      onEvicted: () => this.#metrics.sessionEvicted(),
+      onForgotten: (session) => this.#coalescer.forgetGroup(session.key),
+    });
+    this.#metrics.readSessionsFrom(() => ({
+      sessions: this.#sessions.size,
+      inFlight: this.#sessions.inFlight,
+      parkedCalls: this.#sessions.parkedCalls,
+    }));
     this.#sweeper = setInterval(() => {
-      this.#evictIdle().catch((error: unknown) =>
-        this.#options.logger.warn({ err: error }, 'idle eviction failed'),
-      );
+      this.#sessions
+        .evictIdle()
+        .catch((error: unknown) => this.#options.logger.warn({ err: error }, 'idle eviction failed'));
     }, 60_000);
     this.#sweeper.unref();
   }
@@ -97,71 +142,72 @@ export class Engine {
     if (this.#closed) throw new BridgeError(createTurnError('overloaded', 'The bridge is shutting down.'));
     // Classification and identity happen once, here, and stay request-local: nothing of them goes upstream.
     const trailing = classifyTrailingTurn(request);
-    const { session, created } = this.#admit(request);
-    let admitted = true;
-    const finish = (): void => {
-      if (!admitted) return;
-      admitted = false;
-      session.admittedTurns -= 1;
-      this.#index.turnFinished(session.key, Date.now());
-      // Sessions admitted while every slot was in flight are over the cap until turns end.
-      this.#evictOverflow();
-    };
+    const { session, created, release } = this.#sessions.admit(request);
     try {
       const { model } = this.#options.resolveModel(request);
       await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
       // Per-message digests, computed once per request: the turn key, the planner and the committed
       // history all use them.
       const digests = request.messages.map(messageDigest);
-      // One logical turn of this conversation: the coalescing key and the failure-replay key.
+      // One logical turn of this conversation: the coalescing and replay key.
       const turnKey = `${session.key}\0${sha(`${request.protocol}\0${model}\0${digests.join('\0')}`)}`;
-      const failure = request.stream ? undefined : this.#failures.get(turnKey);
-      if (failure !== undefined && Date.now() - failure.at < this.#options.failureReplayMs) {
-        // Claude Code retries a turn that failed in-stream without streaming; answer with the same error
-        // instead of starting a second run. Streaming retries (OpenCode's backoff, Claude Code's resume
-        // after a cut-off) get a new run: replaying the error to them only delays the user.
-        throw new BridgeError(failure.error);
+      const replays = replaysTo(request);
+      const retained = this.#coalescer.finished(turnKey);
+      const last = retained?.events.at(-1);
+      if (retained !== undefined && last?.type === 'error' && replays(retained)) {
+        // A non-streaming retry of a turn that failed in-stream: the same error, as a plain HTTP error.
+        this.#metrics.retryReplayed(request.protocol);
+        throw new BridgeError(last.error);
       }
-      // Identical overlapping retries share one producer: one send, one consumer of the SDK run.
+      const turn: TurnContext = { session, request, model, digests, trailing };
+      let started = false;
+      // Identical retries share one producer: one send, one consumer of the SDK run; a retry after it
+      // finished replays it. Turns of one conversation never overlap (group: the session).
       const events = this.#coalescer.join(
         turnKey,
         () => {
+          started = true;
           const controller = new AbortController();
           return {
-            events: this.#turn(session, request, { model, turnKey, digests, trailing }, controller.signal),
+            events: this.#turn(turn, controller.signal),
             cancel: async () => controller.abort(),
           };
         },
-        { signal, group: session.key },
+        {
+          signal,
+          group: session.key,
+          tag: request.stream ? 'stream' : 'json',
+          replays,
+        },
       );
-      return this.#finishing(events, finish);
+      return this.#releasing(events, (served) => {
+        if (served && !started) this.#metrics.retryReplayed(request.protocol);
+        release();
+      });
     } catch (error) {
-      finish();
+      release();
       // A request refused before it ran (bad model, auth) must not take an LRU slot from a conversation
       // with history.
-      if (created && session.upstream === undefined && session.admittedTurns === 0) this.#forget(session);
+      if (created) this.#sessions.forgetUnused(session);
       throw error;
     }
   };
 
-  metrics(): Record<string, unknown> {
-    let inFlight = 0;
-    for (const session of this.#sessions.values()) if (session.inFlight) inFlight += 1;
-    return { sessions: this.#sessions.size, inFlightSessions: inFlight, ...this.#counters };
-  }
-
   /**
-   * Drain: from now on a turn that resolves to a new conversation is refused with a retryable
-   * `unavailable` error (`retry-after` 2 s: a load balancer has taken this process out of rotation by
-   * then), while turns of live conversations — and new sessions under the session id of one in flight,
-   * its side calls — still run. Resolves once no session is in flight (no admitted turn, running run or
-   * parked tool call); `close()` ends whatever is left.
+   * Drain: new conversations are refused (see {@link SessionRegistry.startDraining}); resolves once no
+   * session is in flight (no admitted turn, running run or parked tool call), or the engine closed.
+   * `close()` ends whatever is left.
    */
   async drain(): Promise<void> {
-    this.#draining = true;
-    while (!this.#closed && this.metrics()['inFlightSessions'] !== 0) {
+    this.#sessions.startDraining();
+    while (!this.#closed && this.#sessions.inFlight !== 0) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+  }
+
+  /** The engine's counters and session gauges (the Prometheus view is the metrics' registry). */
+  metrics(): Promise<MetricsSnapshot> {
+    return this.#metrics.snapshot();
   }
 
   /** Dispose every session (settling parked calls), then the upstream. */
@@ -170,137 +216,43 @@ export class Engine {
     this.#closed = true;
     clearInterval(this.#sweeper);
     await this.#coalescer.close();
-    const sessions = [...this.#sessions.values()];
-    this.#sessions.clear();
-    await Promise.all(sessions.map((session) => this.#dispose(session)));
+    await this.#sessions.close();
     await this.#options.upstream.close();
   }
 
-  /**
-   * Find or create the conversation's session and admit the turn synchronously, so a retry arriving
-   * while this turn still resolves its model or creates its agent counts as "still running".
-   */
-  #admit(request: TurnRequest): { session: Session; created: boolean } {
-    const identity = computeIdentity(request);
-    const resolution = this.#index.resolve(identity, Date.now());
-    const existing = resolution.kind === 'existing' ? this.#sessions.get(resolution.sessionId) : undefined;
-    const nativeId = request.identity.nativeSessionId?.value;
-    // While draining, a side call of a live conversation (a Claude Code Task, a title request under its
-    // session id) is part of that conversation's work: only a new conversation is refused.
-    const sideOfLive = (candidate: Session): boolean =>
-      nativeId !== undefined && candidate.nativeSessionId === nativeId && candidate.inFlight;
-    if (existing === undefined && this.#draining && ![...this.#sessions.values()].some(sideOfLive)) {
-      const message = 'This bridge process is draining and takes no new conversations; retry.';
-      throw new BridgeError(createTurnError('unavailable', message, { retryAfterSeconds: 2 }));
-    }
-    const session = existing ?? new Session();
-    session.nativeSessionId ??= nativeId;
-    // Admitted before any eviction runs, so it is in flight and cannot be evicted by its own arrival.
-    session.admittedTurns += 1;
-    // Most recently used last: the Map's order is the LRU order.
-    this.#sessions.delete(session.key);
-    this.#sessions.set(session.key, session);
-    if (existing === undefined) this.#evictOverflow();
-    this.#index.admit(session.key, identity);
-    this.#options.logger.debug(
-      { session: session.key, identity: resolution.kind, reason: resolution.reason },
-      'admitted turn',
-    );
-    return { session, created: existing === undefined };
-  }
-
-  /** Drop a session that never got an agent. */
-  #forget(session: Session): void {
-    this.#sessions.delete(session.key);
-    this.#index.forget(session.key);
-    this.#options.guard.forget(session.key);
-  }
-
-  /** Report the end of an admitted turn to the identity index, however the response ends. */
-  async *#finishing(events: AsyncIterable<TurnEvent>, finish: () => void): AsyncGenerator<TurnEvent, void> {
-    try {
-      yield* events;
-    } finally {
-      finish();
-    }
-  }
-
-  #evictOverflow(): void {
-    for (const [key, session] of this.#sessions) {
-      if (this.#sessions.size <= this.#options.maxSessions) return;
-      if (session.inFlight) continue;
-      this.#sessions.delete(key);
-      this.#counters.evicted += 1;
-      this.#dispose(session).catch((error: unknown) => this.#logDisposeFailure(session, error));
-    }
-  }
-
-  #logDisposeFailure(session: Session, error: unknown): void {
-    this.#options.logger.warn({ err: error, session: session.key }, 'could not dispose an evicted session');
-  }
-
-  async #evictIdle(): Promise<void> {
-    const now = Date.now();
-    for (const [key, session] of this.#sessions) {
-      if (session.inFlight || now - session.lastUsedAt < this.#options.idleTtlMs) continue;
-      this.#sessions.delete(key);
-      this.#counters.evicted += 1;
-      await this.#dispose(session).catch((error: unknown) => this.#logDisposeFailure(session, error));
-    }
-    for (const [turnKey, failure] of this.#failures) {
-      if (now - failure.at >= this.#options.failureReplayMs) this.#failures.delete(turnKey);
-    }
-  }
-
-  async #dispose(session: Session): Promise<void> {
-    this.#index.forget(session.key);
-    try {
-      await session.dispose(this.#options.retireTimeoutMs);
-    } finally {
-      this.#options.guard.forget(session.key);
-      await this.#options.workspace.remove(session.key).catch((error: unknown) => {
-        this.#options.logger.warn({ err: error, session: session.key }, 'could not remove workspace');
-      });
-    }
-  }
-
-  async *#turn(
-    session: Session,
-    request: TurnRequest,
-    turn: { model: string; turnKey: string; digests: string[]; trailing: TrailingTurn },
-    signal: AbortSignal,
+  /** Release the admission however the response ends; `served`: at least one event was yielded. */
+  async *#releasing(
+    events: AsyncIterable<TurnEvent>,
+    release: (served: boolean) => void,
   ): AsyncGenerator<TurnEvent, void> {
+    let served = false;
+    try {
+      for await (const event of events) {
+        served = true;
+        yield event;
+      }
+    } finally {
+      release(served);
+    }
+  }
+
+  async *#turn(turn: TurnContext, signal: AbortSignal): AsyncGenerator<TurnEvent, void> {
+    const { session, request, digests, trailing } = turn;
+    const startedAt = Date.now();
     const log = this.#options.logger.child({ session: session.key, protocol: request.protocol });
-    // One run per agent: a different turn for a busy conversation waits (bounded) for the running one,
-    // which its client normally has just abandoned.
-    if (!(await session.acquire(2 * this.#options.retireTimeoutMs))) {
-      yield {
-        type: 'error',
-        error: createTurnError(
-          'rate-limit',
-          'This conversation already has a turn in progress; retry when it finishes.',
-        ),
-      };
-      return;
-    }
-    if (signal.aborted) {
-      // The client left while this turn waited for the conversation: nothing was started.
-      session.release();
-      return;
-    }
-    session.lastUsedAt = Date.now();
-    session.clearParkDeadline();
-    this.#counters.turns += 1;
-    const { model, turnKey, digests, trailing } = turn;
     const tools = this.#options.mode === 'bridge' ? request.tools : [];
     const pump = new EventPump({
       tools,
       forwardToolCall: (call) => {
+        const active = session.state.kind === 'idle' ? undefined : session.state.active;
         const check = this.#options.guard.check(session.key, call, {
-          workspaceDir: session.workspaceDir,
-          ...(session.hostRoot === undefined ? {} : { hostRoot: session.hostRoot }),
+          workspaceDir: active?.workspaceDir ?? '',
+          ...(active?.hostRoot === undefined ? {} : { hostRoot: active.hostRoot }),
         });
-        if (check.forward) return true;
+        if (check.forward) {
+          this.#metrics.toolCallForwarded(call.parkedAt);
+          return true;
+        }
         session.run?.resolveToolCalls([
           { toolCallId: call.toolCallId, content: [{ type: 'text', text: check.correction }], isError: true },
         ]);
@@ -311,18 +263,19 @@ export class Engine {
     // boundary (a parked tool batch or the run's end), which a consumer stopping after the terminal event
     // must not undo.
     const onAbort = (): void => {
-      if (pump.outcome.kind === 'interrupted') void session.retireRun(this.#options.retireTimeoutMs);
+      if (pump.outcome.kind === 'interrupted') void session.retireRun();
     };
     try {
+      const state = session.state;
       const plan = planTurn(
         {
-          hasAgent: session.upstream !== undefined,
+          hasAgent: session.agent !== undefined,
           // A run that died while parked cannot take results: it is treated as absent and replayed.
           parkedToolCallIds: session.liveParkedToolCallIds(),
-          committed: session.committed,
-          interrupted: session.interrupted,
-          toolsChanged: session.runToolNames !== toolNamesKey(tools),
-          heldBeforeRun: session.committedBeforeRun,
+          committed: state.kind === 'running' ? undefined : state.committed,
+          interrupted: state.kind === 'idle' && state.interrupted,
+          toolsChanged: state.kind === 'parked' && state.active.toolNames !== toolNamesKey(tools),
+          heldBeforeRun: state.kind === 'idle' ? undefined : state.active.heldBeforeRun,
         },
         request.messages,
         digests,
@@ -332,27 +285,18 @@ export class Engine {
         { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
         'planned turn',
       );
-      await this.#startOrResume(session, request, { model, digests }, plan, tools);
+      this.#metrics.turnPlanned(plan.kind);
+      await this.#startOrResume(turn, plan, tools);
       signal.addEventListener('abort', onAbort, { once: true });
       // The client may have gone while the agent was being created: cancel at once, not at its first event.
       if (signal.aborted) onAbort();
       const events = session.run?.events;
       if (events === undefined)
         throw new BridgeError(createTurnError('api', 'The Cursor run is not available.'));
-      for await (const event of pump.pump(events)) {
-        if (event.type === 'error') {
-          this.#counters.failedTurns += 1;
-          if (request.stream) this.#failures.set(turnKey, { error: event.error, at: Date.now() });
-        } else if (event.type === 'turn-end') {
-          this.#failures.delete(turnKey);
-        }
-        yield event;
-      }
+      yield* pump.pump(events);
     } catch (error) {
       const turnError = toTurnError(error);
       log.warn({ error: turnError, err: error }, 'turn failed');
-      this.#counters.failedTurns += 1;
-      if (request.stream) this.#failures.set(turnKey, { error: turnError, at: Date.now() });
       pump.outcome = { kind: 'failed' };
       yield { type: 'error', error: turnError };
     } finally {
@@ -361,43 +305,31 @@ export class Engine {
       // The consumer may stop reading right after the terminal event; the pump's outcome, set before that
       // event is yielded, says whether the response reached its boundary.
       await this.#settle(session, pump, digests, log);
-      session.release();
+      this.#metrics.turnEnded(request.protocol, outcomeOf(pump.outcome, signal.aborted), startedAt);
     }
   }
 
-  async #startOrResume(
-    session: Session,
-    request: TurnRequest,
-    { model, digests }: { model: string; digests: string[] },
-    plan: Plan,
-    tools: TurnRequest['tools'],
-  ): Promise<void> {
+  async #startOrResume(turn: TurnContext, plan: Plan, tools: TurnRequest['tools']): Promise<void> {
+    const { session, request, model } = turn;
     if (plan.kind === 'resume') {
-      this.#counters.resumed += 1;
-      session.committedBeforeRun = undefined;
-      session.run?.resolveToolCalls(plan.results);
-      session.parkedToolCallIds = [];
+      // The run continues: what the agent held before it started (restored if it is cut short) stays.
+      session.resume(plan.results);
       return;
     }
     if (plan.kind === 'replay') {
-      this.#counters.replayed += 1;
-      if (session.upstream !== undefined) await session.dispose(this.#options.retireTimeoutMs);
+      await session.dispose();
     } else {
-      this.#counters.slim += 1;
-      if (session.run !== undefined)
+      if (session.state.kind !== 'idle')
         this.#options.logger.info(
           { session: session.key },
           'the tool set changed while tool calls were parked; re-sending the turn with the new tools',
         );
-      await session.retireRun(this.#options.retireTimeoutMs);
+      await session.retireRun();
     }
     const prepared = await this.#options.workspace.prepare(session.key, request);
-    session.workspaceDir = prepared.workspaceDir;
-    session.hostRoot = prepared.hostRoot;
-    session.upstream ??= await this.#options.upstream.createSession({
-      workspaceDir: prepared.workspaceDir,
-      mode: this.#options.mode,
-    });
+    const agent = await session.ensureAgent(() =>
+      this.#options.upstream.createSession({ workspaceDir: prepared.workspaceDir, mode: this.#options.mode }),
+    );
     const input: UpstreamRunInput = {
       prompt:
         plan.kind === 'slim'
@@ -407,38 +339,40 @@ export class Engine {
       model,
       reasoning: request.reasoning,
     };
-    // Until the run reports otherwise, the agent holds the transcript up to this request. A run cut short
-    // writes no checkpoint: the agent then holds only what it held before (nothing, for a fresh agent).
-    session.committedBeforeRun = plan.kind === 'slim' ? [...plan.held] : undefined;
-    session.committed = digests;
-    session.interrupted = false;
-    const run = await session.upstream.startRun(input);
-    session.run = run;
-    session.runToolNames = toolNamesKey(tools);
+    const run = await agent.startRun(input);
+    session.started({
+      run,
+      toolNames: toolNamesKey(tools),
+      // A run cut short writes no checkpoint: the agent then holds only what it held before (nothing
+      // known, for a fresh agent).
+      heldBeforeRun: plan.kind === 'slim' ? [...plan.held] : undefined,
+      workspaceDir: prepared.workspaceDir,
+      hostRoot: prepared.hostRoot,
+    });
   }
 
   /** Record what the agent now holds and what happens to the run after this response. */
   async #settle(session: Session, pump: EventPump, digests: string[], log: Logger): Promise<void> {
     const outcome = pump.outcome;
-    if (outcome.kind === 'tool-use') {
-      session.parkedToolCallIds = outcome.toolCallIds;
-      session.committed = [...digests, assistantDigest(pump.output.text, pump.output.toolCalls)];
-      session.armParkDeadline(this.#options.parkTimeoutMs, () => {
-        log.warn('parked tool calls expired without a client result; cancelling the run');
-        void session.retireRun(this.#options.retireTimeoutMs);
-      });
+    if (outcome.kind === 'tool-use' && session.state.kind === 'running') {
+      session.park(
+        [...digests, assistantDigest(pump.output.text, pump.output.toolCalls)],
+        outcome.toolCallIds,
+        this.#options.parkTimeoutMs,
+        () => {
+          log.warn('parked tool calls expired without a client result; cancelling the run');
+          void session.retireRun();
+        },
+      );
       return;
     }
-    if (outcome.kind === 'finished') {
-      session.run = undefined;
-      session.committed = [...digests, assistantDigest(pump.output.text, [])];
+    if (outcome.kind === 'finished' && session.state.kind === 'running') {
+      session.finished([...digests, assistantDigest(pump.output.text, [])]);
       return;
     }
     // Failed, cancelled or interrupted: stop the run. A cut-short run checkpoints nothing, so the agent
-    // holds what it held before this turn; a following request re-sends the cut turn with a slim
+    // holds what it held before this run; a following request re-sends the cut turn with a slim
     // follow-up, or replays in full when that history is unknown.
-    await session.retireRun(this.#options.retireTimeoutMs);
-    session.committed = outcome.kind === 'failed' ? undefined : session.committedBeforeRun;
-    session.interrupted = session.committed !== undefined;
+    await session.retireRun({ failed: outcome.kind === 'failed' });
   }
 }

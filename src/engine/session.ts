@@ -1,114 +1,168 @@
 /**
- * One client conversation and the Cursor agent that serves it. A session is busy while a client response
- * streams; between responses its run may stay parked on host tool calls.
+ * One client conversation and the Cursor agent that serves it, as an explicit state machine:
+ *
+ * - `idle`: no run. `committed` is what the agent holds (digests), undefined when unknown; `interrupted`
+ *   says the last run was cut short, so the client's next transcript may carry a partial answer.
+ * - `running`: a run streams a client response.
+ * - `parked`: the run waits for the client's results of `toolCallIds`; the agent then holds `committed`.
+ *
+ * Turns of one conversation never overlap (the engine's coalescer serialises them per session); the
+ * session only checks that its transitions are called in a legal state.
  */
 
-import type { UpstreamRun, UpstreamSession } from '../upstream/upstream-port.js';
+import type { UpstreamRun, UpstreamSession, UpstreamToolResult } from '../upstream/upstream-port.js';
 import { createSessionKey } from '../workspace/session-key.js';
+
+/** A started run and what it was started with. */
+export type ActiveRun = {
+  readonly run: UpstreamRun;
+  /** The tool names the run was started with (see the engine's `toolNamesKey`). */
+  readonly toolNames: string;
+  /**
+   * What the agent held before this run started, restored when the run is cut short: a cancelled run
+   * checkpoints nothing. Undefined when unknown (or nothing, for a fresh agent).
+   */
+  readonly heldBeforeRun: readonly string[] | undefined;
+  /** The scratch workspace and host root the run's tool calls are checked against. */
+  readonly workspaceDir: string;
+  readonly hostRoot: string | undefined;
+};
+
+export type SessionState =
+  | {
+      readonly kind: 'idle';
+      readonly committed: readonly string[] | undefined;
+      readonly interrupted: boolean;
+    }
+  | { readonly kind: 'running'; readonly active: ActiveRun }
+  | {
+      readonly kind: 'parked';
+      readonly active: ActiveRun;
+      readonly committed: readonly string[];
+      readonly toolCallIds: readonly string[];
+    };
+
+/** Settles like `promise`, or after `timeoutMs` when it has not settled by then. */
+const boundedBy = (promise: Promise<unknown>, timeoutMs: number): Promise<unknown> =>
+  Promise.race([promise, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
 
 export class Session {
   /** 32 hex chars; names the scratch workspace. Opaque, never derived from conversation text. */
   readonly key = createSessionKey();
-  upstream: UpstreamSession | undefined;
-  run: UpstreamRun | undefined;
-  /** Digests of the transcript the agent holds, or undefined when unknown. */
-  committed: string[] | undefined;
-  parkedToolCallIds: string[] = [];
-  /** The tool names the current run was started with (see the engine's `toolNamesKey`). */
-  runToolNames: string | undefined;
-  interrupted = false;
-  /** What the agent held before the current run started, restored when that run is cut short. */
-  committedBeforeRun: string[] | undefined;
-  busy = false;
-  /** Turns admitted and not yet answered (model lookup and agent creation included). */
-  admittedTurns = 0;
-  lastUsedAt = Date.now();
-  /** The client's session header value of the turn that created it (a drain admits its side calls). */
-  nativeSessionId: string | undefined;
-  readonly #idleWaiters = new Set<() => void>();
-  /** The scratch workspace and host root used by the current run. */
-  workspaceDir = '';
-  hostRoot: string | undefined;
+  #state: SessionState = { kind: 'idle', committed: undefined, interrupted: false };
+  #agent: UpstreamSession | undefined;
   #parkDeadline: NodeJS.Timeout | undefined;
+  readonly #retireTimeoutMs: number;
 
-  /** True when eviction would lose work: a live stream, a running run or parked tools. */
-  get inFlight(): boolean {
-    return this.admittedTurns > 0 || this.busy || this.parkedToolCallIds.length > 0 || this.run !== undefined;
+  /** `retireTimeoutMs` bounds waiting for a run or the agent to retire, so a stuck SDK cannot hang us. */
+  constructor(retireTimeoutMs: number) {
+    this.#retireTimeoutMs = retireTimeoutMs;
   }
 
-  /**
-   * Claim the session for one streaming turn: resolves true once it is claimed (at once when idle), false
-   * after `timeoutMs`. The claim is taken synchronously when the session is free, so two turns can never
-   * both pass; `release()` hands it to one waiter at a time.
-   */
-  async acquire(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.busy) {
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) return false;
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          clearTimeout(timer);
-          this.#idleWaiters.delete(wake);
-          resolve();
-        };
-        const timer = setTimeout(wake, remaining);
-        timer.unref();
-        this.#idleWaiters.add(wake);
-      });
-    }
-    this.busy = true;
-    return true;
+  get state(): SessionState {
+    return this.#state;
   }
 
-  /** The streaming turn ended: wake one waiter, which claims the session if it is still free. */
-  release(): void {
-    this.busy = false;
-    this.lastUsedAt = Date.now();
-    const [next] = this.#idleWaiters;
-    next?.();
+  /** The Cursor agent, once created. */
+  get agent(): UpstreamSession | undefined {
+    return this.#agent;
+  }
+
+  /** The current run, running or parked. */
+  get run(): UpstreamRun | undefined {
+    return this.#state.kind === 'idle' ? undefined : this.#state.active.run;
+  }
+
+  /** Host tool calls parked and still awaited by the run. */
+  get parkedCalls(): number {
+    return this.#state.kind === 'parked' ? this.#state.toolCallIds.length : 0;
   }
 
   /** The parked call ids, when the run still waits for all of them; empty when the run has died. */
-  liveParkedToolCallIds(): string[] {
-    if (this.run === undefined || this.parkedToolCallIds.length === 0) return [];
-    const pending = new Set(this.run.pendingToolCalls());
-    return this.parkedToolCallIds.every((id) => pending.has(id)) ? this.parkedToolCallIds : [];
+  liveParkedToolCallIds(): readonly string[] {
+    if (this.#state.kind !== 'parked') return [];
+    const pending = new Set(this.#state.active.run.pendingToolCalls());
+    return this.#state.toolCallIds.every((id) => pending.has(id)) ? this.#state.toolCallIds : [];
   }
 
-  /** Cancel a parked run if the client never comes back. */
-  armParkDeadline(ms: number, onExpire: () => void): void {
-    this.clearParkDeadline();
-    this.#parkDeadline = setTimeout(onExpire, ms);
+  /** Create the agent unless there is one. */
+  async ensureAgent(create: () => Promise<UpstreamSession>): Promise<UpstreamSession> {
+    this.#agent ??= await create();
+    return this.#agent;
+  }
+
+  /** idle → running: a run was started on the agent. */
+  started(active: ActiveRun): void {
+    this.#expect('idle', 'start a run');
+    this.#state = { kind: 'running', active };
+  }
+
+  /** parked → running: hand the client's results to the parked run, which continues. */
+  resume(results: UpstreamToolResult[]): void {
+    if (this.#state.kind !== 'parked') throw this.#illegal('resume');
+    this.#clearParkDeadline();
+    const { active } = this.#state;
+    this.#state = { kind: 'running', active };
+    active.run.resolveToolCalls(results);
+  }
+
+  /**
+   * running → parked: the response ended at a tool batch; the agent holds `committed`. `onExpire` runs
+   * when the client never comes back within `deadlineMs`.
+   */
+  park(
+    committed: readonly string[],
+    toolCallIds: readonly string[],
+    deadlineMs: number,
+    onExpire: () => void,
+  ): void {
+    if (this.#state.kind !== 'running') throw this.#illegal('park');
+    this.#state = { kind: 'parked', active: this.#state.active, committed, toolCallIds };
+    this.#parkDeadline = setTimeout(onExpire, deadlineMs);
     this.#parkDeadline.unref();
   }
 
-  clearParkDeadline(): void {
-    if (this.#parkDeadline) clearTimeout(this.#parkDeadline);
+  /** running → idle: the run ended; the agent holds `committed`. */
+  finished(committed: readonly string[]): void {
+    if (this.#state.kind !== 'running') throw this.#illegal('finish');
+    this.#state = { kind: 'idle', committed, interrupted: false };
+  }
+
+  /**
+   * Any → idle: cancel the run (settling its parked calls), bounded so a stuck SDK cannot hang us. A
+   * run cut short checkpoints nothing, so the agent holds what it held before the run; after a failure
+   * that is unknown. Calling it when idle only records a failure.
+   */
+  async retireRun(options: { failed?: boolean } = {}): Promise<void> {
+    this.#clearParkDeadline();
+    const state = this.#state;
+    if (state.kind === 'idle') {
+      if (options.failed === true) this.#state = { kind: 'idle', committed: undefined, interrupted: false };
+      return;
+    }
+    const held = options.failed === true ? undefined : state.active.heldBeforeRun;
+    this.#state = { kind: 'idle', committed: held, interrupted: held !== undefined };
+    await boundedBy(state.active.run.cancel(), this.#retireTimeoutMs);
+  }
+
+  /** Retire the run and release the agent; the session then holds nothing. */
+  async dispose(): Promise<void> {
+    await this.retireRun({ failed: true });
+    const agent = this.#agent;
+    this.#agent = undefined;
+    if (agent !== undefined) await boundedBy(agent.dispose(), this.#retireTimeoutMs);
+  }
+
+  #clearParkDeadline(): void {
+    clearTimeout(this.#parkDeadline);
     this.#parkDeadline = undefined;
   }
 
-  /** Cancel the run (settling its parked calls) and forget it; bounded so a stuck SDK cannot hang us. */
-  async retireRun(timeoutMs: number): Promise<void> {
-    this.clearParkDeadline();
-    const run = this.run;
-    this.run = undefined;
-    this.parkedToolCallIds = [];
-    if (run === undefined) return;
-    await Promise.race([run.cancel(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+  #expect(kind: SessionState['kind'], action: string): void {
+    if (this.#state.kind !== kind) throw this.#illegal(action);
   }
 
-  /** Retire the run and release the agent. */
-  async dispose(timeoutMs: number): Promise<void> {
-    await this.retireRun(timeoutMs);
-    const upstream = this.upstream;
-    this.upstream = undefined;
-    this.committed = undefined;
-    if (upstream !== undefined) {
-      await Promise.race([
-        upstream.dispose(),
-        new Promise((resolve) => setTimeout(resolve, timeoutMs).unref()),
-      ]);
-    }
+  #illegal(action: string): Error {
+    return new Error(`session ${this.key}: cannot ${action} while ${this.#state.kind}`);
   }
 }

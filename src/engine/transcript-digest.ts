@@ -4,33 +4,39 @@
  * thinking signatures and other client bookkeeping do not.
  */
 
+import { createHash, hash } from 'node:crypto';
 import type { TurnMessage, TurnUserPart } from '../turn/turn-request.js';
 
-const sampleLength = 512;
-const slices = 12;
-const sliceLength = 32;
+/** Texts longer than this are fed to the digest as their native sha256 (one call, no per-char JS loop). */
+const nativeHashFrom = 256;
+
+const surrogate = /[\uD800-\uDFFF]/;
+
+/**
+ * sha256 of every UTF-16 code unit of `text`: UTF-8 (the fast one-shot path) unless the text has
+ * surrogates, which UTF-8 would merge when unpaired.
+ */
+const nativeHash = (text: string): string =>
+  surrogate.test(text)
+    ? createHash('sha256').update(text, 'utf16le').digest('base64')
+    : hash('sha256', text, 'base64');
 
 /**
  * A 53-bit streaming string hash (cyrb53 mixing) in plain JS, fed ranges of the message's texts without
- * building strings: a 2 MB, 1,200-message transcript costs well under a millisecond per request. Long
- * texts are fed as their length plus evenly spread slices; an edit that keeps a long text's length and
- * misses every slice reads as unchanged, and the only effect is a slim follow-up where a replay would
- * have been more faithful. Digests are compared for equality only and never leave the process.
+ * building strings. Every character counts: a long text is fed as its length and its native sha256, so an
+ * edit anywhere (even one that keeps the length) changes the digest. Each message object is hashed once
+ * (see {@link messageDigest}); a 2 MB transcript costs a few milliseconds per request. Digests are
+ * compared for equality only and never leave the process.
  */
 class Digest {
   #h1 = 0xdeadbeef;
   #h2 = 0x41c6ce57;
 
-  /** Feed `text`, sampled when long, then a separator. */
+  /** Feed `text` (its native hash when long), then a separator. */
   text(text: string): this {
-    if (text.length <= sampleLength) return this.#range(text, 0, text.length).#code(0);
-    this.#number(text.length);
-    const step = (text.length - sliceLength) / (slices - 1);
-    for (let index = 0; index < slices; index += 1) {
-      const offset = Math.floor(index * step);
-      this.#range(text, offset, offset + sliceLength);
-    }
-    return this.#code(0);
+    if (text.length <= nativeHashFrom) return this.#range(text, 0, text.length).#code(0);
+    const digest = nativeHash(text);
+    return this.#number(text.length).#range(digest, 0, digest.length).#code(0);
   }
 
   value(): string {
@@ -72,7 +78,19 @@ const userPart = (digest: Digest, part: TurnUserPart): Digest =>
       ? digest.text('u').text(part.source.url)
       : digest.text('i').text(part.source.mediaType).text(part.source.data);
 
+/** Digests by message object: a request's messages are digested once, however many callers ask. */
+const digestCache = new WeakMap<TurnMessage, string>();
+
+/** The exact digest of what the agent saw of `message`; computed once per message object. */
 export const messageDigest = (message: TurnMessage): string => {
+  const cached = digestCache.get(message);
+  if (cached !== undefined) return cached;
+  const value = computeDigest(message);
+  digestCache.set(message, value);
+  return value;
+};
+
+const computeDigest = (message: TurnMessage): string => {
   const digest = new Digest().text(message.role);
   switch (message.role) {
     case 'system':

@@ -1,14 +1,20 @@
 /**
- * Coalesces identical overlapping requests onto one producer: the first `join` for a key starts it, later
- * joins subscribe and replay its events from the start, so one logical turn has exactly one upstream send
- * and one consumer of the upstream iterator. The replay buffer is bounded; once it had to drop events, a
- * new joiner gets an error instead of a partial answer.
+ * Coalesces identical requests onto one producer: the first `join` for a key starts it, later joins
+ * subscribe and replay its events from the start, so one logical turn has exactly one upstream send and
+ * one consumer of the upstream iterator. The replay buffer is bounded; once it had to drop events, a new
+ * joiner gets an error instead of a partial answer.
  *
- * Lifecycle: when the LAST subscriber stops (iterator `return()` or its abort signal) before the producer
- * ended, the producer is cancelled for real and its bounded retirement runs; a join for the same key or
- * group during retirement waits for it before a replacement producer starts. A producer that ended is
- * dropped at once, or kept for `retainMs` so a retry arriving just after completion replays the finished
- * answer (or the same failure) instead of starting a second run.
+ * The coalescer is the one owner of two rules:
+ * - **Serialising a group** (a conversation): a new producer of a group starts only once every earlier
+ *   producer of the group has stopped (bounded: a cancelled one gets `retireTimeoutMs`, a running one
+ *   `busyTimeoutMs`, after which the join fails with a `rate-limit` BridgeError).
+ * - **After-completion replay**: a producer that finished (or failed) stays joinable for `retainMs`, so a
+ *   retry replays the finished answer (or the same failure) instead of starting a second run — when the
+ *   joiner's `replays` predicate accepts it, and until a later producer of the same group starts.
+ *
+ * Lifecycle of a flight: `running` → `finished` (a terminal event was buffered, or the producer ended) |
+ * `failed` (the producer or `start` threw) | `cancelled` (the LAST subscriber stopped before a terminal
+ * event, or `close()`): a cancelled producer is cancelled for real and its bounded retirement runs.
  */
 
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
@@ -21,24 +27,48 @@ export type CoalescedProducer<T> = {
   cancel: () => Promise<void>;
 };
 
-export type TurnCoalescerOptions = {
+export type TurnCoalescerOptions<T> = {
   /** Events kept for replay; beyond this, consumed events are dropped and joiners are refused. Default 10 000. */
   maxBufferedEvents?: number;
   /** How long a completed producer stays joinable for replay. Default 0 (dropped at completion). */
   retainMs?: number;
   /** Bound on waiting for a cancelled producer to retire. Default 5 s. */
   retireTimeoutMs?: number;
+  /** Bound on waiting for a running producer of the same group. Default twice `retireTimeoutMs`. */
+  busyTimeoutMs?: number;
+  /**
+   * The producer's last event for its subscribers (e.g. a turn's end or error). Once it is buffered the
+   * flight is finished: a subscriber stopping no longer cancels it, and the producer is read to its end.
+   */
+  isTerminal?: (event: T) => boolean;
 };
 
-export type JoinOptions = {
+/** A finished flight as a retry sees it. */
+export type FinishedFlight<T> = {
+  readonly events: readonly T[];
+  /** The producer threw. */
+  readonly failed: boolean;
+  /** The `tag` of the join that started it. */
+  readonly tag: string | undefined;
+};
+
+export type JoinOptions<T> = {
   /** Stops this subscriber like `return()` does. */
   signal?: AbortSignal;
-  /**
-   * Producers that must never overlap a retiring one (e.g. the session id: one run per agent). A new
-   * producer in the group starts only after every cancelled producer of the group has retired.
-   */
+  /** Producers of one group never overlap (e.g. the session id: one run per agent). */
   group?: string;
+  /** Remembered on the flight this join starts, for later joiners' `replays`. */
+  tag?: string;
+  /** Whether this join may replay a finished flight of its key. Default: always. */
+  replays?: (finished: FinishedFlight<T>) => boolean;
 };
+
+type FlightState =
+  | { kind: 'running' }
+  | { kind: 'finished' }
+  | { kind: 'failed'; error: unknown }
+  /** `error`: what the remaining subscribers get (close()); none when the last subscriber left. */
+  | { kind: 'cancelled'; error?: unknown; retirement: Promise<void> };
 
 type Cursor = { position: number };
 
@@ -52,39 +82,31 @@ const deferred = (): Deferred => {
   return { promise, resolve };
 };
 
-const bounded = (promise: Promise<unknown>, ms: number): Promise<void> =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    timer.unref();
-    void promise.then(
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-    );
-  });
+const sleep = (ms: number): Promise<void> =>
+  new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
+
+const bounded = (promise: Promise<unknown>, ms: number): Promise<void> => {
+  const settled = promise.then(
+    () => undefined,
+    () => undefined,
+  );
+  return Promise.race([settled, sleep(ms)]);
+};
 
 /** One producer and its subscribers. */
 class Flight<T> {
+  state: FlightState = { kind: 'running' };
   readonly buffer: T[] = [];
   /** How many events were dropped from the head of `buffer`; joiners need 0. */
   base = 0;
   readonly cursors = new Set<Cursor>();
-  ended = false;
-  failure: { error: unknown } | undefined;
-  cancelled = false;
-  retirement: Promise<void> | undefined;
   producer: CoalescedProducer<T> | undefined;
   cancelling: Promise<void> | undefined;
   retainTimer: NodeJS.Timeout | undefined;
   /** A subscriber is waiting for an event past the end of the buffer. */
   demand = false;
   /** Settles when the pump has stopped for good. */
-  readonly finished = deferred();
+  readonly stopped = deferred();
   // Two wake channels: subscribers wait for events, the pump waits for demand or room. One channel for
   // both would let waiting subscribers wake each other forever.
   #eventsWake = deferred();
@@ -92,6 +114,7 @@ class Flight<T> {
 
   constructor(
     readonly group: string | undefined,
+    readonly tag: string | undefined,
     readonly maxBuffered: number,
   ) {}
 
@@ -145,6 +168,27 @@ class Flight<T> {
     }
     return this.cancelling ?? Promise.resolve();
   }
+
+  /** A new subscriber may read this flight from its first event. */
+  joinable(replays: JoinOptions<T>['replays']): boolean {
+    if (this.base > 0) return false;
+    switch (this.state.kind) {
+      case 'running':
+        return true;
+      case 'cancelled':
+        return false;
+      default:
+        return (
+          replays?.({ events: this.buffer, failed: this.state.kind === 'failed', tag: this.tag }) ?? true
+        );
+    }
+  }
+
+  subscribe(): Cursor {
+    const cursor: Cursor = { position: 0 };
+    this.cursors.add(cursor);
+    return cursor;
+  }
 }
 
 const replayOverflow = (): BridgeError =>
@@ -158,19 +202,34 @@ const replayOverflow = (): BridgeError =>
 const shuttingDown = (): BridgeError =>
   new BridgeError(createTurnError('overloaded', 'The bridge is shutting down.'));
 
-/** Coalesces identical overlapping requests onto one bounded, replayable producer per key. */
+const busy = (): BridgeError =>
+  new BridgeError(
+    createTurnError(
+      'rate-limit',
+      'This conversation already has a turn in progress; retry when it finishes.',
+    ),
+  );
+
+type Start<T> = () => CoalescedProducer<T> | Promise<CoalescedProducer<T>>;
+
+/** Coalesces identical requests onto one bounded, replayable producer per key; serialises groups. */
 export class TurnCoalescer<T> {
   readonly #flights = new Map<string, Flight<T>>();
-  readonly #retiring = new Set<Flight<T>>();
+  /** Flights whose producer may still run: running, draining after its terminal event, or retiring. */
+  readonly #live = new Set<Flight<T>>();
   readonly #maxBuffered: number;
   readonly #retainMs: number;
   readonly #retireTimeoutMs: number;
+  readonly #busyTimeoutMs: number;
+  readonly #isTerminal: (event: T) => boolean;
   #closed = false;
 
-  constructor(options: TurnCoalescerOptions = {}) {
+  constructor(options: TurnCoalescerOptions<T> = {}) {
     this.#maxBuffered = Math.max(1, options.maxBufferedEvents ?? 10_000);
     this.#retainMs = options.retainMs ?? 0;
     this.#retireTimeoutMs = options.retireTimeoutMs ?? 5_000;
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? 2 * this.#retireTimeoutMs;
+    this.#isTerminal = options.isTerminal ?? (() => false);
   }
 
   /** Keys with a live, retained or retiring producer. */
@@ -184,27 +243,29 @@ export class TurnCoalescer<T> {
   }
 
   /**
-   * Subscribe to the producer for `key`, calling `start` to create it when there is none. Iterating
-   * yields every event of the producer from its first one; the producer's failure (or `start`'s) is
-   * thrown after the buffered events. Creating the iterator subscribes to a live producer at once (so
-   * always iterate it to the end or call `return()`); otherwise the first `next()` starts a producer
-   * (after any retirement of the same key or group) or fails with a BridgeError `overloaded` when the
-   * replay buffer already dropped events or the coalescer is closed. `start` runs once per producer.
+   * Subscribe to the producer for `key`, calling `start` to create it when there is none (or when the
+   * retained one is not replayed to this join). Iterating yields every event of the producer from its
+   * first one; the producer's failure (or `start`'s) is thrown after the buffered events. Creating the
+   * iterator subscribes to a joinable producer at once (so always iterate it to the end or call
+   * `return()`); otherwise the first `next()` starts a producer (after the earlier producers of its group
+   * stopped) or fails with a BridgeError: `overloaded` when the replay buffer already dropped events or
+   * the coalescer is closed, `rate-limit` when the group stayed busy. `start` runs once per producer.
    */
-  join(
-    key: string,
-    start: () => CoalescedProducer<T> | Promise<CoalescedProducer<T>>,
-    options: JoinOptions = {},
-  ): AsyncIterable<T> {
+  join(key: string, start: Start<T>, options: JoinOptions<T> = {}): AsyncIterable<T> {
     return { [Symbol.asyncIterator]: () => this.#subscribe(key, start, options) };
   }
 
-  /** Resolves once no cancelled producer of `group` is still retiring. */
-  async settled(group: string): Promise<void> {
-    for (;;) {
-      const pending = [...this.#retiring].filter((flight) => flight.group === group);
-      if (pending.length === 0) return;
-      await Promise.all(pending.map((flight) => flight.retirement));
+  /** The finished (or failed) flight retained for `key`, if any. */
+  finished(key: string): FinishedFlight<T> | undefined {
+    const flight = this.#flights.get(key);
+    if (flight === undefined || !this.#isDone(flight) || flight.base > 0) return undefined;
+    return { events: flight.buffer, failed: flight.state.kind === 'failed', tag: flight.tag };
+  }
+
+  /** Forget the finished flights of `group` (e.g. its conversation ended), so nothing replays them. */
+  forgetGroup(group: string): void {
+    for (const [key, flight] of this.#flights) {
+      if (flight.group === group && this.#isDone(flight)) this.#drop(key, flight);
     }
   }
 
@@ -212,24 +273,23 @@ export class TurnCoalescer<T> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const flights = [...this.#flights.values()];
+    const flights = [...this.#flights.values(), ...this.#live];
     for (const flight of flights) {
       clearTimeout(flight.retainTimer);
-      if (!flight.ended && !flight.cancelled) {
-        flight.failure = { error: shuttingDown() };
-        this.#cancel(flight);
-      }
+      if (flight.state.kind === 'running') this.#cancel(flight, shuttingDown());
     }
-    await Promise.all(flights.map((flight) => flight.retirement));
+    await Promise.all(
+      flights.map((flight) => (flight.state.kind === 'cancelled' ? flight.state.retirement : undefined)),
+    );
     this.#flights.clear();
   }
 
-  #subscribe(
-    key: string,
-    start: () => CoalescedProducer<T> | Promise<CoalescedProducer<T>>,
-    options: JoinOptions,
-  ): AsyncIterator<T> {
-    const { signal, group } = options;
+  #isDone(flight: Flight<T>): boolean {
+    return flight.state.kind === 'finished' || flight.state.kind === 'failed';
+  }
+
+  #subscribe(key: string, start: Start<T>, options: JoinOptions<T>): AsyncIterator<T> {
+    const { signal } = options;
     let flight: Flight<T> | undefined;
     let cursor: Cursor | undefined;
     let stopped = false;
@@ -244,20 +304,19 @@ export class TurnCoalescer<T> {
     };
     signal?.addEventListener('abort', stop, { once: true });
     if (signal?.aborted) stop();
-    // Joining a live producer subscribes at once, so the joiner's replay is guaranteed from here on;
-    // anything else (start, wait for a retirement, refuse) happens on the first next().
-    const live = this.#flights.get(key);
-    if (!stopped && live !== undefined && !live.cancelled && live.base === 0) {
-      flight = live;
-      cursor = { position: 0 };
-      live.cursors.add(cursor);
+    // Joining a joinable producer subscribes at once, so the joiner's replay is guaranteed from here on;
+    // anything else (start, wait for the group, refuse) happens on the first next().
+    const existing = this.#flights.get(key);
+    if (!stopped && existing?.joinable(options.replays) === true) {
+      flight = existing;
+      cursor = existing.subscribe();
     }
 
     return {
       next: async (): Promise<IteratorResult<T>> => {
         if (stopped) return done;
         if (flight === undefined || cursor === undefined) {
-          const attached = await this.#attach(key, start, group, () => stopped);
+          const attached = await this.#attach(key, start, options, () => stopped);
           if (attached === undefined) return done;
           ({ flight, cursor } = attached);
         }
@@ -265,11 +324,11 @@ export class TurnCoalescer<T> {
           if (stopped) return done;
           const next = flight.take(cursor);
           if (next !== undefined) return { done: false, value: next.value };
-          // A cancelled flight is terminal for its remaining subscribers too (close() cancels with a failure).
-          if (flight.ended || flight.cancelled) {
-            const failure = flight.failure;
+          const state = flight.state;
+          if (state.kind !== 'running') {
             stop();
-            if (failure !== undefined) throw failure.error;
+            if (state.kind === 'failed' || (state.kind === 'cancelled' && state.error !== undefined))
+              throw state.error;
             return done;
           }
           const changed = flight.eventsChanged();
@@ -285,102 +344,127 @@ export class TurnCoalescer<T> {
     };
   }
 
-  /** Attach a cursor to the key's producer, starting one (after any retirement in its group) if needed. */
+  /** Attach a cursor to the key's producer, starting one (once its group is idle) if needed. */
   async #attach(
     key: string,
-    start: () => CoalescedProducer<T> | Promise<CoalescedProducer<T>>,
-    group: string | undefined,
+    start: Start<T>,
+    options: JoinOptions<T>,
     stopped: () => boolean,
   ): Promise<{ flight: Flight<T>; cursor: Cursor } | undefined> {
+    const { group } = options;
+    const deadline = Date.now() + this.#busyTimeoutMs;
     for (;;) {
       if (this.#closed) throw shuttingDown();
       if (stopped()) return undefined;
       const existing = this.#flights.get(key);
-      if (existing !== undefined && existing.cancelled) {
-        await existing.retirement;
+      if (existing?.state.kind === 'cancelled') {
+        await existing.state.retirement;
         continue;
       }
       if (existing !== undefined) {
-        if (existing.base > 0) throw replayOverflow();
-        const cursor: Cursor = { position: 0 };
-        existing.cursors.add(cursor);
-        return { flight: existing, cursor };
+        if (existing.joinable(options.replays)) return { flight: existing, cursor: existing.subscribe() };
+        if (existing.state.kind === 'running') throw replayOverflow();
+        // A finished flight this join does not replay: a new producer replaces it.
+        this.#drop(key, existing);
       }
-      if (group !== undefined && [...this.#retiring].some((flight) => flight.group === group)) {
-        await this.settled(group);
+      const busyFlights =
+        group === undefined ? [] : [...this.#live].filter((flight) => flight.group === group);
+      if (busyFlights.length > 0) {
+        const remaining = deadline - Date.now();
+        if (busyFlights.some((flight) => flight.state.kind !== 'cancelled') && remaining <= 0) throw busy();
+        await Promise.race([
+          Promise.all(
+            busyFlights.map((flight) =>
+              flight.state.kind === 'cancelled' ? flight.state.retirement : flight.stopped.promise,
+            ),
+          ),
+          ...(busyFlights.every((flight) => flight.state.kind === 'cancelled') ? [] : [sleep(remaining)]),
+        ]);
         continue;
       }
-      const flight = new Flight<T>(group, this.#maxBuffered);
-      const cursor: Cursor = { position: 0 };
-      flight.cursors.add(cursor);
+      // Synchronous from the group check to here: two waiting joins cannot both start.
+      if (group !== undefined) this.forgetGroup(group);
+      const flight = new Flight<T>(group, options.tag, this.#maxBuffered);
+      const cursor = flight.subscribe();
       this.#flights.set(key, flight);
+      this.#live.add(flight);
       void this.#pump(key, flight, start);
       return { flight, cursor };
     }
   }
 
   /** The producer's only consumer: pulls an event whenever a subscriber waits and the buffer has room. */
-  async #pump(
-    key: string,
-    flight: Flight<T>,
-    start: () => CoalescedProducer<T> | Promise<CoalescedProducer<T>>,
-  ): Promise<void> {
+  async #pump(key: string, flight: Flight<T>, start: Start<T>): Promise<void> {
     let iterator: AsyncIterator<T> | undefined;
+    // Read through a call: the state changes while the pump awaits.
+    const kind = (): FlightState['kind'] => flight.state.kind;
     try {
       flight.producer = await start();
-      if (flight.cancelled) return;
+      if (kind() === 'cancelled') return;
       iterator = flight.producer.events[Symbol.asyncIterator]();
       for (;;) {
-        while (!flight.cancelled && !(flight.demand && flight.hasRoom())) await flight.pumpChanged();
-        if (flight.cancelled) return;
+        // Once finished, the producer is read to its end without waiting for demand.
+        while (kind() === 'running' && !(flight.demand && flight.hasRoom())) await flight.pumpChanged();
+        if (kind() === 'cancelled') return;
         const result = await iterator.next();
         if (result.done === true) return;
+        if (kind() !== 'running') continue;
         flight.buffer.push(result.value);
         flight.demand = false;
+        if (this.#isTerminal(result.value)) this.#finish(key, flight, { kind: 'finished' });
         flight.notifyEvents();
       }
     } catch (error) {
-      if (flight.failure === undefined && !flight.cancelled) flight.failure = { error };
+      if (kind() === 'running') this.#finish(key, flight, { kind: 'failed', error });
     } finally {
-      if (flight.cancelled) {
+      if (kind() === 'cancelled') {
         await flight.requestCancel();
         await iterator?.return?.()?.catch(() => undefined);
       }
-      flight.ended = true;
-      flight.finished.resolve();
+      if (kind() === 'running') this.#finish(key, flight, { kind: 'finished' });
+      this.#live.delete(flight);
+      flight.stopped.resolve();
       flight.notifyEvents();
-      if (!flight.cancelled) this.#completed(key, flight);
     }
   }
 
-  #completed(key: string, flight: Flight<T>): void {
+  /** The flight completed for its subscribers: retain it for replay, or drop it. */
+  #finish(
+    key: string,
+    flight: Flight<T>,
+    state: Extract<FlightState, { kind: 'finished' | 'failed' }>,
+  ): void {
+    flight.state = state;
     if (this.#flights.get(key) !== flight) return;
     if (this.#closed || this.#retainMs <= 0 || flight.base > 0) {
       this.#flights.delete(key);
       return;
     }
-    flight.retainTimer = setTimeout(() => {
-      if (this.#flights.get(key) === flight) this.#flights.delete(key);
-    }, this.#retainMs);
+    flight.retainTimer = setTimeout(() => this.#drop(key, flight), this.#retainMs);
     flight.retainTimer.unref();
+  }
+
+  #drop(key: string, flight: Flight<T>): void {
+    clearTimeout(flight.retainTimer);
+    if (this.#flights.get(key) === flight) this.#flights.delete(key);
   }
 
   #leave(flight: Flight<T>, cursor: Cursor): void {
     flight.cursors.delete(cursor);
-    if (flight.cursors.size > 0 || flight.ended || flight.cancelled) return;
+    if (flight.cursors.size > 0 || flight.state.kind !== 'running') return;
     this.#cancel(flight);
   }
 
-  /** Cancel a live producer for real and track its bounded retirement. */
-  #cancel(flight: Flight<T>): void {
-    flight.cancelled = true;
-    this.#retiring.add(flight);
+  /** Cancel a running producer for real and track its bounded retirement. */
+  #cancel(flight: Flight<T>, error?: unknown): void {
+    const retirement = bounded(flight.stopped.promise, this.#retireTimeoutMs).then(() => {
+      this.#live.delete(flight);
+      for (const [key, value] of this.#flights) if (value === flight) this.#flights.delete(key);
+    });
+    flight.state =
+      error === undefined ? { kind: 'cancelled', retirement } : { kind: 'cancelled', error, retirement };
     void flight.requestCancel();
     flight.notifyPump();
     flight.notifyEvents();
-    flight.retirement = bounded(flight.finished.promise, this.#retireTimeoutMs).then(() => {
-      this.#retiring.delete(flight);
-      for (const [key, value] of this.#flights) if (value === flight) this.#flights.delete(key);
-    });
   }
 }

@@ -79,10 +79,13 @@ export const planTurn = (
 
   if (suffix.length === 1 && suffix[0]?.role === 'user')
     return { kind: 'slim', newMessages: suffix, held: committed };
+  // The last run was cut short (a cancelled run checkpoints nothing): the agent holds `committed`, and
+  // the cut turn — its request, a partial answer, the calls a resumed run had made and their results —
+  // is new to it, sent slim ahead of the new user text.
   if (
     agent.interrupted &&
     suffix.at(-1)?.role === 'user' &&
-    suffix.every((message) => message.role === 'user' || message.role === 'assistant')
+    suffix.every((message) => message.role !== 'system')
   ) {
     return { kind: 'slim', newMessages: suffix, held: committed };
   }

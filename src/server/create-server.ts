@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import type { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import type { ProtocolAdapter, ResponseMeta } from '../protocols/protocol-adapter.js';
 import { safeParseJson } from '../protocols/shared/safe-parse-json.js';
 import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
@@ -29,7 +30,8 @@ export type BridgeServerOptions = {
   bodyLimit?: number;
   keepaliveMs?: number;
   listModels: () => string[];
-  metrics: () => Record<string, unknown>;
+  /** Rendered at `GET /metrics` (Prometheus text); also records the time to first byte. */
+  metrics: Pick<BridgeMetrics, 'contentType' | 'render' | 'firstByte'>;
   /**
    * True while the process drains: `GET /health` answers 503 `{"status":"draining"}`, which takes it out
    * of a load balancer's rotation (deploy/haproxy/haproxy.cfg) while its live conversations finish.
@@ -46,6 +48,8 @@ type TurnContext = {
   response: ServerResponse;
   signal: AbortSignal;
   log: Logger;
+  /** Record the time to first byte, once: the first turn event written, or the JSON answer. */
+  firstByte: () => void;
 };
 
 /** One entry of the route table: exact method and path (the query string is ignored). */
@@ -106,6 +110,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     response: ServerResponse,
     log: Logger,
   ): Promise<void> => {
+    const receivedAt = Date.now();
     const body = await readBody(request, bodyLimit);
     if (!body.ok) {
       if (body.error.reason === 'aborted') return;
@@ -156,7 +161,22 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       model: turn.model,
       createdAt: Math.floor(Date.now() / 1000),
     };
-    const context: TurnContext = { adapter, turn, meta, events, response, signal: abort.signal, log };
+    let firstByteSeen = false;
+    const firstByte = (): void => {
+      if (firstByteSeen) return;
+      firstByteSeen = true;
+      options.metrics.firstByte(turn.protocol, receivedAt);
+    };
+    const context: TurnContext = {
+      adapter,
+      turn,
+      meta,
+      events,
+      response,
+      signal: abort.signal,
+      log,
+      firstByte,
+    };
     if (turn.stream) await streamTurn(context);
     else await answerTurn(context);
   };
@@ -169,6 +189,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     response,
     signal,
     log,
+    firstByte,
   }: TurnContext): Promise<void> => {
     const encoder = adapter.createStreamEncoder(turn, meta);
     const writer = new SseWriter(response, { keepaliveMs, keepalive: () => encoder.keepalive() });
@@ -178,6 +199,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
         if (signal.aborted) break;
         if (event.type === 'error') log.warn({ error: event.error }, 'turn failed in-stream');
         await writer.write(encoder.push(event));
+        firstByte();
         if (encoder.ended) break;
       }
     } catch (error) {
@@ -196,6 +218,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     response,
     signal,
     log,
+    firstByte,
   }: TurnContext): Promise<void> => {
     const collected = await collectTurnEvents(events, signal);
     if (signal.aborted || response.destroyed) return;
@@ -204,6 +227,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       return sendError(response, adapter, collected.error);
     }
     sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected.value));
+    firstByte();
   };
 
   const listModels = (response: ServerResponse): void => {
@@ -258,7 +282,14 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     {
       method: 'GET',
       path: '/metrics',
-      handle: (_request, response) => sendJson(response, 200, options.metrics()),
+      handle: async (_request, response) => {
+        const text = await options.metrics.render();
+        response.writeHead(200, {
+          'content-type': options.metrics.contentType,
+          'content-length': Buffer.byteLength(text),
+        });
+        response.end(text);
+      },
     },
   ];
 

@@ -41,8 +41,17 @@ export type UpstreamEvent =
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
   | { type: 'reasoning-end' }
-  /** A host tool call, parked until {@link UpstreamRun.resolveToolCalls} settles it. */
-  | { type: 'tool-call'; toolCallId: string; toolName: string; input: Record<string, unknown> }
+  /**
+   * A host tool call, parked until {@link UpstreamRun.resolveToolCalls} settles it. `parkedAt`: when the
+   * SDK's `execute` parked it (epoch ms), for the tool-call latency metric.
+   */
+  | {
+      type: 'tool-call';
+      toolCallId: string;
+      toolName: string;
+      input: Record<string, unknown>;
+      parkedAt: number;
+    }
   | { type: 'tool-batch-end' }
   | { type: 'usage'; usage: TurnUsage }
   | { type: 'end'; status: 'finished' | 'cancelled' }

@@ -15,6 +15,8 @@ export type ScratchPathGuardsOptions = {
   logger: Logger;
   /** Corrections per session. Default 3. */
   maxCorrections?: number;
+  /** Called for every violation (`corrected`: answered with a correction), e.g. to count it. */
+  onViolation?: (corrected: boolean) => void;
 };
 
 export class ScratchPathGuards {
@@ -42,7 +44,9 @@ export class ScratchPathGuards {
       });
       this.#guards.set(sessionKey, guard);
     }
-    return guard.check(call, context.hostRoot);
+    const check = guard.check(call, context.hostRoot);
+    if (check.violation !== undefined) this.#options.onViolation?.(!check.forward);
+    return check;
   }
 
   /** Log the turn summary for `sessionKey` when its turn produced scratch paths. */
@@ -53,16 +57,6 @@ export class ScratchPathGuards {
   /** Drop the session's guard and counters. */
   forget(sessionKey: string): void {
     this.#guards.delete(sessionKey);
-  }
-
-  /** Counters summed over every live session, for `/metrics`. */
-  totals(): ScratchPathMetrics {
-    const totals: ScratchPathMetrics = { scratchPathViolations: 0, scratchPathCorrections: 0 };
-    for (const guard of this.#guards.values()) {
-      totals.scratchPathViolations += guard.metrics.scratchPathViolations;
-      totals.scratchPathCorrections += guard.metrics.scratchPathCorrections;
-    }
-    return totals;
   }
 
   /** The session's counters, or `undefined` when it made no checked call yet. */

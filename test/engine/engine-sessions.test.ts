@@ -41,7 +41,7 @@ describe('engine sessions (issue 4)', () => {
     }
     await expect.poll(() => upstream.calls[0]?.cancelled).toBe(true);
     expect(upstream.sessions[0]?.disposed ?? false).toBe(false);
-    expect(engine.metrics()).toMatchObject({ inFlightSessions: 0 });
+    expect(await engine.metrics()).toMatchObject({ inFlightSessions: 0 });
     await engine.close();
   });
 
@@ -134,7 +134,7 @@ describe('engine sessions (issue 4)', () => {
     expect(textOf(events)).toBe('ok, not deleting');
     expect(upstream.calls[0]?.cancelled).toBe(true);
     expect(upstream.calls[1]?.input.prompt.text).toContain('do not delete anything');
-    expect(engine.metrics()).toMatchObject({ resumed: 0 });
+    expect(await engine.metrics()).toMatchObject({ resumed: 0 });
     await engine.close();
   });
 
@@ -167,7 +167,7 @@ describe('engine sessions (issue 4)', () => {
         .then(collect),
     );
     await Promise.all(turns);
-    expect(engine.metrics()).toMatchObject({ sessions: 32, inFlightSessions: 8 });
+    expect(await engine.metrics()).toMatchObject({ sessions: 32, inFlightSessions: 8 });
     for (let index = 0; index < 8; index += 1) {
       const events = await collect(
         await engine.handleTurn(

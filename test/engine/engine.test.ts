@@ -87,7 +87,7 @@ describe('engine', () => {
     expect(upstream.calls[0]?.toolResults).toEqual([
       { toolCallId: 'call-1', content: [{ type: 'text', text: 'hi' }], isError: false },
     ]);
-    expect(engine.metrics()).toMatchObject({ resumed: 1, replayed: 1 });
+    expect(await engine.metrics()).toMatchObject({ resumed: 1, replayed: 1 });
     await engine.close();
   });
 
@@ -232,7 +232,7 @@ describe('engine', () => {
         ),
       );
     }
-    expect(engine.metrics()).toMatchObject({ sessions: 32, inFlightSessions: 1, evicted: 9 });
+    expect(await engine.metrics()).toMatchObject({ sessions: 32, inFlightSessions: 1, evicted: 9 });
     const resumed = await collect(
       await engine.handleTurn(
         request([user('park-me'), assistant('', [{ id: 'p1', name: 'Bash' }]), toolResult('p1', 'ok')], {

@@ -366,3 +366,66 @@ describe('rule 7: completion cleanup', () => {
     );
   });
 });
+
+describe('one owner per rule: group serialisation and after-completion replay', () => {
+  it('after a terminal event, a subscriber leaving does not cancel: the producer is read to its end and retained', async () => {
+    const coalescer = new TurnCoalescer<number>({ retainMs: 60_000, isTerminal: (value) => value === 0 });
+    const channel = createChannel();
+    const iterator = iterate(coalescer.join('turn', () => channel.producer));
+    channel.push(1, 0);
+    expect(await take(iterator, 2)).toEqual([1, 0]);
+    await iterator.return?.();
+    channel.end();
+    await vi.waitFor(() => expect(channel.stats.pulls).toBe(3));
+    expect(channel.stats.cancels).toBe(0);
+    const start = vi.fn(() => createChannel().producer);
+    expect(await drain(coalescer.join('turn', start))).toEqual([1, 0]);
+    expect(start).not.toHaveBeenCalled();
+  });
+
+  it('a different producer of a busy group waits for it, and fails with rate-limit after busyTimeoutMs', async () => {
+    const coalescer = new TurnCoalescer<number>({ busyTimeoutMs: 50 });
+    const running = createChannel();
+    const first = iterate(coalescer.join('a', () => running.producer, { group: 'g' }));
+    running.push(1);
+    await take(first, 1);
+    const next = createChannel();
+    next.push(2);
+    next.end();
+    const start = vi.fn(() => next.producer);
+    await expect(drain(coalescer.join('b', start, { group: 'g' }))).rejects.toMatchObject({
+      turnError: { kind: 'rate-limit' },
+    });
+    expect(start).not.toHaveBeenCalled();
+    const waiting = drain(coalescer.join('b', start, { group: 'g' }));
+    await tick();
+    expect(start).not.toHaveBeenCalled();
+    running.end();
+    expect(await take(first, 5)).toEqual([]);
+    expect(await waiting).toEqual([2]);
+    expect(start).toHaveBeenCalledTimes(1);
+  });
+
+  it('replays a finished flight only to joins that accept it, and never after a later producer of its group', async () => {
+    const coalescer = new TurnCoalescer<number>({ retainMs: 60_000 });
+    const channel = createChannel();
+    channel.push(1);
+    channel.end();
+    expect(
+      await drain(coalescer.join('turn', () => channel.producer, { group: 'g', tag: 'stream' })),
+    ).toEqual([1]);
+    const refused = createChannel();
+    refused.push(2);
+    refused.end();
+    const seen: Array<string | undefined> = [];
+    const replays = (finished: { tag: string | undefined }) => (seen.push(finished.tag), false);
+    expect(await drain(coalescer.join('turn', () => refused.producer, { group: 'g', replays }))).toEqual([2]);
+    expect(new Set(seen)).toEqual(new Set(['stream']));
+    // `turn` now replays [2]; a later producer of the group drops it.
+    const later = createChannel();
+    later.end();
+    await drain(coalescer.join('later', () => later.producer, { group: 'g' }));
+    expect(coalescer.has('turn')).toBe(false);
+    expect(coalescer.finished('later')).toMatchObject({ events: [], failed: false });
+  });
+});

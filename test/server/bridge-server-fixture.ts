@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { BridgeMetrics } from '../../src/metrics/bridge-metrics.js';
 import { createBridgeServer, type BridgeServerOptions } from '../../src/server/create-server.js';
 import { anthropicAdapter } from '../../src/protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../../src/protocols/openai-chat/openai-chat-adapter.js';
@@ -11,7 +12,8 @@ export const startScriptedBridge = async (
   source: ScriptSource,
   options: Partial<Omit<BridgeServerOptions, 'adapters' | 'handleTurn'>> = {},
 ) => {
-  const { engine, upstream } = createTestEngine(source);
+  const metrics = new BridgeMetrics();
+  const { engine, upstream } = createTestEngine(source, { metrics });
   const server = createBridgeServer({
     adapters: {
       anthropic: anthropicAdapter,
@@ -21,7 +23,7 @@ export const startScriptedBridge = async (
     handleTurn: engine.handleTurn,
     logger: silentLogger,
     listModels: () => ['composer-2', 'gpt-5.4'],
-    metrics: () => engine.metrics(),
+    metrics,
     ...options,
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -30,6 +32,7 @@ export const startScriptedBridge = async (
     url: `http://127.0.0.1:${port}`,
     engine,
     upstream,
+    metrics,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -167,15 +167,13 @@ export class CursorRun implements UpstreamRun {
   parked(call: ParkedCall): void {
     if (this.#finished || this.#calls.park(call) === undefined) return;
     this.#closeThinking();
-    // Typed apart from the literal: the port's `tool-call` event is gaining `parkedAt` on another branch.
-    const event: Extract<UpstreamEvent, { type: 'tool-call' }> & { parkedAt: number } = {
+    this.events.push({
       type: 'tool-call',
       toolCallId: call.toolCallId,
       toolName: call.toolName,
       input: call.args,
       parkedAt: call.parkedAt,
-    };
-    this.events.push(event);
+    });
     this.#checkBatch();
   }
 

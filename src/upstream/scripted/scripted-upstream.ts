@@ -14,13 +14,19 @@ import type {
   UpstreamToolResult,
 } from '../upstream-port.js';
 
+type ToolCallEvent = Extract<UpstreamEvent, { type: 'tool-call' }>;
+
+/** An event as a script states it: a tool call's `parkedAt` is stamped when the run emits it. */
+export type ScriptEvent =
+  Exclude<UpstreamEvent, ToolCallEvent> | (Omit<ToolCallEvent, 'parkedAt'> & { parkedAt?: number });
+
 export type ScriptStep =
-  | UpstreamEvent
+  | ScriptEvent
   /** Park until every emitted tool call is resolved (or the run is cancelled). */
   | { type: 'await-tool-results' }
   | { type: 'delay'; ms: number }
   /** Compute events from what the run has seen so far (e.g. echo a tool result). */
-  | { type: 'emit'; events: (context: ScriptContext) => UpstreamEvent[] };
+  | { type: 'emit'; events: (context: ScriptContext) => ScriptEvent[] };
 
 export type ScriptContext = { input: UpstreamRunInput; toolResults: UpstreamToolResult[] };
 
@@ -160,6 +166,8 @@ class ScriptedRun implements UpstreamRun {
   async cancel(): Promise<void> {
     if (!this.running) return;
     this.#call.cancelled = true;
+    // Retired once cancelled (as the SDK's cancel resolves once the run retired), read or not.
+    this.running = false;
     this.#pending.clear();
     this.#wake?.();
   }
@@ -196,7 +204,10 @@ class ScriptedRun implements UpstreamRun {
     }
   }
 
-  *#emit(event: UpstreamEvent): Generator<UpstreamEvent> {
+  *#emit(step: ScriptEvent): Generator<UpstreamEvent> {
+    // A scripted call is parked the moment it is emitted.
+    const event: UpstreamEvent =
+      step.type === 'tool-call' ? { ...step, parkedAt: step.parkedAt ?? Date.now() } : step;
     if (event.type === 'tool-call') this.#pending.add(event.toolCallId);
     // A run is over once its terminal event exists, whether or not anyone reads further.
     if (event.type === 'end' || event.type === 'error') {

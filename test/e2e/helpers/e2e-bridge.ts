@@ -67,7 +67,7 @@ export interface E2eBridge {
   runs(): BackendRun[];
   /** The runs with {@link BackendRun.main} set. */
   mainRuns(): BackendRun[];
-  /** The bridge's `GET /metrics` counters (turns, resumed, slim, replayed, …). */
+  /** The bridge's `GET /metrics` counters (turns, resumed, slim, replayed, …), read from its Prometheus text. */
   metrics(): Promise<Record<string, unknown>>;
   /** Read a file of the scratch workspace a run's agent works in, while the session is live. */
   readWorkspaceFile(run: BackendRun, relativePath: string): Promise<string>;

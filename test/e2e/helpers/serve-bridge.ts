@@ -26,6 +26,7 @@ import {
 import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
 import { ensureBuilt } from '../../helpers/ensure-built.js';
+import { bridgeCounters } from '../../helpers/prometheus-text.js';
 import { repoRoot } from '../../helpers/repo-root.js';
 import { createFakeBackendModel, scratchDirOf, type PlayedRun } from './fake-backend-model.js';
 import type { ModelScenario, ShellTool } from './model-scenario.js';
@@ -351,10 +352,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
     mainRuns: () => model.played.filter((run) => run.main).map(toRun),
     metrics: async () => {
       const response = await fetch(`http://127.0.0.1:${port}/metrics`);
-      const body: unknown = await response.json();
-      if (typeof body !== 'object' || body === null)
-        throw new Error('e2e: /metrics did not answer an object');
-      return body as Record<string, unknown>;
+      return bridgeCounters(await response.text());
     },
     readWorkspaceFile: (run, relativePath) => {
       // Only a workspace of this bridge: `<HOME>/.claude-code-router/cursor-sdk-workspaces/<32 hex>/`.
