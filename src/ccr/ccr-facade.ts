@@ -10,8 +10,9 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { createBridgeEngine, type BridgeEngine } from '../bridge/create-bridge.js';
 import { ConfigError } from '../config/config-error.js';
-import { cursorOptionsSchema, logLevels } from '../config/config-schema.js';
+import { cursorOptionsSchema } from '../config/config-schema.js';
 import type { Env } from '../config/interpolate.js';
+import { resolveLogLevel } from '../config/log-level.js';
 import { defaultConfigPath, loadConfig, type BridgeConfig } from '../config/load-config.js';
 import { createLogger } from '../logging/logger.js';
 import { createTurnError, toTurnError } from '../turn/turn-error.js';
@@ -165,14 +166,15 @@ export class CcrFacade {
       apiKey,
       homedir,
     });
-    const envLevel = env['LOG_LEVEL']?.trim().toLowerCase();
-    const level = logLevels.find((name) => name === envLevel) ?? config.logLevel;
+    const logLevel = resolveLogLevel(env, config.logLevel);
+    const level = logLevel.ok ? logLevel.value : config.logLevel;
     // stderr: CCR's stdout is its own; its pino logger is not handed to plugins that are functions.
     const logger = createLogger({
       level: config.log ? level : 'silent',
       destination: pino.destination({ fd: 2, sync: false }),
     }).child({ component: 'ccr' });
     for (const warning of config.warnings) logger.warn(warning);
+    if (!logLevel.ok) logger.warn(`${logLevel.error}; using ${level}`);
     const bridge = await createBridgeEngine({
       config,
       env,

@@ -1,5 +1,5 @@
 import { createMcpHostServer } from '../../mcp/index.js';
-import { logLevels } from '../config/config-schema.js';
+import { resolveLogLevel } from '../config/log-level.js';
 import { loadConfig } from '../config/load-config.js';
 import { createLogger } from '../logging/logger.js';
 import { exitCodes, type CliIo } from './cli-io.js';
@@ -23,12 +23,12 @@ const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
 export const runMcpHost = async (io: CliIo, options: McpHostOptions): Promise<number> => {
   const path = resolveConfigPath(io, options.configPath);
   const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
-  const envLevel = io.env['LOG_LEVEL']?.trim().toLowerCase();
-  const level = logLevels.find((name) => name === envLevel) ?? config.logLevel;
-  if (envLevel !== undefined && envLevel !== '' && level !== envLevel) {
-    io.stderr(`cursor-bridge: LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${envLevel}"\n`);
+  const logLevel = resolveLogLevel(io.env, config.logLevel);
+  if (!logLevel.ok) {
+    io.stderr(`cursor-bridge: ${logLevel.error}\n`);
     return exitCodes.usage;
   }
+  const level = logLevel.value;
   const envToken = io.env['CURSOR_BRIDGE_MCP_TOKEN'];
   const token = envToken !== undefined && envToken !== '' ? envToken : config.mcpHost.token;
   const host = options.host ?? config.mcpHost.host ?? '127.0.0.1';

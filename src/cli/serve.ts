@@ -1,5 +1,5 @@
 import { createLogger } from '../logging/logger.js';
-import { logLevels } from '../config/config-schema.js';
+import { resolveLogLevel } from '../config/log-level.js';
 import { loadConfig, type BridgeConfig } from '../config/load-config.js';
 import type { Logger } from '../logging/logger.js';
 import { routeConsoleToLogger } from './route-console.js';
@@ -36,12 +36,12 @@ const parseDrainTimeout = (text: string): number | undefined => {
 export const runServe = async (io: CliIo, options: ServeOptions): Promise<number> => {
   const path = resolveConfigPath(io, options.configPath);
   const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
-  const envLevel = io.env['LOG_LEVEL']?.trim().toLowerCase();
-  const level = logLevels.find((name) => name === envLevel) ?? config.logLevel;
-  if (envLevel !== undefined && envLevel !== '' && level !== envLevel) {
-    io.stderr(`cursor-bridge: LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${envLevel}"\n`);
+  const logLevel = resolveLogLevel(io.env, config.logLevel);
+  if (!logLevel.ok) {
+    io.stderr(`cursor-bridge: ${logLevel.error}\n`);
     return exitCodes.usage;
   }
+  const level = logLevel.value;
   const keepaliveText = io.env['CURSOR_BRIDGE_KEEPALIVE_MS']?.trim();
   const keepaliveMs = keepaliveText === undefined || keepaliveText === '' ? undefined : Number(keepaliveText);
   if (keepaliveMs !== undefined && !(Number.isInteger(keepaliveMs) && keepaliveMs >= 0)) {
