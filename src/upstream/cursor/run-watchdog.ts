@@ -8,7 +8,9 @@
  * tool calls parked for the client's result, or a built-in tool executing locally (agent mode). The SDK
  * keeps the backend stream alive itself then (client heartbeats every 5 s, exec heartbeats every 3 s).
  *
- * Hand-written: a resettable timer with a suspended state is smaller than any library for it.
+ * Hand-written: a resettable timer with a suspended state is smaller than any library for it. An event
+ * only stamps the time (a 10k-delta stream must not create 10k timers); the timer, when it fires, re-arms
+ * for what is left of the bound.
  */
 
 export type RunWatchdogOptions = {
@@ -24,6 +26,8 @@ export class RunWatchdog {
   readonly #options: RunWatchdogOptions;
   #timer: NodeJS.Timeout | undefined;
   #sawEvent = false;
+  /** When the current silence began (epoch ms). */
+  #since = Date.now();
   #suspended = false;
   #stopped = false;
 
@@ -34,6 +38,8 @@ export class RunWatchdog {
 
   /** An upstream event arrived: the silence starts again. */
   activity(): void {
+    this.#since = Date.now();
+    if (this.#sawEvent) return;
     this.#sawEvent = true;
     this.#arm();
   }
@@ -45,6 +51,7 @@ export class RunWatchdog {
   setSuspended(suspended: boolean): void {
     if (suspended === this.#suspended) return;
     this.#suspended = suspended;
+    this.#since = Date.now();
     this.#arm();
   }
 
@@ -60,13 +67,18 @@ export class RunWatchdog {
     const phase = this.#sawEvent ? 'idle' : 'first-event';
     const afterMs = phase === 'idle' ? this.#options.idleMs : this.#options.firstEventMs;
     if (afterMs <= 0) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      if (this.#stopped) return;
-      this.#stopped = true;
-      this.#options.onExpired({ phase, afterMs });
-    }, afterMs);
-    this.#timer.unref();
+    const wait = (delayMs: number): void => {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        if (this.#stopped) return;
+        const left = this.#since + afterMs - Date.now();
+        if (left > 0) return wait(left);
+        this.#stopped = true;
+        this.#options.onExpired({ phase, afterMs });
+      }, delayMs);
+      this.#timer.unref();
+    };
+    wait(this.#since + afterMs - Date.now());
   }
 
   #clear(): void {
