@@ -259,6 +259,37 @@ describe('backend killed and restarted', () => {
     expect(second.toolUses).toEqual([]);
     expect(second.text).toBe('model saw {"type":"text","text":"ran echo toolu_parked_kill"}');
   }, 30_000);
+
+  it('while parked and not back in time: the result turn ends in-band, and its retry reaches the model once', async () => {
+    wire = await startWireBridge({ config, scenario: toolThenText('toolu_parked_dead') });
+    const messages = [{ role: 'user', content: 'park then die' }];
+    const first = await send(wire.url, messages);
+    expectComplete(first);
+    expect(first.toolUses.map((use) => use.id)).toEqual(['toolu_parked_dead']);
+    await wire.backend.kill();
+    const withResult = execute(messages, first);
+    try {
+      const cut = await send(wire.url, withResult);
+      expectComplete(cut);
+      expect(cut.error).toMatchObject({
+        type: 'overloaded_error',
+        message: expect.stringContaining('Retry'),
+      });
+      expect(cut.elapsedMs).toBeLessThan(boundMs + 3000);
+    } finally {
+      await wire.backend.restart();
+    }
+    // The client retries the same request: the run is gone, so the result reaches a new run in its prompt.
+    wire.backend.setScenario((run) => {
+      if (run.prompt.includes('ran echo toolu_parked_dead')) bump(delivered, 'toolu_parked_dead');
+      run.text('carried on');
+    });
+    const retried = await send(wire.url, withResult);
+    expectComplete(retried);
+    expect(retried.error).toBeUndefined();
+    expect(retried.toolUses).toEqual([]);
+    expect(retried.text).toBe('carried on');
+  }, 30_000);
 });
 
 describe('backend down', () => {
