@@ -236,6 +236,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
       ...(cursor.cwd === undefined ? {} : { agentCwd: cursor.cwd }),
       sandboxEnabled: sandbox.enabled,
       createStore: () => new InMemoryAgentStore(),
+      ...(cursor.timeouts === undefined ? {} : { timeouts: cursor.timeouts }),
       ...options.cursor,
     });
 

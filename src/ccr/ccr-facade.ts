@@ -165,6 +165,7 @@ export class CcrFacade {
     const config = mergeTransformerOptions(await loadConfig({ path, env, homedir }), options, {
       apiKey,
       homedir,
+      env,
     });
     const logLevel = resolveLogLevel(env, config.logLevel);
     const level = logLevel.ok ? logLevel.value : config.logLevel;
@@ -212,9 +213,9 @@ const sortedOptions = (options: unknown): unknown =>
 export const mergeTransformerOptions = (
   config: BridgeConfig,
   options: unknown,
-  host: { apiKey: string | undefined; homedir: string },
+  host: { apiKey: string | undefined; homedir: string; env?: Env },
 ): BridgeConfig => {
-  const { apiKey, homedir } = host;
+  const { apiKey, homedir, env = {} } = host;
   const parsed = cursorOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -223,7 +224,15 @@ export const mergeTransformerOptions = (
       issue?.message ?? 'invalid cursor-sdk options',
     );
   }
-  const { cursorMode, cursorCwd, sandboxEnabled } = parsed.data;
+  const { cursorMode, cursorCwd, sandboxEnabled, firstEventTimeoutMs, idleTimeoutMs } = parsed.data;
+  // The run silence bounds: these options over the file's, the environment over both (as in loadConfig).
+  const timeouts = {
+    ...config.cursor.timeouts,
+    ...(firstEventTimeoutMs === undefined || env['CURSOR_BRIDGE_FIRST_EVENT_TIMEOUT_MS']?.trim()
+      ? {}
+      : { firstEventTimeoutMs }),
+    ...(idleTimeoutMs === undefined || env['CURSOR_BRIDGE_IDLE_TIMEOUT_MS']?.trim() ? {} : { idleTimeoutMs }),
+  };
   const cwd =
     cursorCwd === undefined
       ? config.cursor.cwd
@@ -242,6 +251,7 @@ export const mergeTransformerOptions = (
         ? {}
         : { sandboxEnabled: sandboxEnabled || config.cursor.sandboxEnabled }),
       ...(apiKey === undefined ? {} : { apiKeyConfigured: apiKey }),
+      ...(Object.keys(timeouts).length === 0 ? {} : { timeouts }),
     },
   };
 };

@@ -107,5 +107,9 @@ export const cursorOptionsSchema = z.looseObject({
   cursorMode: z.enum(cursorModes).optional(),
   cursorCwd: z.string().min(1).optional(),
   sandboxEnabled: z.boolean().optional(),
+  /** Longest wait (ms) for a run's first upstream event; 0 disables. */
+  firstEventTimeoutMs: z.number().int().nonnegative().optional(),
+  /** Longest silence (ms) between upstream events while no tool call is parked; 0 disables. */
+  idleTimeoutMs: z.number().int().nonnegative().optional(),
 });
 export type CursorOptions = z.infer<typeof cursorOptionsSchema>;

@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 import { ConfigError, formatFieldPath } from './config-error.js';
 import { configFileSchema } from './config-schema.js';
-import type { ConfigFile, CursorMode, LogLevel } from './config-schema.js';
+import type { ConfigFile, CursorMode, CursorOptions, LogLevel } from './config-schema.js';
 import { isCursorProvider, resolveCursorOptions } from './cursor-provider.js';
 import { interpolateEnv } from './interpolate.js';
 import type { Env } from './interpolate.js';
@@ -42,6 +42,12 @@ export type CursorProviderConfig = {
   cwd?: string;
   /** `sandboxEnabled` or `CCR_CURSOR_SANDBOX=1`; the upstream still forces it off where unsupported. */
   sandboxEnabled: boolean;
+  /**
+   * Bounds on a run's silence (ms): `firstEventTimeoutMs` / `idleTimeoutMs` transformer options, or
+   * `CURSOR_BRIDGE_FIRST_EVENT_TIMEOUT_MS` / `CURSOR_BRIDGE_IDLE_TIMEOUT_MS` (the environment wins);
+   * absent ones take the upstream's defaults.
+   */
+  timeouts?: { firstEventTimeoutMs?: number; idleTimeoutMs?: number };
   /** The provider's `api_key` after interpolation, possibly still a `$VAR` literal; see `resolveCursorApiKey`. */
   apiKeyConfigured?: string;
 };
@@ -198,6 +204,31 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
   };
 };
 
+const timeoutEnv = {
+  firstEventTimeoutMs: 'CURSOR_BRIDGE_FIRST_EVENT_TIMEOUT_MS',
+  idleTimeoutMs: 'CURSOR_BRIDGE_IDLE_TIMEOUT_MS',
+} as const;
+
+/** The run silence bounds from the transformer options, overridden by the environment; `{}` when none is set. */
+const resolveTimeouts = (
+  cursorOptions: Pick<CursorOptions, keyof typeof timeoutEnv>,
+  options: ConfigSourceOptions,
+): Pick<CursorProviderConfig, 'timeouts'> => {
+  const timeouts: NonNullable<CursorProviderConfig['timeouts']> = {};
+  for (const key of Object.keys(timeoutEnv) as Array<keyof typeof timeoutEnv>) {
+    const text = options.env[timeoutEnv[key]]?.trim();
+    if (text !== undefined && text !== '') {
+      if (!/^\d+$/.test(text))
+        throw new ConfigError(
+          { file: options.path, field: timeoutEnv[key] },
+          `expected a whole number of milliseconds (0 disables), got "${text}"`,
+        );
+      timeouts[key] = Number(text);
+    } else if (cursorOptions[key] !== undefined) timeouts[key] = cursorOptions[key];
+  }
+  return Object.keys(timeouts).length === 0 ? {} : { timeouts };
+};
+
 /** The first Cursor provider (or the built-in one when `Providers` is absent or empty) with its options. */
 const resolveCursorProvider = (
   config: ConfigFile,
@@ -226,6 +257,7 @@ const resolveCursorProvider = (
       models: [...defaultCursorProvider.models],
       mode: 'bridge',
       sandboxEnabled: options.env['CCR_CURSOR_SANDBOX'] === '1',
+      ...resolveTimeouts({}, options),
     };
   }
   const provider = providers[cursorIndex];
@@ -242,6 +274,7 @@ const resolveCursorProvider = (
     models: provider?.models ?? [],
     mode: cursorOptions.cursorMode ?? 'bridge',
     sandboxEnabled: cursorOptions.sandboxEnabled === true || options.env['CCR_CURSOR_SANDBOX'] === '1',
+    ...resolveTimeouts(cursorOptions, options),
     ...(cursorOptions.cursorCwd === undefined
       ? {}
       : { cwd: expandPath(cursorOptions.cursorCwd, options.baseDir, options.homedir) }),

@@ -367,6 +367,13 @@ describe('mergeTransformerOptions', () => {
       cwd: '/home/u/p',
       apiKeyConfigured: '$CURSOR_API_KEY',
     });
+    // The run silence bounds CCR passes: over the file's, under the environment's.
+    const bounded = mergeTransformerOptions(
+      await base(file),
+      { firstEventTimeoutMs: 5_000, idleTimeoutMs: 7_000 },
+      { apiKey: undefined, homedir: '/home/u', env: { CURSOR_BRIDGE_IDLE_TIMEOUT_MS: '9000' } },
+    );
+    expect(bounded.cursor.timeouts).toEqual({ firstEventTimeoutMs: 5_000 });
   });
 
   it('rejects an invalid option, naming it', async () => {

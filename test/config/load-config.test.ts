@@ -248,6 +248,21 @@ describe('resolveConfig', () => {
     });
   });
 
+  it('reads the run silence bounds from the transformer options, the environment winning', () => {
+    const withUse = (use: unknown[]) => ({ Providers: [{ name: 'cursor', transformer: { use } }] });
+    const withBounds = withUse([['cursor-sdk', { firstEventTimeoutMs: 5000, idleTimeoutMs: 0 }]]);
+    expect(resolve(withBounds).cursor.timeouts).toEqual({ firstEventTimeoutMs: 5000, idleTimeoutMs: 0 });
+    expect(resolve(withBounds, { CURSOR_BRIDGE_IDLE_TIMEOUT_MS: '7000' }).cursor.timeouts).toEqual({
+      firstEventTimeoutMs: 5000,
+      idleTimeoutMs: 7000,
+    });
+    expect(resolve(specExample).cursor.timeouts).toBeUndefined();
+    expect(
+      configErrorOf(() => resolve(specExample, { CURSOR_BRIDGE_FIRST_EVENT_TIMEOUT_MS: '45s' })),
+    ).toMatchObject({ field: 'CURSOR_BRIDGE_FIRST_EVENT_TIMEOUT_MS' });
+    expect(() => resolve(withUse([['cursor-sdk', { idleTimeoutMs: -1 }]]))).toThrow(ConfigError);
+  });
+
   it('enables the sandbox from CCR_CURSOR_SANDBOX=1', () => {
     expect(resolve(specExample, { CCR_CURSOR_SANDBOX: '1' }).cursor.sandboxEnabled).toBe(true);
     expect(resolve(specExample, { CCR_CURSOR_SANDBOX: '0' }).cursor.sandboxEnabled).toBe(false);

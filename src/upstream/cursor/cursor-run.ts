@@ -8,11 +8,13 @@
 import type { InteractionUpdate, Run, SDKMessage } from '@cursor/sdk';
 import type { Logger } from 'pino';
 import { AsyncQueue, type ParkedCall, type ToolCallResult } from '../../../mcp/index.js';
+import { createTurnError } from '../../turn/turn-error.js';
 import type { TurnUserPart } from '../../turn/turn-request.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';
 import { DeltaMerger } from './delta-merger.js';
 import { mapCursorRunError } from './map-cursor-error.js';
 import { mapCursorUsage } from './map-cursor-usage.js';
+import { RunWatchdog } from './run-watchdog.js';
 import { ToolCallLedger } from './tool-call-ledger.js';
 
 export const CUSTOM_TOOLS_PROVIDER = 'custom-user-tools';
@@ -32,7 +34,32 @@ export type CursorRunOptions = {
   batchQuietMs?: number;
   /** Bound on waiting for `run.stream()` to drain after `run.wait()` resolved. */
   drainMs?: number;
+  /**
+   * Longest wait from the send to the run's first upstream event before the turn ends with a retryable
+   * error and the run is cancelled; 0 disables. Default {@link DEFAULT_FIRST_EVENT_TIMEOUT_MS}.
+   */
+  firstEventTimeoutMs?: number;
+  /**
+   * Longest silence between upstream events, not counted while host tool calls are parked for the
+   * client or a built-in tool runs locally; 0 disables. Default {@link DEFAULT_IDLE_TIMEOUT_MS}.
+   */
+  idleTimeoutMs?: number;
 };
+
+/** Default bound on the wait for a run's first upstream event (the SDK's own retries take minutes). */
+export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 45_000;
+/** Default bound on the silence between upstream events while the run is not parked. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
+
+const backendMessageTypes: ReadonlySet<SDKMessage['type']> = new Set([
+  'assistant',
+  'thinking',
+  'tool_call',
+  'task',
+  'usage',
+]);
+
+const seconds = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`);
 
 /** Client tool-result parts → MCP content the SDK accepts from `execute`. */
 export const toToolCallResult = (content: readonly TurnUserPart[], isError: boolean): ToolCallResult => ({
@@ -80,9 +107,34 @@ export class CursorRun implements UpstreamRun {
   #batchTimer: NodeJS.Timeout | undefined;
   #terminal: Promise<void> | undefined;
   #finished = false;
+  /** `callId`s of built-in tool calls started and not completed (agent mode: they execute locally). */
+  readonly #localCalls = new Set<string>();
+  readonly #watchdog: RunWatchdog;
+  readonly #expired: Promise<void>;
+  #onExpired: () => void = () => undefined;
 
   constructor(options: CursorRunOptions) {
-    this.#options = { batchQuietMs: 60, drainMs: 500, ...options };
+    this.#options = {
+      batchQuietMs: 60,
+      drainMs: 500,
+      firstEventTimeoutMs: DEFAULT_FIRST_EVENT_TIMEOUT_MS,
+      idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
+      ...options,
+    };
+    this.#expired = new Promise((resolve) => (this.#onExpired = resolve));
+    this.#watchdog = new RunWatchdog({
+      firstEventMs: this.#options.firstEventTimeoutMs,
+      idleMs: this.#options.idleTimeoutMs,
+      onExpired: (expired) => this.#expire(expired.phase, expired.afterMs),
+    });
+  }
+
+  /**
+   * Resolves when the silence bound ended the run (its error event is queued). `send()` can itself hang
+   * on a dead backend, so the session races it against this.
+   */
+  get expired(): Promise<void> {
+    return this.#expired;
   }
 
   get id(): string {
@@ -96,6 +148,8 @@ export class CursorRun implements UpstreamRun {
   /** The `onDelta` callback for `agent.send`. Runs before the Run object exists. */
   readonly onDelta = ({ update }: { update: InteractionUpdate }): void => {
     if (this.#finished) return;
+    // The user message is echoed locally; everything else came from the backend.
+    if (update.type !== 'user-message-appended') this.#watchdog.activity();
     switch (update.type) {
       case 'text-delta':
         this.#pushText('delta', update.text);
@@ -128,8 +182,14 @@ export class CursorRun implements UpstreamRun {
         if (isCustomToolCall(update.toolCall)) {
           const { toolName, args } = customToolCall(update.toolCall);
           this.#calls.started(update.callId, toolName, args);
+        } else {
+          this.#localCalls.add(update.callId);
+          this.#updateWatchdog();
         }
         this.#closeThinking();
+        break;
+      case 'tool-call-completed':
+        if (this.#localCalls.delete(update.callId)) this.#updateWatchdog();
         break;
       case 'turn-ended':
         if (update.usage !== undefined)
@@ -143,6 +203,11 @@ export class CursorRun implements UpstreamRun {
   /** Attach the SDK run once `send()` resolved: drain its stream and watch for the terminal result. */
   attach(run: Run): void {
     this.#run = run;
+    if (this.#finished) {
+      // The silence bound ended the turn while `send()` was still pending: retire the late run.
+      this.#cancelExpired(run);
+      return;
+    }
     const drained = this.#drain(run);
     this.#terminal = run
       .wait()
@@ -174,6 +239,7 @@ export class CursorRun implements UpstreamRun {
       input: call.args,
       parkedAt: call.parkedAt,
     });
+    this.#updateWatchdog();
     this.#checkBatch();
   }
 
@@ -197,6 +263,7 @@ export class CursorRun implements UpstreamRun {
       if (resolution !== 'resolved') continue;
       this.#options.host.resolve(result.toolCallId, toToolCallResult(result.content, result.isError));
     }
+    this.#updateWatchdog();
     return { unknown };
   }
 
@@ -230,6 +297,8 @@ export class CursorRun implements UpstreamRun {
 
   #onStreamMessage(message: SDKMessage): void {
     if (this.#finished) return;
+    // `status`, `system`, `user` and `request` messages are the SDK's own bookkeeping, not backend traffic.
+    if (backendMessageTypes.has(message.type)) this.#watchdog.activity();
     if (message.type === 'thinking') {
       if (message.text === '') this.#closeThinking();
       else this.#pushThinking('stream', message.text);
@@ -277,8 +346,45 @@ export class CursorRun implements UpstreamRun {
     this.events.push({ type: 'tool-batch-end' });
   }
 
+  /** The bound is suspended while the run waits on the client (parked calls) or on a local tool. */
+  #updateWatchdog(): void {
+    this.#watchdog.setSuspended(this.#calls.pending().length > 0 || this.#localCalls.size > 0);
+  }
+
+  /**
+   * The backend stayed silent past a bound: end the turn now with a retryable error (the engine writes
+   * it in-band with the protocol's terminal events), then cancel the SDK run for real.
+   */
+  #expire(phase: 'first-event' | 'idle', afterMs: number): void {
+    if (this.#finished) return;
+    const what =
+      phase === 'first-event'
+        ? `Cursor sent no event within ${seconds(afterMs)} of the request`
+        : `Cursor sent nothing for ${seconds(afterMs)} in the middle of the answer`;
+    this.#options.logger.warn(
+      { runId: this.id || undefined, phase, afterMs },
+      'Cursor run silent past its bound; cancelling it',
+    );
+    this.#finish({
+      type: 'error',
+      error: createTurnError(
+        'overloaded',
+        `${what} (the backend is unreachable or stalled); the run was cancelled. Retry shortly.`,
+      ),
+    });
+    this.#onExpired();
+    if (this.#run !== undefined) this.#cancelExpired(this.#run);
+  }
+
+  #cancelExpired(run: Run): void {
+    run.cancel().catch((error: unknown) => {
+      this.#options.logger.warn({ err: error }, 'run.cancel() after the silence bound failed');
+    });
+  }
+
   #finish(event: Extract<UpstreamEvent, { type: 'end' | 'error' }>): void {
     if (this.#finished) return;
+    this.#watchdog.stop();
     this.#closeThinking();
     if (this.#batchTimer) clearTimeout(this.#batchTimer);
     this.#finished = true;

@@ -18,7 +18,7 @@ import {
 import { BridgeError, createTurnError } from '../../turn/turn-error.js';
 import type { TurnTool } from '../../turn/turn-request.js';
 import type { UpstreamMode, UpstreamRun, UpstreamRunInput, UpstreamSession } from '../upstream-port.js';
-import { CursorRun } from './cursor-run.js';
+import { CursorRun, type CursorRunOptions } from './cursor-run.js';
 import { mapCursorSdkError } from './map-cursor-error.js';
 
 export type CursorSessionContext = {
@@ -30,6 +30,8 @@ export type CursorSessionContext = {
   cwd: string;
   sandboxEnabled: boolean;
   enableAgentRetries: boolean;
+  /** Bounds on a run's silence (see {@link CursorRunOptions}); defaults when absent. */
+  timeouts?: Pick<CursorRunOptions, 'firstEventTimeoutMs' | 'idleTimeoutMs'>;
   /** Resolves the model selection for a run (from the cached catalog). */
   selectModel: (input: UpstreamRunInput) => Promise<ModelSelection>;
   /** A fresh in-memory store per agent: no conversation text on disk. */
@@ -77,6 +79,7 @@ export class CursorSession implements UpstreamSession {
     const agent = await this.#ensureAgent(selection);
 
     const run = new CursorRun({
+      ...this.#context.timeouts,
       logger: this.#context.logger,
       host: {
         resolve: (toolCallId, result) => this.#broker.resolve(toolCallId, result),
@@ -108,7 +111,7 @@ export class CursorSession implements UpstreamSession {
     const current = agent.model?.id ?? this.#bound?.id;
     const modelOverride = current !== undefined && current !== selection.id ? { model: selection } : {};
     try {
-      const sdkRun = await agent.send(
+      const sending = agent.send(
         {
           text: input.prompt.text,
           ...(input.prompt.images.length === 0
@@ -119,6 +122,16 @@ export class CursorSession implements UpstreamSession {
         },
         { onDelta: run.onDelta, local: { customTools }, ...modelOverride },
       );
+      // On a dead backend `send()` itself can take minutes: past the first-event bound the run already
+      // holds its error, and the late SDK run is cancelled as soon as it exists.
+      const sdkRun = await Promise.race([sending, run.expired.then(() => undefined)]);
+      if (sdkRun === undefined) {
+        sending.then(
+          (late) => run.attach(late),
+          (error: unknown) => this.#context.logger.debug({ err: error }, 'send() failed after the bound'),
+        );
+        return run;
+      }
       run.attach(sdkRun);
       if ('model' in modelOverride) this.#bound = selection;
       return run;

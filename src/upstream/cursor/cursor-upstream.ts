@@ -31,6 +31,8 @@ export type CursorUpstreamOptions = {
   /** The SDK's own retry of stalled streams; on by default (a retry re-calls `execute` with the same id). */
   enableAgentRetries?: boolean;
   catalogTtlMs?: number;
+  /** Bounds on a run's silence: to its first upstream event and between events (ms; 0 disables). */
+  timeouts?: { firstEventTimeoutMs?: number; idleTimeoutMs?: number };
   /** Loads the SDK; tests set `CURSOR_BACKEND_URL` first. */
   loadSdk?: () => Promise<typeof CursorSdk>;
 };
@@ -69,6 +71,7 @@ export class CursorUpstream implements UpstreamPort {
           : options.workspaceDir,
       sandboxEnabled: this.#options.sandboxEnabled,
       enableAgentRetries: this.#options.enableAgentRetries ?? true,
+      ...(this.#options.timeouts === undefined ? {} : { timeouts: this.#options.timeouts }),
       selectModel: (input) => this.#select(input.model, input.reasoning),
       createStore: this.#options.createStore,
     });

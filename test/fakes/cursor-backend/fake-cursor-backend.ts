@@ -88,6 +88,14 @@ export interface FakeCursorBackend {
   readonly registry: ProtoRegistry;
   /** Ends open streams and stops listening. */
   close(): Promise<void>;
+  /**
+   * A backend crash: destroys every open connection without a trailer and stops listening, keeping the
+   * port and the recorded requests. {@link restart} brings it back on the same port (the SDK read the
+   * URL once at import).
+   */
+  kill(): Promise<void>;
+  /** Listens again on the same port after {@link kill}. */
+  restart(): Promise<void>;
 }
 
 const defaultScenario: Scenario = (run) => {
@@ -298,5 +306,18 @@ export const startFakeCursorBackend = async (
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+    kill: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+    restart: () =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
+      }),
   };
 };

@@ -79,6 +79,9 @@ describe('Cursor error mapping', () => {
     [{ message: 'usage limit exceeded' }, 'rate-limit'],
     [{ message: '[unknown] Failed to connect to API key exchange endpoint: fetch failed' }, 'overloaded'],
     [{ message: 'fetch failed' }, 'overloaded'],
+    // What the SDK reports after its transport retries against a backend that went away mid-run.
+    [{ message: 'Connection failed repeatedly' }, 'overloaded'],
+    [{ message: 'Connection stalled repeatedly' }, 'overloaded'],
     [{ message: 'model crashed', code: 'internal' }, 'api'],
     [{ message: '[permission_denied] not allowed for this team' }, 'permission'],
     [{ message: '[unauthenticated] token expired' }, 'authentication'],

@@ -34,10 +34,11 @@ const createFakeRun = () => {
   };
 };
 
-const createRun = () => {
+const createRun = (bounds: { firstEventTimeoutMs?: number; idleTimeoutMs?: number } = {}) => {
   const resolved: string[] = [];
   const settled: string[] = [];
   const cursorRun = new CursorRun({
+    ...bounds,
     logger: pino({ level: 'silent' }),
     batchQuietMs: 20,
     host: {
@@ -233,5 +234,43 @@ describe('CursorRun', () => {
     expect(settled.length).toBeGreaterThan(0);
     expect((await drain(cursorRun)).at(-1)).toEqual({ type: 'end', status: 'cancelled' });
     expect(cursorRun.pendingToolCalls()).toEqual([]);
+  });
+
+  it('ends a run silent past the first-event bound with a retryable error and cancels it', async () => {
+    const { cursorRun, fake } = createRun({ firstEventTimeoutMs: 50 });
+    const events = await drain(cursorRun);
+    expect(events).toEqual([
+      {
+        type: 'error',
+        error: expect.objectContaining({
+          kind: 'overloaded',
+          retryable: true,
+          message: expect.stringMatching(/^Cursor sent no event within 50 ms/),
+        }),
+      },
+    ]);
+    await expect.poll(() => fake.cancelled).toBe(true);
+  });
+
+  it('bounds the silence between events, but not while a tool call is parked', async () => {
+    const { cursorRun, fake, delta } = createRun({ firstEventTimeoutMs: 60, idleTimeoutMs: 60 });
+    delta({ type: 'text-delta', text: 'a' });
+    delta({
+      type: 'tool-call-started',
+      callId: 'a',
+      toolCall: { type: 'mcp', args: { toolName: 'Bash', args: {} } },
+    } as unknown as InteractionUpdate);
+    cursorRun.parked(parkedCall('a', 'Bash', {}));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(fake.cancelled).toBe(false);
+    const started = Date.now();
+    cursorRun.resolveToolCalls([{ toolCallId: 'a', content: [], isError: false }]);
+    const events = await drain(cursorRun);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+    expect(events.at(-1)).toMatchObject({
+      type: 'error',
+      error: { kind: 'overloaded', message: expect.stringMatching(/in the middle of the answer/) },
+    });
+    expect(fake.cancelled).toBe(true);
   });
 });
