@@ -14,6 +14,7 @@ import { cursorOptionsSchema, logLevels } from '../config/config-schema.js';
 import type { Env } from '../config/interpolate.js';
 import { defaultConfigPath, loadConfig, type BridgeConfig } from '../config/load-config.js';
 import { createLogger } from '../logging/logger.js';
+import { checkRequestDepth } from '../protocols/shared/parse-request-json.js';
 import { createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { UpstreamPort } from '../upstream/upstream-port.js';
 import { convertCcrRequestToTurn, watchClientConnection, type CcrContext } from './ccr-turn-request.js';
@@ -104,6 +105,12 @@ export class CcrFacade {
 
   async #respond(runtime: Runtime, request: unknown, context: CcrContext | undefined): Promise<Response> {
     const log = runtime.logger.child({ requestId: randomBytes(6).toString('hex') });
+    // Both bodies the turn may be read from: CCR's unified request and Claude Code's original one.
+    const tooDeep = checkRequestDepth(context?.req?.body) ?? checkRequestDepth(request);
+    if (tooDeep !== undefined) {
+      log.info({ error: tooDeep }, 'rejected invalid request');
+      return createErrorTurnResponse(tooDeep);
+    }
     const parsed = convertCcrRequestToTurn(request, context);
     if (!parsed.ok) {
       log.info({ error: parsed.error }, 'rejected invalid request');

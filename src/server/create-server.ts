@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ProtocolAdapter, ResponseMeta } from '../protocols/protocol-adapter.js';
-import { safeParseJson } from '../protocols/shared/safe-parse-json.js';
+import { parseRequestJson } from '../protocols/shared/parse-request-json.js';
 import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnRequest } from '../turn/turn-request.js';
@@ -119,15 +119,10 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
         ),
       );
     }
-    const json = safeParseJson(body.value);
+    const json = parseRequestJson(body.value);
     if (!json.ok) {
-      return sendError(
-        response,
-        adapter,
-        createTurnError('invalid-request', `Request body is not valid JSON: ${json.error.message}`, {
-          retryable: false,
-        }),
-      );
+      log.info({ error: json.error }, 'rejected invalid request');
+      return sendError(response, adapter, json.error);
     }
     const parsed = adapter.parseRequest(json.value, flatHeaders(request));
     if (!parsed.ok) {
