@@ -10,6 +10,9 @@ import { apiKeyMatches, presentedApiKey } from './api-key.js';
 import { collectTurnEvents } from '../protocols/collect-turn-events.js';
 import { readBody } from './read-body.js';
 import { SseWriter } from './sse-writer.js';
+import { clipTurnError } from '../logging/clip-turn-error.js';
+import { clipText } from '../shared/clip-text.js';
+import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../logging/repeat-limiter.js';
 
 /**
  * Runs one turn. Resolves once everything that can fail as a plain HTTP error (auth, model routing)
@@ -35,6 +38,11 @@ export type BridgeServerOptions = {
    * of a load balancer's rotation (deploy/haproxy/haproxy.cfg) while its live conversations finish.
    */
   draining?: () => boolean;
+  /**
+   * The window of the `tolerated unsupported input` rate limit (default 60 s): a warning code is logged
+   * once, then its repeats are counted and logged once per window.
+   */
+  warningIntervalMs?: number;
 };
 
 /** Everything one turn's response needs. */
@@ -87,6 +95,10 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   const { adapters, logger } = options;
   const bodyLimit = options.bodyLimit ?? defaultBodyLimit;
   const keepaliveMs = options.keepaliveMs ?? defaultKeepaliveMs;
+  const repeatedWarnings = new RepeatLimiter({
+    ...(options.warningIntervalMs === undefined ? {} : { intervalMs: options.warningIntervalMs }),
+    onRepeats: (code, repeats) => logger.warn({ warning: { code }, repeats }, REPEATED_WARNINGS_MESSAGE),
+  });
   const turnRoutes = new Map<string, ProtocolAdapter>([
     ['/v1/messages', adapters.anthropic],
     ['/v1/chat/completions', adapters.openaiChat],
@@ -121,16 +133,18 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     }
     const json = parseRequestJson(body.value);
     if (!json.ok) {
-      log.info({ error: json.error }, 'rejected invalid request');
+      log.info({ error: clipTurnError(json.error) }, 'rejected invalid request');
       return sendError(response, adapter, json.error);
     }
     const parsed = adapter.parseRequest(json.value, flatHeaders(request));
     if (!parsed.ok) {
-      log.info({ error: parsed.error }, 'rejected invalid request');
+      log.info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
       return sendError(response, adapter, parsed.error);
     }
     const turn = parsed.value;
-    for (const warning of turn.warnings) log.warn({ warning }, 'tolerated unsupported input');
+    for (const warning of turn.warnings) {
+      if (repeatedWarnings.admit(warning.code)) log.warn({ warning }, 'tolerated unsupported input');
+    }
 
     const abort = new AbortController();
     response.on('close', () => {
@@ -142,7 +156,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       events = await options.handleTurn(turn, abort.signal);
     } catch (error) {
       const turnError = toTurnError(error);
-      log.warn({ error: turnError }, 'turn refused');
+      log.warn({ error: clipTurnError(turnError) }, 'turn refused');
       if (!response.headersSent && !response.destroyed) sendError(response, adapter, turnError);
       return;
     }
@@ -171,7 +185,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     try {
       for await (const event of events) {
         if (signal.aborted) break;
-        if (event.type === 'error') log.warn({ error: event.error }, 'turn failed in-stream');
+        if (event.type === 'error') log.warn({ error: clipTurnError(event.error) }, 'turn failed in-stream');
         await writer.write(encoder.push(event));
         if (encoder.ended) break;
       }
@@ -195,7 +209,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     const collected = await collectTurnEvents(events, signal);
     if (signal.aborted || response.destroyed) return;
     if (!collected.ok) {
-      log.warn({ error: collected.error }, 'turn failed');
+      log.warn({ error: clipTurnError(collected.error) }, 'turn failed');
       return sendError(response, adapter, collected.error);
     }
     sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected.value));
@@ -259,7 +273,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
 
   const route = async (request: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
     const method = request.method ?? 'GET';
-    const log = logger.child({ requestId: randomBytes(6).toString('hex'), method, path });
+    const log = logger.child({ requestId: randomBytes(6).toString('hex'), method, path: clipText(path) });
     const match = routes.find((candidate) => candidate.method === method && candidate.path === path);
     if (match?.public === true) return match.handle(request, response, log);
 
