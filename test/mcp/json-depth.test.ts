@@ -1,8 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
 import { findJsonTextDepthExcess, findValueDepthExcess, MAX_JSON_DEPTH } from '../../mcp/json-depth.js';
 import { readJsonBody } from '../../mcp/read-json-body.js';
+import { WebSocketServerTransport } from '../../mcp/websocket-server-transport.js';
 
 const nested = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 
@@ -71,6 +73,36 @@ describe('readJsonBody', () => {
       expect(answer.message).toMatch(/nested deeper than 64 levels.* at params\.arguments\.0\.0/);
     } finally {
       server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('WebSocketServerTransport', () => {
+  it('drops a frame nested deeper than the limit (onerror naming the path) and keeps the link', async () => {
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((resolve) => server.once('listening', resolve));
+    const errors: string[] = [];
+    const messages: unknown[] = [];
+    server.on('connection', (socket) => {
+      const transport = new WebSocketServerTransport(socket);
+      transport.onerror = (error) => errors.push(error.message);
+      transport.onmessage = (message) => messages.push(message);
+      void transport.start();
+    });
+    const { port } = server.address() as AddressInfo;
+    const client = new WebSocket(`ws://127.0.0.1:${port}`, 'mcp');
+    try {
+      await new Promise((resolve) => client.once('open', resolve));
+      client.send(`{"jsonrpc":"2.0","id":1,"result":{"content":${nested(5000)}}}`);
+      client.send('{"jsonrpc":"2.0","id":2,"result":{}}');
+      await expect.poll(() => messages.length).toBe(1);
+      expect(messages[0]).toMatchObject({ id: 2 });
+      expect(errors).toEqual([
+        expect.stringMatching(/nested deeper than 64 levels.* at result\.content\.0\.0/),
+      ]);
+    } finally {
+      client.terminate();
       await new Promise((resolve) => server.close(resolve));
     }
   });
