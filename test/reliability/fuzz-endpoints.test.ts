@@ -13,7 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
-import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
+import type { ScriptSource, ScriptStep } from '../../src/upstream/scripted/scripted-upstream.js';
 import { repoRoot } from '../helpers/repo-root.js';
 import { startScriptedBridge } from '../server/bridge-server-fixture.js';
 
@@ -189,7 +189,35 @@ const mutate = (root: Json, random: Random): void => {
  * One fuzzed request. `tooDeep`: the body holds nesting spliced in at 64+ levels below some container, so
  * it is over the bridge's limit of 64 and must be refused (400) whatever else is wrong with it.
  */
-type Case = { body: string; contentType: string; tooDeep: boolean };
+type Case = { body: string; headers: Record<string, string>; tooDeep: boolean };
+
+/** Client headers the bridge reads (session identity, betas, Codex/OpenCode ids), with odd values. */
+const fuzzHeaders = (random: Random): Record<string, string> => {
+  const headers: Record<string, string> = {};
+  const names = [
+    'x-claude-code-session-id',
+    'anthropic-beta',
+    'anthropic-version',
+    'session_id',
+    'x-session-affinity',
+    'conversation_id',
+    'openai-beta',
+    'user-agent',
+  ];
+  const values = [
+    '',
+    ' ',
+    'sess-1',
+    'x'.repeat(8_000),
+    'a,b,,c',
+    '\u00e9\u00ff',
+    'null',
+    '{"a":1}',
+    'interleaved-thinking-2025-05-14',
+  ];
+  for (let count = random.int(3); count > 0; count--) headers[random.pick(names)] = random.pick(values);
+  return headers;
+};
 
 /** A fuzzed request: mostly structural, some text-level faults. */
 const createCase = (seeds: readonly Json[], random: Random): Case => {
@@ -208,7 +236,8 @@ const createCase = (seeds: readonly Json[], random: Random): Case => {
     text = random.pick(['', 'null', '[]', '"text"', '{', 'garbage', '\ufeff{}', '{"a":1,"a":2}']);
   else if (fault < 0.08) contentType = random.pick(['text/plain', 'application/x-www-form-urlencoded', '']);
   else if (fault < 0.09) text = `\ufeff${text}`;
-  return { body: text, contentType, tooDeep: expanded.deepest >= 64 && text.length === expanded.text.length };
+  const headers = { ...fuzzHeaders(random), ...(contentType === '' ? {} : { 'content-type': contentType }) };
+  return { body: text, headers, tooDeep: expanded.deepest >= 64 && text.length === expanded.text.length };
 };
 
 type Envelope = { type?: unknown; error?: { type?: unknown; message?: unknown } };
@@ -281,12 +310,44 @@ const loadSeeds = (folder: string): Json[] => {
     .map((name) => JSON.parse(readFileSync(join(directory, name), 'utf8')) as Json);
 };
 
-const textTurn: ScriptSource = [
+const textTurn: ScriptStep[] = [
   { type: 'text-delta', text: 'fuzzed ' },
   { type: 'text-delta', text: 'answer' },
   { type: 'usage', usage: { inputTokens: 3, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 } },
   { type: 'end', status: 'finished' },
 ];
+
+/**
+ * The upstream's answers: text, or (every third run that has host tools) reasoning and a call of one of the
+ * request's own tools, parked until a later body carries its result, then text that echoes the result.
+ */
+const fuzzScript: ScriptSource = (input, runIndex) => {
+  const tool = input.tools[runIndex % Math.max(1, input.tools.length)];
+  if (tool === undefined || runIndex % 3 !== 0) return textTurn;
+  return [
+    { type: 'reasoning-delta', text: 'Considering a tool.' },
+    { type: 'reasoning-end' },
+    {
+      type: 'tool-call',
+      toolCallId: `toolu_fuzz_${runIndex}`,
+      toolName: tool.name,
+      input:
+        tool.kind === 'custom' ? { input: '*** Begin Patch\n*** End Patch' } : { command: 'ls', path: '.' },
+    },
+    { type: 'tool-batch-end' },
+    { type: 'await-tool-results' },
+    {
+      type: 'emit',
+      events: ({ toolResults }) => [
+        {
+          type: 'text-delta',
+          text: `Result: ${JSON.stringify(toolResults[0]?.content ?? null).slice(0, 100)}`,
+        },
+        { type: 'end', status: 'finished' },
+      ],
+    },
+  ];
+};
 
 const logLines: string[] = [];
 let bridge: Awaited<ReturnType<typeof startScriptedBridge>>;
@@ -295,7 +356,7 @@ beforeAll(async () => {
     level: 'error',
     destination: { write: (line: string) => void logLines.push(line) },
   });
-  bridge = await startScriptedBridge(textTurn, { logger });
+  bridge = await startScriptedBridge(fuzzScript, { logger });
   console.log(
     `fuzz: seed ${seed}, ${bodiesPerEndpoint} bodies per endpoint (CURSOR_BRIDGE_FUZZ_SEED to reproduce)`,
   );
@@ -312,22 +373,24 @@ describe.each(endpoints)('fuzzing $name', (endpoint) => {
     const cases = Array.from({ length: bodiesPerEndpoint }, () => createCase(seeds, random));
     const failures: string[] = [];
     const statuses = new Map<number, number>();
+    let toolCalls = 0;
     const startedAt = performance.now();
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < cases.length) {
         const index = next++;
-        const { body, contentType, tooDeep } = cases[index] as Case;
+        const { body, headers, tooDeep } = cases[index] as Case;
         const fail = (why: string): void =>
           void failures.push(`seed ${seed} body #${index}: ${why}; body: ${body.slice(0, 300)}`);
         try {
           const response = await fetch(`${bridge.url}${endpoint.path}`, {
             method: 'POST',
-            headers: contentType === '' ? {} : { 'content-type': contentType },
+            headers,
             body,
           });
           const text = await response.text();
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          if (text.includes('toolu_fuzz_')) toolCalls += 1;
           if (response.status >= 500) fail(`status ${response.status}: ${text.slice(0, 300)}`);
           else if (tooDeep && (response.status !== 400 || !text.includes('nested deeper than 64'))) {
             fail(`over-deep body answered ${response.status}: ${text.slice(0, 300)}`);
@@ -359,7 +422,7 @@ describe.each(endpoints)('fuzzing $name', (endpoint) => {
     const seconds = (performance.now() - startedAt) / 1000;
     console.log(
       `fuzz ${endpoint.path}: ${cases.length} bodies in ${seconds.toFixed(1)} s ` +
-        `(${Math.round(cases.length / seconds)}/s), ${cases.filter((item) => item.tooDeep).length} over-deep, ` +
+        `(${Math.round(cases.length / seconds)}/s), ${cases.filter((item) => item.tooDeep).length} over-deep, ${toolCalls} answered with a tool call, ` +
         `statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
     );
     expect(failures.slice(0, 5)).toEqual([]);
