@@ -1,9 +1,11 @@
 /**
  * Reads an HTTP request body as JSON, bounded: over `limit` bytes it stops reading (the declared
- * content-length is checked first, so an oversized upload is refused unread).
+ * content-length is checked first, so an oversized upload is refused unread), and a body nested deeper
+ * than `MAX_JSON_DEPTH` is refused as `invalid-json` (naming the path) before it is parsed.
  */
 
 import type { IncomingMessage } from 'node:http';
+import { describeDepthExcess, findJsonTextDepthExcess } from './json-depth.js';
 
 export type ReadJsonBodyResult =
   | { ok: true; value: unknown }
@@ -37,8 +39,19 @@ export function readJsonBody(request: IncomingMessage, limit: number): Promise<R
       chunks.push(chunk);
     });
     request.on('end', () => {
+      const text = Buffer.concat(chunks, size).toString('utf8');
+      const excess = findJsonTextDepthExcess(text);
+      if (excess !== undefined) {
+        const at = excess.path === '' ? '' : ` at ${excess.path}`;
+        settle({
+          ok: false,
+          reason: 'invalid-json',
+          message: `Parse error: ${describeDepthExcess(excess)}${at}`,
+        });
+        return;
+      }
       try {
-        settle({ ok: true, value: JSON.parse(Buffer.concat(chunks, size).toString('utf8')) as unknown });
+        settle({ ok: true, value: JSON.parse(text) as unknown });
       } catch (error) {
         settle({ ok: false, reason: 'invalid-json', message: `Parse error: ${(error as Error).message}` });
       }

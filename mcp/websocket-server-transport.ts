@@ -20,6 +20,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { RawData, WebSocket } from 'ws';
+import { describeDepthExcess, findJsonTextDepthExcess } from './json-depth.js';
 
 /** The subprotocol of MCP over WebSocket, as the SDK's `WebSocketClientTransport` requests it. */
 export const MCP_WEBSOCKET_SUBPROTOCOL = 'mcp';
@@ -108,6 +109,11 @@ export class WebSocketServerTransport implements Transport {
       : Buffer.isBuffer(data)
         ? data.toString('utf8')
         : Buffer.from(new Uint8Array(data)).toString('utf8');
+    const excess = findJsonTextDepthExcess(text);
+    if (excess !== undefined) {
+      this.onerror?.(new Error(`A frame is ${describeDepthExcess(excess)} at ${excess.path}; dropped.`));
+      return;
+    }
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -14,7 +14,10 @@ import { cursorOptionsSchema } from '../config/config-schema.js';
 import type { Env } from '../config/interpolate.js';
 import { resolveLogLevel } from '../config/log-level.js';
 import { defaultConfigPath, loadConfig, type BridgeConfig } from '../config/load-config.js';
+import { clipTurnError } from '../logging/clip-turn-error.js';
 import { createLogger } from '../logging/logger.js';
+import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../logging/repeat-limiter.js';
+import { checkRequestDepth } from '../protocols/shared/parse-request-json.js';
 import { createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { UpstreamPort } from '../upstream/upstream-port.js';
 import { convertCcrRequestToTurn, watchClientConnection, type CcrContext } from './ccr-turn-request.js';
@@ -47,7 +50,13 @@ export type CcrTransformResult = {
 };
 
 /** An engine, shared by every transformer instance with the same options and key. */
-type Runtime = { bridge: BridgeEngine; config: BridgeConfig; logger: Logger };
+type Runtime = {
+  bridge: BridgeEngine;
+  config: BridgeConfig;
+  logger: Logger;
+  /** The `tolerated unsupported input` rate limit (per warning code). */
+  warnings: RepeatLimiter;
+};
 
 export class CcrFacade {
   readonly #host: CcrHost;
@@ -88,7 +97,11 @@ export class CcrFacade {
   async close(): Promise<void> {
     const runtimes = await Promise.allSettled([...this.#runtimes.values()]);
     this.#runtimes.clear();
-    for (const runtime of runtimes) if (runtime.status === 'fulfilled') await runtime.value.bridge.close();
+    for (const runtime of runtimes) {
+      if (runtime.status !== 'fulfilled') continue;
+      runtime.value.warnings.close();
+      await runtime.value.bridge.close();
+    }
     const loopback = await this.#loopback?.catch(() => undefined);
     this.#loopback = undefined;
     await loopback?.close();
@@ -105,9 +118,15 @@ export class CcrFacade {
 
   async #respond(runtime: Runtime, request: unknown, context: CcrContext | undefined): Promise<Response> {
     const log = runtime.logger.child({ requestId: randomBytes(6).toString('hex') });
+    // Both bodies the turn may be read from: CCR's unified request and Claude Code's original one.
+    const tooDeep = checkRequestDepth(context?.req?.body) ?? checkRequestDepth(request);
+    if (tooDeep !== undefined) {
+      log.info({ error: clipTurnError(tooDeep) }, 'rejected invalid request');
+      return createErrorTurnResponse(tooDeep);
+    }
     const parsed = convertCcrRequestToTurn(request, context);
     if (!parsed.ok) {
-      log.info({ error: parsed.error }, 'rejected invalid request');
+      log.info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
       return createErrorTurnResponse(parsed.error);
     }
     // CCR's router already chose the model (its Router, longContext counts, `/model`): serve exactly that
@@ -116,7 +135,9 @@ export class CcrFacade {
     const turn = routedModel.includes(',')
       ? parsed.value
       : { ...parsed.value, model: `${runtime.config.cursor.providerName},${routedModel}` };
-    for (const warning of turn.warnings) log.warn({ warning }, 'tolerated unsupported input');
+    for (const warning of turn.warnings) {
+      if (runtime.warnings.admit(warning.code)) log.warn({ warning }, 'tolerated unsupported input');
+    }
     const abort = new AbortController();
     const release = watchClientConnection(context, abort);
     let events;
@@ -125,7 +146,7 @@ export class CcrFacade {
     } catch (error) {
       release();
       const turnError = toTurnError(error);
-      log.warn({ error: turnError }, 'turn refused');
+      log.warn({ error: clipTurnError(turnError) }, 'turn refused');
       return createErrorTurnResponse(turnError);
     }
     const meta = {
@@ -190,7 +211,10 @@ export class CcrFacade {
       ...(this.#host.upstream === undefined ? {} : { upstream: this.#host.upstream }),
     });
     logger.info({ mode: config.cursor.mode, config: path }, 'cursor-sdk transformer ready');
-    return { bridge, config, logger };
+    const warnings = new RepeatLimiter({
+      onRepeats: (code, repeats) => logger.warn({ warning: { code }, repeats }, REPEATED_WARNINGS_MESSAGE),
+    });
+    return { bridge, config, logger, warnings };
   }
 }
 

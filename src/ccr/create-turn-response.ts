@@ -3,6 +3,7 @@
  * at the reader's pace) or the JSON `chat.completion`, and errors before the stream as a Response with the
  * error's status and the Chat Completions error body.
  */
+import { clipTurnError } from '../logging/clip-turn-error.js';
 import type { Logger } from 'pino';
 import { createCcrErrorResponse } from '../protocols/ccr/ccr-error.js';
 import { CcrStreamEncoder, createCcrJsonResponse } from '../protocols/ccr/turn-to-ccr-events.js';
@@ -101,7 +102,8 @@ export const createStreamTurnResponse = (options: StreamTurnOptions): Response =
             finish(controller, encoder.end());
             return;
           }
-          if (next.value.type === 'error') log.warn({ error: next.value.error }, 'turn failed in-stream');
+          if (next.value.type === 'error')
+            log.warn({ error: clipTurnError(next.value.error) }, 'turn failed in-stream');
           const frames = encoder.push(next.value);
           if (encoder.ended) {
             void iterator.return?.();
@@ -137,7 +139,7 @@ export const createJsonTurnResponse = async (options: {
 }): Promise<Response> => {
   const collected = await collectTurnEvents(options.events);
   if (!collected.ok) {
-    options.log.warn({ error: collected.error }, 'turn failed');
+    options.log.warn({ error: clipTurnError(collected.error) }, 'turn failed');
     return createErrorTurnResponse(collected.error);
   }
   return new Response(JSON.stringify(createCcrJsonResponse(options.meta, collected.value)), {

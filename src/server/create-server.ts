@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from 'pino';
 import type { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import type { ProtocolAdapter, ResponseMeta } from '../protocols/protocol-adapter.js';
-import { safeParseJson } from '../protocols/shared/safe-parse-json.js';
+import { parseRequestJson } from '../protocols/shared/parse-request-json.js';
 import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnRequest } from '../turn/turn-request.js';
@@ -11,6 +11,9 @@ import { apiKeyMatches, presentedApiKey } from './api-key.js';
 import { collectTurnEvents } from '../protocols/collect-turn-events.js';
 import { readBody } from './read-body.js';
 import { SseWriter } from './sse-writer.js';
+import { clipTurnError } from '../logging/clip-turn-error.js';
+import { clipText } from '../shared/clip-text.js';
+import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../logging/repeat-limiter.js';
 
 /**
  * Runs one turn. Resolves once everything that can fail as a plain HTTP error (auth, model routing)
@@ -37,6 +40,11 @@ export type BridgeServerOptions = {
    * of a load balancer's rotation (deploy/haproxy/haproxy.cfg) while its live conversations finish.
    */
   draining?: () => boolean;
+  /**
+   * The window of the `tolerated unsupported input` rate limit (default 60 s): a warning code is logged
+   * once, then its repeats are counted and logged once per window.
+   */
+  warningIntervalMs?: number;
 };
 
 /** Everything one turn's response needs. */
@@ -91,6 +99,10 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   const { adapters, logger } = options;
   const bodyLimit = options.bodyLimit ?? defaultBodyLimit;
   const keepaliveMs = options.keepaliveMs ?? defaultKeepaliveMs;
+  const repeatedWarnings = new RepeatLimiter({
+    ...(options.warningIntervalMs === undefined ? {} : { intervalMs: options.warningIntervalMs }),
+    onRepeats: (code, repeats) => logger.warn({ warning: { code }, repeats }, REPEATED_WARNINGS_MESSAGE),
+  });
   const turnRoutes = new Map<string, ProtocolAdapter>([
     ['/v1/messages', adapters.anthropic],
     ['/v1/chat/completions', adapters.openaiChat],
@@ -124,23 +136,20 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
         ),
       );
     }
-    const json = safeParseJson(body.value);
+    const json = parseRequestJson(body.value);
     if (!json.ok) {
-      return sendError(
-        response,
-        adapter,
-        createTurnError('invalid-request', `Request body is not valid JSON: ${json.error.message}`, {
-          retryable: false,
-        }),
-      );
+      log.info({ error: clipTurnError(json.error) }, 'rejected invalid request');
+      return sendError(response, adapter, json.error);
     }
     const parsed = adapter.parseRequest(json.value, flatHeaders(request));
     if (!parsed.ok) {
-      log.info({ error: parsed.error }, 'rejected invalid request');
+      log.info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
       return sendError(response, adapter, parsed.error);
     }
     const turn = parsed.value;
-    for (const warning of turn.warnings) log.warn({ warning }, 'tolerated unsupported input');
+    for (const warning of turn.warnings) {
+      if (repeatedWarnings.admit(warning.code)) log.warn({ warning }, 'tolerated unsupported input');
+    }
 
     const abort = new AbortController();
     response.on('close', () => {
@@ -152,7 +161,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       events = await options.handleTurn(turn, abort.signal);
     } catch (error) {
       const turnError = toTurnError(error);
-      log.warn({ error: turnError }, 'turn refused');
+      log.warn({ error: clipTurnError(turnError) }, 'turn refused');
       if (!response.headersSent && !response.destroyed) sendError(response, adapter, turnError);
       return;
     }
@@ -197,7 +206,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     try {
       for await (const event of events) {
         if (signal.aborted) break;
-        if (event.type === 'error') log.warn({ error: event.error }, 'turn failed in-stream');
+        if (event.type === 'error') log.warn({ error: clipTurnError(event.error) }, 'turn failed in-stream');
         await writer.write(encoder.push(event));
         firstByte();
         if (encoder.ended) break;
@@ -223,7 +232,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     const collected = await collectTurnEvents(events, signal);
     if (signal.aborted || response.destroyed) return;
     if (!collected.ok) {
-      log.warn({ error: collected.error }, 'turn failed');
+      log.warn({ error: clipTurnError(collected.error) }, 'turn failed');
       return sendError(response, adapter, collected.error);
     }
     sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected.value));
@@ -295,7 +304,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
 
   const route = async (request: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
     const method = request.method ?? 'GET';
-    const log = logger.child({ requestId: randomBytes(6).toString('hex'), method, path });
+    const log = logger.child({ requestId: randomBytes(6).toString('hex'), method, path: clipText(path) });
     const match = routes.find((candidate) => candidate.method === method && candidate.path === path);
     if (match?.public === true) return match.handle(request, response, log);
 

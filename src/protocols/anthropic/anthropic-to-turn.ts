@@ -174,7 +174,10 @@ const convertAssistantBlock = (
       return { type: 'text', text: parseAt(anthropicTextBlockSchema, block, path).text };
     case 'tool_use': {
       const call = parseAt(anthropicToolUseBlockSchema, block, path);
-      const input = typeof call.input === 'string' ? convertToolCallInput(call.input) : (call.input ?? {});
+      const input =
+        typeof call.input === 'string'
+          ? convertToolCallInput(call.input, `${path}.input`)
+          : (call.input ?? {});
       return { type: 'tool-call', toolCallId: call.id, toolName: call.name, input };
     }
     case 'thinking': {

@@ -121,11 +121,14 @@ const convertUserContent = (
     return undefined;
   });
 
-const convertToolCallArguments = (value: string | Record<string, unknown> | null | undefined): unknown => {
+const convertToolCallArguments = (
+  value: string | Record<string, unknown> | null | undefined,
+  path: string,
+): unknown => {
   if (value === null || value === undefined) return {};
   if (typeof value !== 'string') return value;
   if (value.trim() === '') return {};
-  return convertToolCallInput(value);
+  return convertToolCallInput(value, path);
 };
 
 const convertAssistantMessage = (
@@ -169,7 +172,7 @@ const convertAssistantMessage = (
       type: 'tool-call',
       toolCallId: id,
       toolName: fn.name,
-      input: convertToolCallArguments(fn.arguments),
+      input: convertToolCallArguments(fn.arguments, `${callPath}.function.arguments`),
     });
   });
   return parts;

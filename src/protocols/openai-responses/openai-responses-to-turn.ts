@@ -134,7 +134,7 @@ const convertItem = (item: unknown, path: Path, state: ConversionState): void =>
           type: 'tool-call',
           toolCallId: call.call_id,
           toolName: call.name,
-          input: convertToolCallInput(call.arguments),
+          input: convertToolCallInput(call.arguments, [...path, 'arguments'].join('.')),
         },
       ]);
       return;

@@ -1,3 +1,4 @@
+import { clipText } from '../../shared/clip-text.js';
 import type { TurnWarning } from '../../turn/turn-request.js';
 
 /**
@@ -7,7 +8,13 @@ import type { TurnWarning } from '../../turn/turn-request.js';
  */
 export type BaseConversionState = { warnings: TurnWarning[] };
 
-/** Records a tolerated, unsupported input on `state`; it is logged and carried on the turn. */
+/** The longest warning message kept: the message quotes client values (block types, field names, …). */
+const maxWarningChars = 300;
+
+/**
+ * Records a tolerated, unsupported input on `state`; it is logged and carried on the turn. The message is
+ * cut at 300 characters (the cut noted): it quotes client values, which may be megabytes long.
+ */
 export const warn = (state: BaseConversionState, code: TurnWarning['code'], message: string): void => {
-  state.warnings.push({ code, message });
+  state.warnings.push({ code, message: clipText(message, maxWarningChars) });
 };

@@ -3,6 +3,7 @@
  * `CURSOR_BACKEND_URL` once at import, and the bridge never overrides it.
  */
 
+import { clipText } from '../../shared/clip-text.js';
 import type * as CursorSdk from '@cursor/sdk';
 import type { ModelSelection } from '@cursor/sdk';
 import type { Logger } from 'pino';
@@ -128,7 +129,9 @@ export class CursorUpstream implements UpstreamPort {
       ...(reasoning.effort === undefined ? {} : { effort: reasoning.effort }),
     });
     if (!result.ok) throw new BridgeError(createTurnError('not-found', result.error, { retryable: false }));
-    for (const warning of result.warnings) this.#options.logger.debug({ model, warning }, 'model selection');
+    for (const warning of result.warnings) {
+      this.#options.logger.debug({ model: clipText(model), warning: clipText(warning) }, 'model selection');
+    }
     return result.selection;
   }
 }
