@@ -63,7 +63,9 @@ export const mapCursorRunError = (runError: { message: string; code?: string } |
   const text = `${code} ${message}`.toLowerCase();
   const kind =
     connectCodeKinds[code]?.kind ??
-    (/fetch failed|unavailable|failed to connect|connection (?:failed|stalled)|network|timed? ?out|deadline/.test(text)
+    (/fetch failed|unavailable|failed to connect|connection (?:failed|stalled)|network|timed? ?out|deadline/.test(
+      text,
+    )
       ? 'overloaded'
       : /unauthenticated|api key|not logged in|unauthorized/.test(text)
         ? 'authentication'
