@@ -69,9 +69,12 @@ const baseEnv = {
   CURSOR_API_KEY: 'crsr_bench',
   CURSOR_BACKEND_URL: backend.url,
 };
+// `BENCH_CPU_PROF=<dir>`: the bridge writes a V8 CPU profile there on exit (read it in DevTools).
+const profileDir = process.env['BENCH_CPU_PROF'];
 const bridgeChild = spawn(
   process.execPath,
   [
+    ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
     join(repoRoot, 'bin', 'cursor-bridge.js'),
     'serve',
     '--host',
