@@ -104,7 +104,11 @@ const url = `http://127.0.0.1:${port}/v1/messages`;
 // ---- the floor: the bare SDK, its own process ------------------------------------------------------
 const bareChild = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
   execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
-  env: { ...baseEnv, HOME: bareHome },
+  env: {
+    ...baseEnv,
+    HOME: bareHome,
+    BENCH_BARE_ROOT: join(bareHome, '.claude-code-router', 'cursor-sdk-workspaces'),
+  },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
 const pending = new Map<number, (reply: Reply) => void>();

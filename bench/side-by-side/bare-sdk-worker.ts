@@ -8,7 +8,7 @@
  */
 
 import { Agent, type SDKAgent } from '@cursor/sdk';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,7 +28,10 @@ export type Reply = { id: number; ms?: number; conversation?: string; error?: st
 
 const keep = 32;
 const apiKey = 'crsr_bench';
-const root = await mkdtemp(join(tmpdir(), 'cb-bench-bare-'));
+// The driver puts the conversations' directories as deep as the bridge's scratch workspaces: the SDK
+// reads .gitignore / .cursorignore in every ancestor of the files it checks.
+const root = process.env['BENCH_BARE_ROOT'] ?? (await mkdtemp(join(tmpdir(), 'cb-bench-bare-')));
+await mkdir(root, { recursive: true });
 
 type Conversation = {
   agent: SDKAgent;
