@@ -11,7 +11,7 @@
  * - a 10k-delta answer: wall time and process CPU (utime + stime from /proc);
  * - 32 concurrent new conversations: time until the last reaches its tool call, RSS with all 32
  *   parked (total and above idle);
- * - RSS after a soak of `BENCH_SOAK` (default 300) new conversations, after a settle.
+ * - CPU per new conversation and RSS after a soak of `BENCH_SOAK` (default 288, a multiple of 48) new conversations.
  *
  * `BENCH_ROUNDS` (default 15) sets the latency rounds. Benchmarks measure; they never fail on a number.
  */
@@ -28,7 +28,7 @@ import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor
 import type { BareRequest, Reply } from './side-by-side/bare-sdk-worker.js';
 
 const rounds = Number(process.env['BENCH_ROUNDS'] ?? 15);
-const soak = Number(process.env['BENCH_SOAK'] ?? 300);
+const soak = Math.max(48, Math.ceil(Number(process.env['BENCH_SOAK'] ?? 288) / 48) * 48);
 const concurrent = 32;
 const streamDeltas = 10_000;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -318,10 +318,12 @@ for (let round = 0; round < 2; round += 1) {
   });
 }
 
-// Soak: alternate blocks of 50 new conversations (4 at a time), then settle and read RSS.
-const block = 50;
+// Soak: alternate blocks of 48 new conversations (4 at a time), then settle and read RSS.
+const block = 48;
 for (let done = 0; done < soak; done += block) {
   await alternate(done / block, async (side) => {
+    const child = side === 'bridge' ? bridgeChild : bareChild;
+    const cpuBefore = await cpuMs(child);
     for (let index = 0; index < block; index += 4) {
       await Promise.all(
         Array.from({ length: 4 }, (_, offset) =>
@@ -331,6 +333,7 @@ for (let done = 0; done < soak; done += block) {
         ),
       );
     }
+    record('CPU per new conversation (soak, 4 at a time)', side, ((await cpuMs(child)) - cpuBefore) / block);
   });
 }
 await settle(5_000);
