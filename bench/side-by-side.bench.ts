@@ -13,7 +13,8 @@
  *   parked (total and above idle);
  * - CPU per new conversation and RSS after a soak of `BENCH_SOAK` (default 288, a multiple of 48) new conversations.
  *
- * `BENCH_ROUNDS` (default 15) sets the latency rounds. Benchmarks measure; they never fail on a number.
+ * `BENCH_ROUNDS` (default 15) sets the latency rounds; `BENCH_BARE_OPTIONS=bridge` gives the bare SDK the
+ * agent options the bridge needs (see the worker). Benchmarks measure; they never fail on a number.
  */
 
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -108,6 +109,9 @@ const bareChild = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
     ...baseEnv,
     HOME: bareHome,
     BENCH_BARE_ROOT: join(bareHome, '.claude-code-router', 'cursor-sdk-workspaces'),
+    ...(process.env['BENCH_BARE_OPTIONS'] === undefined
+      ? {}
+      : { BENCH_BARE_OPTIONS: process.env['BENCH_BARE_OPTIONS'] }),
   },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });

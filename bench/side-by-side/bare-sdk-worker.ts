@@ -27,6 +27,12 @@ export type BareRequest =
 export type Reply = { id: number; ms?: number; conversation?: string; error?: string };
 
 const keep = 32;
+/**
+ * `BENCH_BARE_OPTIONS=bridge`: create agents with the options the bridge needs (`settingSources:
+ * ['project']` for AGENTS.md and the deny-hooks, `tools: ['mcp']`), to split the gap between the SDK's
+ * cost of those options and the bridge's own.
+ */
+const bridgeOptions = process.env['BENCH_BARE_OPTIONS'] === 'bridge';
 const apiKey = 'crsr_bench';
 // The driver puts the conversations' directories as deep as the bridge's scratch workspaces: the SDK
 // reads .gitignore / .cursorignore in every ancestor of the files it checks.
@@ -62,7 +68,12 @@ const open = async (): Promise<{ key: string; conversation: Conversation }> => {
   const agent = await Agent.create({
     apiKey,
     model: { id: 'composer-2' },
-    local: { cwd: dir, store: new InMemoryAgentStore() },
+    ...(bridgeOptions ? { tools: ['mcp'] } : {}),
+    local: {
+      cwd: dir,
+      store: new InMemoryAgentStore(),
+      ...(bridgeOptions ? { settingSources: ['project' as const], sandboxOptions: { enabled: false } } : {}),
+    },
   });
   const conversation: Conversation = { agent, dir };
   conversations.set(key, conversation);
