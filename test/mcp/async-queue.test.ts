@@ -38,4 +38,23 @@ describe('AsyncQueue', () => {
     expect(returned).toBe(1);
     expect(await queue.next()).toEqual({ value: undefined, done: true });
   });
+
+  it('keeps order and its size through a large buffer drained while it is refilled', async () => {
+    const queue = new AsyncQueue<number>();
+    let pushed = 0;
+    let taken = 0;
+    for (let round = 0; round < 5; round += 1) {
+      for (let index = 0; index < 3_000; index += 1) queue.push(pushed++);
+      expect(queue.size).toBe(pushed - taken);
+      for (let index = 0; index < 2_500; index += 1) {
+        expect(await queue.next()).toEqual({ value: taken++, done: false });
+      }
+      expect(queue.size).toBe(pushed - taken);
+    }
+    queue.end();
+    const rest: number[] = [];
+    for await (const item of queue) rest.push(item);
+    expect(rest).toEqual(Array.from({ length: pushed - taken }, (_, index) => taken + index));
+    expect(queue.size).toBe(0);
+  });
 });

@@ -4,7 +4,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { HostFacts } from '../../src/workspace/host-facts.js';
 import { createSessionKey } from '../../src/workspace/session-key.js';
 import { TemplateStore } from '../../src/workspace/template-store.js';
-import { createTemplateWatcher, type TemplateWatcher } from '../../src/workspace/template-watcher.js';
+import {
+  createTemplateWatcher,
+  templatePathFilter,
+  type TemplateWatcher,
+} from '../../src/workspace/template-watcher.js';
 import { WorkspaceManager } from '../../src/workspace/workspace-manager.js';
 import { createCapturingLogger, createTempDirs, waitFor } from './workspace-test-helpers.js';
 
@@ -71,6 +75,40 @@ describe('template watcher (real chokidar)', () => {
     const parent = await temp.make();
     const overrideDir = join(parent, 'cursor-templates');
     const { dir } = await setup(overrideDir);
+    await mkdir(overrideDir);
+    await writeFile(join(overrideDir, 'AGENTS.md'), 'late {{root}}\n');
+    await waitFor(async () => (await agentsOf(dir)) === 'late /home/me/proj\n');
+  });
+
+  it('ignores the siblings of a missing override directory (the scratch workspaces live next to it)', async () => {
+    const ccr = '/home/me/.claude-code-router';
+    const relevant = templatePathFilter(['/pkg/workspace-templates', `${ccr}/cursor-templates`]);
+    // The ancestors chokidar watches a missing directory through, the directories and their contents.
+    for (const path of ['/', '/home', ccr, `${ccr}/cursor-templates`, `${ccr}/cursor-templates/AGENTS.md`]) {
+      expect(relevant(path), path).toBe(true);
+    }
+    expect(relevant('/pkg/workspace-templates/hooks/deny.mjs')).toBe(true);
+    for (const path of [
+      `${ccr}/cursor-sdk-workspaces`,
+      `${ccr}/cursor-sdk-workspaces/0123abcd/AGENTS.md`,
+      `${ccr}/cursor-templates-old`,
+      `${ccr}/config.json`,
+      '/pkg/other',
+    ]) {
+      expect(relevant(path), path).toBe(false);
+    }
+  });
+
+  it('notices a late override directory while its busy sibling is ignored', async () => {
+    const parent = await temp.make();
+    const overrideDir = join(parent, 'cursor-templates');
+    const { dir, reloads } = await setup(overrideDir);
+    for (let index = 0; index < 5; index += 1) {
+      await mkdir(join(parent, 'cursor-sdk-workspaces', `w${index}`), { recursive: true });
+      await writeFile(join(parent, 'cursor-sdk-workspaces', `w${index}`, 'AGENTS.md'), 'scratch');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reloads()).toBe(0);
     await mkdir(overrideDir);
     await writeFile(join(overrideDir, 'AGENTS.md'), 'late {{root}}\n');
     await waitFor(async () => (await agentsOf(dir)) === 'late /home/me/proj\n');
