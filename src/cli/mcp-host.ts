@@ -1,9 +1,7 @@
 import { createMcpHostServer } from '../../mcp/index.js';
-import { resolveLogLevel } from '../config/log-level.js';
-import { loadConfig } from '../config/load-config.js';
 import { createLogger } from '../logging/logger.js';
 import { exitCodes, type CliIo } from './cli-io.js';
-import { resolveConfigPath } from './config-path.js';
+import { loadCommandConfig } from './load-command-config.js';
 import { packageVersion } from './package-info.js';
 import { routeConsoleToLogger } from './route-console.js';
 
@@ -21,14 +19,12 @@ const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
  * MCP: the log goes to stderr.
  */
 export const runMcpHost = async (io: CliIo, options: McpHostOptions): Promise<number> => {
-  const path = resolveConfigPath(io, options.configPath);
-  const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
-  const logLevel = resolveLogLevel(io.env, config.logLevel);
-  if (!logLevel.ok) {
-    io.stderr(`cursor-bridge: ${logLevel.error}\n`);
+  const loaded = await loadCommandConfig(io, options.configPath);
+  if (!loaded.ok) {
+    io.stderr(`cursor-bridge: ${loaded.error}\n`);
     return exitCodes.usage;
   }
-  const level = logLevel.value;
+  const { path, config, level } = loaded.value;
   const envToken = io.env['CURSOR_BRIDGE_MCP_TOKEN'];
   const token = envToken !== undefined && envToken !== '' ? envToken : config.mcpHost.token;
   const host = options.host ?? config.mcpHost.host ?? '127.0.0.1';

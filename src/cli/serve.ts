@@ -1,13 +1,12 @@
 import { createLogger } from '../logging/logger.js';
-import { resolveLogLevel } from '../config/log-level.js';
-import { loadConfig, type BridgeConfig } from '../config/load-config.js';
+import type { BridgeConfig } from '../config/load-config.js';
 import type { Logger } from '../logging/logger.js';
 import { routeConsoleToLogger } from './route-console.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { createBridge } from '../bridge/create-bridge.js';
 import { detectContainer } from '../bridge/sandbox.js';
 import { decideListenHost } from './listen-host.js';
-import { resolveConfigPath } from './config-path.js';
+import { loadCommandConfig } from './load-command-config.js';
 
 export type ServeOptions = {
   host?: string;
@@ -34,14 +33,12 @@ const parseDrainTimeout = (text: string): number | undefined => {
  * closes everything, resolving 0. A second signal ends the drain at once.
  */
 export const runServe = async (io: CliIo, options: ServeOptions): Promise<number> => {
-  const path = resolveConfigPath(io, options.configPath);
-  const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
-  const logLevel = resolveLogLevel(io.env, config.logLevel);
-  if (!logLevel.ok) {
-    io.stderr(`cursor-bridge: ${logLevel.error}\n`);
+  const loaded = await loadCommandConfig(io, options.configPath);
+  if (!loaded.ok) {
+    io.stderr(`cursor-bridge: ${loaded.error}\n`);
     return exitCodes.usage;
   }
-  const level = logLevel.value;
+  const { path, config, level } = loaded.value;
   const keepaliveText = io.env['CURSOR_BRIDGE_KEEPALIVE_MS']?.trim();
   const keepaliveMs = keepaliveText === undefined || keepaliveText === '' ? undefined : Number(keepaliveText);
   if (keepaliveMs !== undefined && !(Number.isInteger(keepaliveMs) && keepaliveMs >= 0)) {

@@ -1,0 +1,24 @@
+import { resolveLogLevel } from '../config/log-level.js';
+import type { LogLevel } from '../config/config-schema.js';
+import { loadConfig, type BridgeConfig } from '../config/load-config.js';
+import type { Result } from '../shared/result.js';
+import type { CliIo } from './cli-io.js';
+import { resolveConfigPath } from './config-path.js';
+
+/** What a long-running command (`serve`, `mcp-host`) starts from. */
+export type CommandConfig = { path: string; config: BridgeConfig; level: LogLevel };
+
+/**
+ * The command's config file (`--config`, else `$CURSOR_BRIDGE_CONFIG`, else CCR's) and its log level
+ * (`LOG_LEVEL` over the file's). An invalid `LOG_LEVEL` is an error to report as bad usage; an invalid
+ * config file throws the loader's `ConfigError`.
+ */
+export const loadCommandConfig = async (
+  io: CliIo,
+  configPath: string | undefined,
+): Promise<Result<CommandConfig, string>> => {
+  const path = resolveConfigPath(io, configPath);
+  const config = await loadConfig({ path, env: io.env, homedir: io.homedir });
+  const level = resolveLogLevel(io.env, config.logLevel);
+  return level.ok ? { ok: true, value: { path, config, level: level.value } } : level;
+};
