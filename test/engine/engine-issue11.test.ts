@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import type { TurnEvent } from '../../src/turn/turn-event.js';
+import type { UpstreamSessionOptions } from '../../src/upstream/upstream-port.js';
+import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
+
+const never = new AbortController().signal;
+const withId = (id: string) => ({ identity: { nativeSessionId: { value: id, source: 'x-session-id' } } });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Read a response until `stop(event)`, then leave as a disconnecting client does. */
+const readUntil = async (
+  events: AsyncIterable<TurnEvent>,
+  abort: AbortController,
+  stop: (event: TurnEvent) => boolean,
+): Promise<TurnEvent[]> => {
+  const seen: TurnEvent[] = [];
+  for await (const event of events) {
+    seen.push(event);
+    if (stop(event)) {
+      abort.abort();
+      break;
+    }
+  }
+  return seen;
+};
+
+const toolCallIds = (events: TurnEvent[]): string[] =>
+  events.flatMap((event) => (event.type === 'tool-call' ? [event.toolCallId] : []));
+
+/** A run that emits one tool call, ends its batch 300 ms later, then echoes the result. */
+const toolRun = () =>
+  createTestEngine([
+    { type: 'tool-call', toolCallId: 'call-1', toolName: 'Bash', input: { command: 'ls' } },
+    { type: 'delay', ms: 300 },
+    { type: 'tool-batch-end' },
+    { type: 'await-tool-results' },
+    {
+      type: 'emit',
+      events: ({ toolResults }) => [
+        { type: 'text-delta', text: `got ${toolResults.map((r) => r.toolCallId).join(',')}` },
+        { type: 'end', status: 'finished' },
+      ],
+    },
+  ]);
+
+describe('issue 11, item 7: a stream cut after a tool call keeps the call', () => {
+  it('the parked run survives the disconnect; the retry replays the same id; the result resumes the run', async () => {
+    const { engine, upstream } = toolRun();
+    const opening = () => request([user('list files')], withId('s-7'));
+    const abort = new AbortController();
+    const cut = await readUntil(
+      await engine.handleTurn(opening(), abort.signal),
+      abort,
+      (event) => event.type === 'tool-call',
+    );
+    expect(toolCallIds(cut)).toEqual(['call-1']);
+    // The batch ends after the cut: the run is not cancelled, it parks.
+    await sleep(400);
+    expect(upstream.calls[0]?.cancelled).toBe(false);
+    const retry = await collect(await engine.handleTurn(opening(), never));
+    expect(toolCallIds(retry)).toEqual(['call-1']);
+    expect(retry.at(-1)).toMatchObject({ type: 'turn-end', stopReason: 'tool-use' });
+    expect(upstream.calls).toHaveLength(1);
+    const resumed = await collect(
+      await engine.handleTurn(
+        request(
+          [user('list files'), assistant('', [{ id: 'call-1', name: 'Bash' }]), toolResult('call-1', 'a b')],
+          withId('s-7'),
+        ),
+        never,
+      ),
+    );
+    expect(textOf(resumed)).toBe('got call-1');
+    expect(upstream.calls).toHaveLength(1);
+    expect(upstream.calls[0]?.toolResults.map((result) => result.toolCallId)).toEqual(['call-1']);
+    expect(await engine.metrics()).toMatchObject({ failedTurns: 0 });
+    await engine.close();
+  });
+
+  it('an identical re-send after a complete tool-call answer replays the same id (the tool runs once)', async () => {
+    const { engine, upstream } = toolRun();
+    const opening = () => request([user('list files')], withId('s-7b'));
+    const first = await collect(await engine.handleTurn(opening(), never));
+    const again = await collect(await engine.handleTurn(opening(), never));
+    expect(toolCallIds(first)).toEqual(['call-1']);
+    expect(again).toEqual(first);
+    expect(upstream.calls).toHaveLength(1);
+    await engine.close();
+  });
+
+  it('a cut before any tool call still cancels the run', async () => {
+    const { engine, upstream } = createTestEngine([
+      { type: 'text-delta', text: 'thinking about it' },
+      { type: 'delay', ms: 5_000 },
+      { type: 'tool-call', toolCallId: 'call-1', toolName: 'Bash', input: {} },
+      { type: 'tool-batch-end' },
+    ]);
+    const abort = new AbortController();
+    await readUntil(
+      await engine.handleTurn(request([user('q')], withId('s-7c')), abort.signal),
+      abort,
+      (event) => event.type === 'text-delta',
+    );
+    await expect.poll(() => upstream.calls[0]?.cancelled).toBe(true);
+    await engine.close();
+  });
+});
+
+describe('issue 11, item 5: a dropped streaming turn does not poison its non-streaming retry', () => {
+  it('a client gone while the agent is created → the non-streaming retry 1 s later gets the answer', async () => {
+    const { engine, upstream } = createTestEngine([
+      { type: 'text-delta', text: 'fine' },
+      { type: 'end', status: 'finished' },
+    ]);
+    const create = upstream.createSession.bind(upstream);
+    upstream.createSession = async (options: UpstreamSessionOptions) => {
+      await sleep(200);
+      return create(options);
+    };
+    const abort = new AbortController();
+    const dropped = await engine.handleTurn(request([user('hello')], withId('s-5')), abort.signal);
+    const reading = collect(dropped);
+    await sleep(20);
+    abort.abort();
+    expect(await reading).toEqual([]);
+    await sleep(1_000);
+    const retry = await collect(
+      await engine.handleTurn(request([user('hello')], { ...withId('s-5'), stream: false }), never),
+    );
+    expect(retry.some((event) => event.type === 'error')).toBe(false);
+    expect(textOf(retry)).toBe('fine');
+    expect(await engine.metrics()).toMatchObject({ failedTurns: 0 });
+    await engine.close();
+  });
+});
