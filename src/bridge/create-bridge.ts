@@ -252,6 +252,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     guard,
     logger,
     mode: cursor.mode,
+    maxSessions: config.maxSessions,
     resolveModel: (request) => {
       const route = resolveModelRoute(config, {
         model: request.model,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import type { UpstreamSessionOptions } from '../../src/upstream/upstream-port.js';
 import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
@@ -131,5 +132,41 @@ describe('issue 11, item 5: a dropped streaming turn does not poison its non-str
     expect(textOf(retry)).toBe('fine');
     expect(await engine.metrics()).toMatchObject({ failedTurns: 0 });
     await engine.close();
+  });
+});
+
+describe('issue 11, item 10: the session cap is configurable and its evictions are visible', () => {
+  const finished = [
+    { type: 'text-delta' as const, text: 'ok' },
+    { type: 'end' as const, status: 'finished' as const },
+  ];
+
+  it('50 conversations round-robin under a cap of 50 evict nothing; under 32, each eviction with history is logged once at info', async () => {
+    const lines: Array<{ level: number; msg: string; session?: string; reason?: string }> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    for (const maxSessions of [50, 32]) {
+      lines.length = 0;
+      const { engine } = createTestEngine(finished, { maxSessions, logger });
+      for (let round = 0; round < 2; round += 1) {
+        for (let index = 0; index < 50; index += 1) {
+          const history =
+            round === 0 ? [user(`q${index}`)] : [user(`q${index}`), assistant('ok'), user('more')];
+          await collect(await engine.handleTurn(request(history, withId(`c-${index}`)), never));
+        }
+      }
+      const evictions = lines.filter((line) => line.msg.startsWith('evicted'));
+      const { evicted } = await engine.metrics();
+      if (maxSessions === 50) {
+        expect(evicted).toBe(0);
+        expect(evictions).toEqual([]);
+      } else {
+        // 18 over the cap in round one, then every turn of round two evicts one.
+        expect(evicted).toBe(18 + 50);
+        expect(evictions).toHaveLength(evicted);
+        expect(new Set(evictions.map((line) => line.session)).size).toBe(evictions.length);
+        expect(evictions.every((line) => line.level === 30 && line.reason === 'cap')).toBe(true);
+      }
+      await engine.close();
+    }
   });
 });
