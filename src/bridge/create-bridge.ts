@@ -108,6 +108,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
     listModels: () => config.cursor.models,
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
+    stallTimeoutMs: config.stallTimeoutMs,
     metrics: parts.metrics,
     draining: () => draining,
   });

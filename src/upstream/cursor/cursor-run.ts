@@ -7,9 +7,10 @@
 
 import type { InteractionUpdate, Run, SDKMessage } from '@cursor/sdk';
 import type { Logger } from 'pino';
-import { AsyncQueue, type ParkedCall, type ToolCallResult } from '../../../mcp/index.js';
+import type { ParkedCall, ToolCallResult } from '../../../mcp/index.js';
 import type { TurnUserPart } from '../../turn/turn-request.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';
+import { BoundedEventQueue } from './bounded-event-queue.js';
 import { DeltaMerger } from './delta-merger.js';
 import { mapCursorRunError } from './map-cursor-error.js';
 import { mapCursorUsage } from './map-cursor-usage.js';
@@ -67,7 +68,8 @@ const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } 
 };
 
 export class CursorRun implements UpstreamRun {
-  readonly events = new AsyncQueue<UpstreamEvent>();
+  /** Bounded: `onDelta` holds the SDK while the consumer (a slow client) is behind. */
+  readonly events = new BoundedEventQueue();
   #run: Run | undefined;
   readonly #options: Required<CursorRunOptions>;
   readonly #text = new DeltaMerger();
@@ -93,9 +95,17 @@ export class CursorRun implements UpstreamRun {
     return this.#finished;
   }
 
-  /** The `onDelta` callback for `agent.send`. Runs before the Run object exists. */
-  readonly onDelta = ({ update }: { update: InteractionUpdate }): void => {
-    if (this.#finished) return;
+  /**
+   * The `onDelta` callback for `agent.send`. Runs before the Run object exists. Pending while the event
+   * queue is above its high-water mark: the SDK awaits it, so a client that does not read holds the run.
+   */
+  readonly onDelta = ({ update }: { update: InteractionUpdate }): Promise<void> | undefined => {
+    if (this.#finished) return undefined;
+    this.#onUpdate(update);
+    return this.events.room();
+  };
+
+  #onUpdate(update: InteractionUpdate): void {
     switch (update.type) {
       case 'text-delta':
         this.#pushText('delta', update.text);
@@ -138,7 +148,7 @@ export class CursorRun implements UpstreamRun {
       default:
         break;
     }
-  };
+  }
 
   /** Attach the SDK run once `send()` resolved: drain its stream and watch for the terminal result. */
   attach(run: Run): void {
