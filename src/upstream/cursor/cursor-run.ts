@@ -7,10 +7,9 @@
 
 import type { InteractionUpdate, Run, SDKMessage } from '@cursor/sdk';
 import type { Logger } from 'pino';
-import type { ParkedCall, ToolCallResult } from '../../../mcp/index.js';
+import { AsyncQueue, type ParkedCall, type ToolCallResult } from '../../../mcp/index.js';
 import type { TurnUserPart } from '../../turn/turn-request.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';
-import { BoundedEventQueue } from './bounded-event-queue.js';
 import { DeltaMerger } from './delta-merger.js';
 import { mapCursorRunError } from './map-cursor-error.js';
 import { mapCursorUsage } from './map-cursor-usage.js';
@@ -68,8 +67,7 @@ const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } 
 };
 
 export class CursorRun implements UpstreamRun {
-  /** Bounded: `onDelta` holds the SDK while the consumer (a slow client) is behind. */
-  readonly events = new BoundedEventQueue();
+  readonly events = new AsyncQueue<UpstreamEvent>();
   #run: Run | undefined;
   readonly #options: Required<CursorRunOptions>;
   readonly #text = new DeltaMerger();
@@ -95,17 +93,9 @@ export class CursorRun implements UpstreamRun {
     return this.#finished;
   }
 
-  /**
-   * The `onDelta` callback for `agent.send`. Runs before the Run object exists. Pending while the event
-   * queue is above its high-water mark: the SDK awaits it, so a client that does not read holds the run.
-   */
-  readonly onDelta = ({ update }: { update: InteractionUpdate }): Promise<void> | undefined => {
-    if (this.#finished) return undefined;
-    this.#onUpdate(update);
-    return this.events.room();
-  };
-
-  #onUpdate(update: InteractionUpdate): void {
+  /** The `onDelta` callback for `agent.send`. Runs before the Run object exists. */
+  readonly onDelta = ({ update }: { update: InteractionUpdate }): void => {
+    if (this.#finished) return;
     switch (update.type) {
       case 'text-delta':
         this.#pushText('delta', update.text);
@@ -148,7 +138,7 @@ export class CursorRun implements UpstreamRun {
       default:
         break;
     }
-  }
+  };
 
   /** Attach the SDK run once `send()` resolved: drain its stream and watch for the terminal result. */
   attach(run: Run): void {
