@@ -33,6 +33,8 @@ export const startBridgeProcess = async (options: {
   scenario: Scenario;
   env?: Record<string, string>;
   config?: Record<string, unknown>;
+  /** Flags for node itself (e.g. `--heapsnapshot-signal=SIGUSR2` when looking for a leak). */
+  nodeArgs?: string[];
 }): Promise<BridgeProcess> => {
   await ensureBuilt();
   const root = await mkdtemp(join(tmpdir(), 'cb-reliability-'));
