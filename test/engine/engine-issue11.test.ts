@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
+import { TurnCoalescer } from '../../src/engine/turn-coalescer.js';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import type { UpstreamSessionOptions } from '../../src/upstream/upstream-port.js';
 import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
@@ -168,5 +169,64 @@ describe('issue 11, item 10: the session cap is configurable and its evictions a
       }
       await engine.close();
     }
+  });
+});
+
+describe('issue 11: the coalescer keeps committed work and bounds what it retains', () => {
+  type Event = { kind: 'text' | 'call' | 'end'; text?: string };
+  const producer = (events: Event[], gapMs: number) => {
+    let cancelled = false;
+    let pulled = 0;
+    return {
+      state: () => ({ cancelled, pulled }),
+      start: () => ({
+        events: (async function* () {
+          for (const event of events) {
+            if (cancelled) return;
+            await sleep(gapMs);
+            pulled += 1;
+            yield event;
+          }
+        })(),
+        cancel: async () => {
+          cancelled = true;
+        },
+      }),
+    };
+  };
+  const options = {
+    retainMs: 1_000,
+    isTerminal: (event: Event) => event.kind === 'end',
+    isCommitted: (event: Event) => event.kind === 'call',
+    sizeOf: (event: Event) => event.text?.length ?? 0,
+  };
+
+  it('a committed flight is read to its end without subscribers and replayed; an orphan past its deadline is cancelled', async () => {
+    const coalescer = new TurnCoalescer<Event>({ ...options, orphanTimeoutMs: 150 });
+    const work = producer([{ kind: 'call' }, { kind: 'text', text: 'x' }, { kind: 'end' }], 20);
+    const first = coalescer.join('k', work.start)[Symbol.asyncIterator]();
+    expect((await first.next()).value).toEqual({ kind: 'call' });
+    await first.return?.();
+    await sleep(150);
+    expect(work.state()).toEqual({ cancelled: false, pulled: 3 });
+    expect(await collect(coalescer.join('k', () => producer([], 0).start()))).toHaveLength(3);
+
+    const stuck = producer([{ kind: 'call' }, { kind: 'text', text: 'late' }, { kind: 'end' }], 400);
+    const second = coalescer.join('s', stuck.start)[Symbol.asyncIterator]();
+    await second.next();
+    await second.return?.();
+    await expect.poll(() => stuck.state().cancelled, { timeout: 1_000 }).toBe(true);
+    await coalescer.close();
+  });
+
+  it('a finished flight over the byte bound is not retained for replay', async () => {
+    const coalescer = new TurnCoalescer<Event>({ ...options, maxBufferedBytes: 1_000 });
+    const big = producer([{ kind: 'text', text: 'y'.repeat(1_500) }, { kind: 'end' }], 0);
+    await collect(coalescer.join('big', big.start));
+    expect(coalescer.finished('big')).toBeUndefined();
+    const small = producer([{ kind: 'text', text: 'y'.repeat(500) }, { kind: 'end' }], 0);
+    await collect(coalescer.join('small', small.start));
+    expect(coalescer.finished('small')?.events).toHaveLength(2);
+    await coalescer.close();
   });
 });
