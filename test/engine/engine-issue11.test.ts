@@ -194,6 +194,11 @@ describe('issue 11: the coalescer keeps committed work and bounds what it retain
       }),
     };
   };
+  const drain = async (events: AsyncIterable<Event>): Promise<Event[]> => {
+    const out: Event[] = [];
+    for await (const event of events) out.push(event);
+    return out;
+  };
   const options = {
     retainMs: 1_000,
     isTerminal: (event: Event) => event.kind === 'end',
@@ -209,7 +214,7 @@ describe('issue 11: the coalescer keeps committed work and bounds what it retain
     await first.return?.();
     await sleep(150);
     expect(work.state()).toEqual({ cancelled: false, pulled: 3 });
-    expect(await collect(coalescer.join('k', () => producer([], 0).start()))).toHaveLength(3);
+    expect(await drain(coalescer.join('k', () => producer([], 0).start()))).toHaveLength(3);
 
     const stuck = producer([{ kind: 'call' }, { kind: 'text', text: 'late' }, { kind: 'end' }], 400);
     const second = coalescer.join('s', stuck.start)[Symbol.asyncIterator]();
@@ -222,10 +227,10 @@ describe('issue 11: the coalescer keeps committed work and bounds what it retain
   it('a finished flight over the byte bound is not retained for replay', async () => {
     const coalescer = new TurnCoalescer<Event>({ ...options, maxBufferedBytes: 1_000 });
     const big = producer([{ kind: 'text', text: 'y'.repeat(1_500) }, { kind: 'end' }], 0);
-    await collect(coalescer.join('big', big.start));
+    await drain(coalescer.join('big', big.start));
     expect(coalescer.finished('big')).toBeUndefined();
     const small = producer([{ kind: 'text', text: 'y'.repeat(500) }, { kind: 'end' }], 0);
-    await collect(coalescer.join('small', small.start));
+    await drain(coalescer.join('small', small.start));
     expect(coalescer.finished('small')?.events).toHaveLength(2);
     await coalescer.close();
   });
