@@ -13,6 +13,7 @@ import { startBridgeProcess, type BridgeProcess } from './helpers/bridge-process
 
 const conversations = 200;
 const concurrency = 4;
+const maxSessions = 24;
 const longTurns = 8;
 const deltasPerLongTurn = 10_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -42,7 +43,8 @@ const post = async (url: string, body: object): Promise<string> => {
 
 let bridge: BridgeProcess;
 beforeAll(async () => {
-  bridge = await startBridgeProcess({ scenario });
+  // The cap through the environment (issue 11, item 10): evictions are logged and counted.
+  bridge = await startBridgeProcess({ scenario, env: { CURSOR_BRIDGE_MAX_SESSIONS: String(maxSessions) } });
 }, 60_000);
 afterAll(async () => bridge?.close());
 
@@ -100,8 +102,18 @@ describe('memory after a soak (issue 11, items 2 and 3)', () => {
         `${deltasPerLongTurn} deltas in ${(soakMs / 1000).toFixed(1)} s: RSS baseline ${baseline} MB, after the ` +
         `conversations ${afterConversations} MB, after the soak ${afterSoak} MB, after idling ${afterIdle} MB (${heap})`,
     );
-    expect(sessions).toBeLessThanOrEqual(32);
-    expect(evicted).toBeGreaterThanOrEqual(conversations - 32);
+    expect(sessions).toBeLessThanOrEqual(maxSessions);
+    expect(evicted).toBeGreaterThanOrEqual(conversations - maxSessions);
+    const evictionLines = bridge
+      .log()
+      .split('\n')
+      .filter((line) => line.includes('evicted the least recently used conversation'));
+    expect(evictionLines).toHaveLength(evicted);
+    expect(
+      evictionLines.every(
+        (line) => line.includes('"level":30') && line.includes(`"maxSessions":${maxSessions}`),
+      ),
+    ).toBe(true);
     // RSS lags the live heap (V8 keeps the pages it grew to); bounded, not back at the baseline.
     expect(afterIdle - baseline).toBeLessThan(500);
   }, 240_000);
