@@ -108,6 +108,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
     listModels: () => config.cursor.models,
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
+    stallTimeoutMs: config.stallTimeoutMs,
     metrics: parts.metrics,
     draining: () => draining,
   });
@@ -253,6 +254,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     guard,
     logger,
     mode: cursor.mode,
+    maxSessions: config.maxSessions,
     resolveModel: (request) => {
       const route = resolveModelRoute(config, {
         model: request.model,

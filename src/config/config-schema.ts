@@ -95,6 +95,15 @@ export const configFileSchema = z.looseObject({
   /** Where scratch workspaces live (default `~/.claude-code-router/cursor-sdk-workspaces`). */
   cursorWorkspacesDir: z.string().min(1).optional(),
   mcpHost: mcpHostConfigSchema.optional(),
+  /** Live conversations kept (LRU cap, default 32); `CURSOR_BRIDGE_MAX_SESSIONS` wins. */
+  cursorMaxSessions: integerSchema.refine((n) => n >= 1, { error: 'expected a positive integer' }).optional(),
+  /**
+   * How long a streaming response may stay blocked on a client that does not read before its run is
+   * cancelled (ms, default 30000); `CURSOR_BRIDGE_STALL_TIMEOUT_MS` wins.
+   */
+  cursorStallTimeoutMs: integerSchema
+    .refine((ms) => ms >= 1, { error: 'expected a positive number of milliseconds' })
+    .optional(),
 });
 export type ConfigFile = z.infer<typeof configFileSchema>;
 

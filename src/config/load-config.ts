@@ -78,8 +78,27 @@ export type BridgeConfig = {
   workspacesDir: string;
   /** The `mcpHost` section, for `cursor-bridge mcp-host` (empty strings dropped). */
   mcpHost: McpHostConfig;
+  /** `cursorMaxSessions` / `CURSOR_BRIDGE_MAX_SESSIONS`: the engine's LRU cap of live conversations. */
+  maxSessions: number;
+  /** `cursorStallTimeoutMs` / `CURSOR_BRIDGE_STALL_TIMEOUT_MS`: a non-reading client's grace. */
+  stallTimeoutMs: number;
   /** Things the user should know (defaults substituted, unsafe settings overridden). */
   warnings: string[];
+};
+
+export const defaultMaxSessions = 32;
+export const defaultStallTimeoutMs = 30_000;
+
+/** A positive integer from the environment, which wins over the file; a bad value is a ConfigError. */
+const positiveFromEnv = (env: Env, name: string, file: string): number | undefined => {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new ConfigError(
+      { file },
+      `${name} must be a positive integer, got ${JSON.stringify(value.slice(0, 40))}`,
+    );
+  return Number(value);
 };
 
 /** `mcpHost` as read from the file; the CLI applies flags, env and defaults. */
@@ -200,6 +219,14 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
         ? join(home, '.claude-code-router', 'cursor-sdk-workspaces')
         : expandPath(config.cursorWorkspacesDir, baseDir, home),
     mcpHost: resolveMcpHost(config.mcpHost),
+    maxSessions:
+      positiveFromEnv(options.env, 'CURSOR_BRIDGE_MAX_SESSIONS', file) ??
+      config.cursorMaxSessions ??
+      defaultMaxSessions,
+    stallTimeoutMs:
+      positiveFromEnv(options.env, 'CURSOR_BRIDGE_STALL_TIMEOUT_MS', file) ??
+      config.cursorStallTimeoutMs ??
+      defaultStallTimeoutMs,
     warnings,
   };
 };

@@ -46,6 +46,11 @@ export type EngineOptions = {
    * failed streaming turn's error to the client's non-streaming retry.
    */
   failureReplayMs?: number;
+  /**
+   * Bytes of one turn's events kept for replay (text and tool input, roughly): a finished answer larger
+   * than this is not retained, and identical requests joining a longer stream late are refused.
+   */
+  maxReplayBytes?: number;
 };
 
 type TurnContext = {
@@ -70,6 +75,27 @@ const toolNamesKey = (tools: TurnRequest['tools']): string =>
     .join('\0');
 
 const isTerminal = (event: TurnEvent): boolean => event.type === 'turn-end' || event.type === 'error';
+
+/**
+ * A tool call reached the client, which may run it at once: from here the run must survive the
+ * client's disconnect up to the tool batch's end (and then the park deadline), so a retry replays the
+ * same call id and the result for it resumes the run (issue 11, item 7).
+ */
+const isCommitted = (event: TurnEvent): boolean => event.type === 'tool-call';
+
+/** What a retained event costs, roughly in bytes: its strings. */
+const sizeOf = (event: TurnEvent): number => {
+  switch (event.type) {
+    case 'text-delta':
+    case 'reasoning-delta':
+    case 'tool-input-delta':
+      return event.delta.length + 32;
+    case 'tool-call':
+      return event.input.length + 64;
+    default:
+      return 32;
+  }
+};
 
 /**
  * Which finished turn a retry is answered from: a finished answer always (a retry within the replay
@@ -105,6 +131,7 @@ export class Engine {
       parkTimeoutMs: 30 * 60_000,
       retireTimeoutMs: 5_000,
       failureReplayMs: 60_000,
+      maxReplayBytes: 8 * 1024 * 1024,
       guard: allowAllToolCalls,
       ...options,
     };
@@ -112,7 +139,11 @@ export class Engine {
     this.#coalescer = new TurnCoalescer<TurnEvent>({
       retireTimeoutMs: this.#options.retireTimeoutMs,
       retainMs: this.#options.failureReplayMs,
+      maxBufferedBytes: this.#options.maxReplayBytes,
       isTerminal,
+      isCommitted,
+      orphanTimeoutMs: this.#options.parkTimeoutMs,
+      sizeOf,
     });
     this.#sessions = new SessionRegistry({
       maxSessions: this.#options.maxSessions,
@@ -291,6 +322,8 @@ export class Engine {
       // The client may have gone while the agent was being created: cancel at once, not at its first event.
       if (signal.aborted) onAbort();
       const events = session.run?.events;
+      // The client left while the agent was being created: nothing ran, and nothing failed.
+      if (events === undefined && signal.aborted) return;
       if (events === undefined)
         throw new BridgeError(createTurnError('api', 'The Cursor run is not available.'));
       yield* pump.pump(events);

@@ -138,7 +138,7 @@ export class SessionRegistry {
     const idle = [...this.#entries.values()].filter(
       (entry) => !this.#inFlight(entry) && now - entry.lastUsedAt >= this.#options.idleTtlMs,
     );
-    await Promise.all(idle.map((entry) => this.#evict(entry)));
+    await Promise.all(idle.map((entry) => this.#evict(entry, 'idle')));
   }
 
   /** Dispose every session. */
@@ -162,13 +162,28 @@ export class SessionRegistry {
   #evictOverflow(): void {
     for (const entry of this.#entries.values()) {
       if (this.#entries.size <= this.#options.maxSessions) return;
-      if (!this.#inFlight(entry)) void this.#evict(entry);
+      if (!this.#inFlight(entry)) void this.#evict(entry, 'cap');
     }
   }
 
-  async #evict(entry: Entry): Promise<void> {
+  async #evict(entry: Entry, reason: 'cap' | 'idle'): Promise<void> {
     if (!this.#entries.delete(entry.session.key)) return;
-    this.#options.onEvicted?.(entry.session);
+    const { session } = entry;
+    // A conversation with history loses its agent: its next turn replays in full. An operator seeing
+    // this on every turn needs a larger cap (`cursorMaxSessions`); an unused session is not news.
+    if (session.agent !== undefined)
+      this.#options.logger.info(
+        {
+          session: session.key,
+          reason,
+          maxSessions: this.#options.maxSessions,
+          idleMs: this.#now() - entry.lastUsedAt,
+        },
+        reason === 'cap'
+          ? 'evicted the least recently used conversation: the session cap is reached'
+          : 'evicted an idle conversation',
+      );
+    this.#options.onEvicted?.(session);
     await this.#dispose(entry.session);
   }
 

@@ -41,6 +41,28 @@ export type TurnCoalescerOptions<T> = {
    * flight is finished: a subscriber stopping no longer cancels it, and the producer is read to its end.
    */
   isTerminal?: (event: T) => boolean;
+  /**
+   * An event after which the work must survive its subscribers (e.g. a tool call the client may already
+   * have seen and run). Once one is buffered, the last subscriber leaving no longer cancels the producer:
+   * it is read to its end without demand, and the finished flight is retained for replay like any other,
+   * so an identical retry sees the same events.
+   */
+  isCommitted?: (event: T) => boolean;
+  /**
+   * How long a committed flight runs on with no subscriber before it is cancelled after all (its batch
+   * never ended, say). Default 30 minutes.
+   */
+  orphanTimeoutMs?: number;
+  /**
+   * The retained size of an event (e.g. its text length), bounded by `maxBufferedBytes`. Default 0
+   * (only the event count is bounded).
+   */
+  sizeOf?: (event: T) => number;
+  /**
+   * Bytes (as `sizeOf` counts them) a flight keeps for replay; beyond this, consumed events are dropped
+   * (no joiner may replay it) and a finished flight is not retained. Default 8 MiB.
+   */
+  maxBufferedBytes?: number;
 };
 
 /** A finished flight as a retry sees it. */
@@ -99,10 +121,16 @@ class Flight<T> {
   readonly buffer: T[] = [];
   /** How many events were dropped from the head of `buffer`; joiners need 0. */
   base = 0;
+  /** What `buffer` holds, as `sizeOf` counts it. */
+  bytes = 0;
+  /** A committing event was buffered: the producer outlives its subscribers. */
+  committed = false;
   readonly cursors = new Set<Cursor>();
   producer: CoalescedProducer<T> | undefined;
   cancelling: Promise<void> | undefined;
   retainTimer: NodeJS.Timeout | undefined;
+  /** Runs while a committed flight has no subscriber; cancels it when it fires. */
+  orphanTimer: NodeJS.Timeout | undefined;
   /** A subscriber is waiting for an event past the end of the buffer. */
   demand = false;
   /** Settles when the pump has stopped for good. */
@@ -116,7 +144,20 @@ class Flight<T> {
     readonly group: string | undefined,
     readonly tag: string | undefined,
     readonly maxBuffered: number,
+    readonly maxBytes: number,
+    readonly sizeOf: (event: T) => number,
   ) {}
+
+  /** Buffer one event of the producer. */
+  push(event: T): void {
+    this.buffer.push(event);
+    this.bytes += this.sizeOf(event);
+  }
+
+  /** Over a bound: consumed events must be dropped before more are buffered. */
+  full(): boolean {
+    return this.buffer.length >= this.maxBuffered || this.bytes > this.maxBytes;
+  }
 
   eventsChanged(): Promise<void> {
     return this.#eventsWake.promise;
@@ -146,20 +187,25 @@ class Flight<T> {
     if (offset >= this.buffer.length) return undefined;
     cursor.position += 1;
     // A pump blocked on a full buffer may now be able to drop what everyone has read.
-    if (this.buffer.length >= this.maxBuffered) this.notifyPump();
+    if (this.full()) this.notifyPump();
     return { value: this.buffer[offset] as T };
   }
 
   /** Room for one more event, dropping events every subscriber has read once the buffer is full. */
   hasRoom(): boolean {
-    if (this.buffer.length < this.maxBuffered) return true;
+    if (!this.full()) return true;
     let slowest = Infinity;
     for (const cursor of this.cursors) slowest = Math.min(slowest, cursor.position);
     const drop = Math.min(slowest, this.base + this.buffer.length) - this.base;
     if (drop <= 0) return false;
-    this.buffer.splice(0, drop);
+    for (const event of this.buffer.splice(0, drop)) this.bytes -= this.sizeOf(event);
     this.base += drop;
     return true;
+  }
+
+  /** The pump may pull the next event: a subscriber waits for one, or nobody but the work needs it. */
+  wantsMore(): boolean {
+    return (this.demand || (this.committed && this.cursors.size === 0)) && this.hasRoom();
   }
 
   requestCancel(): Promise<void> {
@@ -185,6 +231,8 @@ class Flight<T> {
   }
 
   subscribe(): Cursor {
+    clearTimeout(this.orphanTimer);
+    this.orphanTimer = undefined;
     const cursor: Cursor = { position: 0 };
     this.cursors.add(cursor);
     return cursor;
@@ -222,6 +270,10 @@ export class TurnCoalescer<T> {
   readonly #retireTimeoutMs: number;
   readonly #busyTimeoutMs: number;
   readonly #isTerminal: (event: T) => boolean;
+  readonly #isCommitted: (event: T) => boolean;
+  readonly #sizeOf: (event: T) => number;
+  readonly #maxBytes: number;
+  readonly #orphanTimeoutMs: number;
   #closed = false;
 
   constructor(options: TurnCoalescerOptions<T> = {}) {
@@ -230,6 +282,10 @@ export class TurnCoalescer<T> {
     this.#retireTimeoutMs = options.retireTimeoutMs ?? 5_000;
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 2 * this.#retireTimeoutMs;
     this.#isTerminal = options.isTerminal ?? (() => false);
+    this.#isCommitted = options.isCommitted ?? (() => false);
+    this.#sizeOf = options.sizeOf ?? (() => 0);
+    this.#maxBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024;
+    this.#orphanTimeoutMs = options.orphanTimeoutMs ?? 30 * 60_000;
   }
 
   /** Keys with a live, retained or retiring producer. */
@@ -384,7 +440,7 @@ export class TurnCoalescer<T> {
       }
       // Synchronous from the group check to here: two waiting joins cannot both start.
       if (group !== undefined) this.forgetGroup(group);
-      const flight = new Flight<T>(group, options.tag, this.#maxBuffered);
+      const flight = new Flight<T>(group, options.tag, this.#maxBuffered, this.#maxBytes, this.#sizeOf);
       const cursor = flight.subscribe();
       this.#flights.set(key, flight);
       this.#live.add(flight);
@@ -404,13 +460,14 @@ export class TurnCoalescer<T> {
       iterator = flight.producer.events[Symbol.asyncIterator]();
       for (;;) {
         // Once finished, the producer is read to its end without waiting for demand.
-        while (kind() === 'running' && !(flight.demand && flight.hasRoom())) await flight.pumpChanged();
+        while (kind() === 'running' && !flight.wantsMore()) await flight.pumpChanged();
         if (kind() === 'cancelled') return;
         const result = await iterator.next();
         if (result.done === true) return;
         if (kind() !== 'running') continue;
-        flight.buffer.push(result.value);
+        flight.push(result.value);
         flight.demand = false;
+        if (this.#isCommitted(result.value)) flight.committed = true;
         if (this.#isTerminal(result.value)) this.#finish(key, flight, { kind: 'finished' });
         flight.notifyEvents();
       }
@@ -435,8 +492,9 @@ export class TurnCoalescer<T> {
     state: Extract<FlightState, { kind: 'finished' | 'failed' }>,
   ): void {
     flight.state = state;
+    clearTimeout(flight.orphanTimer);
     if (this.#flights.get(key) !== flight) return;
-    if (this.#closed || this.#retainMs <= 0 || flight.base > 0) {
+    if (this.#closed || this.#retainMs <= 0 || flight.base > 0 || flight.bytes > flight.maxBytes) {
       this.#flights.delete(key);
       return;
     }
@@ -452,11 +510,21 @@ export class TurnCoalescer<T> {
   #leave(flight: Flight<T>, cursor: Cursor): void {
     flight.cursors.delete(cursor);
     if (flight.cursors.size > 0 || flight.state.kind !== 'running') return;
+    // The client may have acted on a committed event (run a tool): the work goes on to its boundary,
+    // bounded by the orphan deadline.
+    if (flight.committed) {
+      flight.orphanTimer = setTimeout(() => {
+        if (flight.state.kind === 'running' && flight.cursors.size === 0) this.#cancel(flight);
+      }, this.#orphanTimeoutMs);
+      flight.orphanTimer.unref();
+      return;
+    }
     this.#cancel(flight);
   }
 
   /** Cancel a running producer for real and track its bounded retirement. */
   #cancel(flight: Flight<T>, error?: unknown): void {
+    clearTimeout(flight.orphanTimer);
     const retirement = bounded(flight.stopped.promise, this.#retireTimeoutMs).then(() => {
       this.#live.delete(flight);
       for (const [key, value] of this.#flights) if (value === flight) this.#flights.delete(key);

@@ -32,6 +32,8 @@ export type BridgeServerOptions = {
   /** Request body limit in bytes. */
   bodyLimit?: number;
   keepaliveMs?: number;
+  /** A stream blocked this long on a client that does not read is cancelled and closed (0: never). */
+  stallTimeoutMs?: number;
   listModels: () => string[];
   /** Rendered at `GET /metrics` (Prometheus text); also records the time to first byte. */
   metrics: Pick<BridgeMetrics, 'contentType' | 'render' | 'firstByte'>;
@@ -201,11 +203,18 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     firstByte,
   }: TurnContext): Promise<void> => {
     const encoder = adapter.createStreamEncoder(turn, meta);
-    const writer = new SseWriter(response, { keepaliveMs, keepalive: () => encoder.keepalive() });
+    const writer = new SseWriter(response, {
+      keepaliveMs,
+      keepalive: () => encoder.keepalive(),
+      stallTimeoutMs: options.stallTimeoutMs ?? 0,
+      onStall: () =>
+        log.warn({ stallTimeoutMs: options.stallTimeoutMs }, 'client stopped reading; cancelling'),
+    });
     await writer.write(encoder.start());
     try {
+      // Leaving the loop stops this subscriber, which cancels the run (unless a tool call committed it).
       for await (const event of events) {
-        if (signal.aborted) break;
+        if (signal.aborted || writer.stalled) break;
         if (event.type === 'error') log.warn({ error: clipTurnError(event.error) }, 'turn failed in-stream');
         await writer.write(encoder.push(event));
         firstByte();
@@ -215,6 +224,10 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       const turnError = toTurnError(error);
       log.error({ err: error }, 'turn failed in-stream');
       await writer.write(encoder.push({ type: 'error', error: turnError }));
+    }
+    if (writer.stalled && !encoder.ended) {
+      const message = `The client did not read the response for ${options.stallTimeoutMs} ms; the turn was cancelled.`;
+      await writer.write(encoder.push({ type: 'error', error: createTurnError('timeout', message) }));
     }
     await writer.end(encoder.end());
   };

@@ -6,7 +6,17 @@ export type SseWriterOptions = {
   /** Idle time after which `keepalive()` frames are written; 0 disables. */
   keepaliveMs: number;
   keepalive: () => SseFrame;
+  /**
+   * How long one write may wait for `drain` (a client that stopped reading) before the writer gives up:
+   * it becomes `stalled`, `onStall` runs, later writes go out without waiting and `end()` destroys the
+   * socket shortly after its final frames. 0 (default) waits forever.
+   */
+  stallTimeoutMs?: number;
+  onStall?: () => void;
 };
+
+/** After a stall, how long the final frames get to reach a client that resumes reading. */
+const stalledEndGraceMs = 1_000;
 
 /**
  * Writes SSE frames to a response: headers go out at once (before the upstream produced anything),
@@ -18,6 +28,7 @@ export class SseWriter {
   #options: SseWriterOptions;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  #stalled = false;
 
   constructor(response: ServerResponse, options: SseWriterOptions) {
     this.#response = response;
@@ -37,28 +48,54 @@ export class SseWriter {
     return this.#closed || this.#response.destroyed;
   }
 
-  /** Write frames as one chunk; resolves after `drain` when the socket buffer is full. */
+  /** The client did not drain within `stallTimeoutMs`: the response is being given up. */
+  get stalled(): boolean {
+    return this.#stalled;
+  }
+
+  /**
+   * Write frames as one chunk; resolves after `drain` when the socket buffer is full — or, past the
+   * stall deadline, without it (the writer is then `stalled`). What waits in the socket is one chunk.
+   */
   async write(frames: readonly SseFrame[]): Promise<void> {
     if (frames.length === 0 || this.closed) return;
     this.#arm();
     const text = frames.map(serializeSseFrame).join('');
-    if (this.#response.write(text)) return;
+    if (this.#response.write(text) || this.#stalled) return;
+    const stallMs = this.#options.stallTimeoutMs ?? 0;
     await new Promise<void>((resolve) => {
       const done = (): void => {
+        clearTimeout(timer);
         this.#response.off('drain', done);
         this.#response.off('close', done);
         resolve();
       };
+      const timer =
+        stallMs > 0
+          ? setTimeout(() => {
+              this.#stalled = true;
+              this.#options.onStall?.();
+              done();
+            }, stallMs).unref()
+          : undefined;
       this.#response.on('drain', done);
       this.#response.on('close', done);
     });
   }
 
-  /** Write the final frames and end the response. */
+  /**
+   * Write the final frames and end the response. A stalled response is destroyed soon after, so what
+   * its socket holds is released even if the client never reads again.
+   */
   async end(frames: readonly SseFrame[] = []): Promise<void> {
     await this.write(frames);
     this.#stop();
     if (!this.#response.destroyed && !this.#response.writableEnded) this.#response.end();
+    if (this.#stalled && !this.#response.destroyed) {
+      const response = this.#response;
+      const timer = setTimeout(() => response.destroy(), stalledEndGraceMs).unref();
+      response.once('close', () => clearTimeout(timer));
+    }
   }
 
   #arm(): void {

@@ -61,6 +61,8 @@ describe('resolveConfig', () => {
       },
       workspacesDir: '/home/user/.claude-code-router/cursor-sdk-workspaces',
       mcpHost: {},
+      maxSessions: 32,
+      stallTimeoutMs: 30_000,
       warnings: [],
     });
   });
@@ -400,5 +402,28 @@ describe('restrictHostWithoutApiKey', () => {
     const result = restrictHostWithoutApiKey(host, apiKey);
     expect(result.host).toBe(expected);
     expect(result.warning !== undefined).toBe(warns);
+  });
+});
+
+describe('session cap and stall deadline (issue 11, items 10 and 1)', () => {
+  it('defaults to 32 sessions and 30 s; the file sets them; the environment wins', () => {
+    expect(resolve({})).toMatchObject({ maxSessions: 32, stallTimeoutMs: 30_000 });
+    expect(resolve({ cursorMaxSessions: 64, cursorStallTimeoutMs: '5000' })).toMatchObject({
+      maxSessions: 64,
+      stallTimeoutMs: 5_000,
+    });
+    expect(
+      resolve(
+        { cursorMaxSessions: 64 },
+        { CURSOR_BRIDGE_MAX_SESSIONS: '128', CURSOR_BRIDGE_STALL_TIMEOUT_MS: '700' },
+      ),
+    ).toMatchObject({ maxSessions: 128, stallTimeoutMs: 700 });
+  });
+
+  it('refuses a cap below 1 or a non-integer, naming the field or variable', () => {
+    expect(configErrorOf(() => resolve({ cursorMaxSessions: 0 })).message).toContain('cursorMaxSessions');
+    expect(configErrorOf(() => resolve({}, { CURSOR_BRIDGE_MAX_SESSIONS: 'lots' })).message).toContain(
+      'CURSOR_BRIDGE_MAX_SESSIONS',
+    );
   });
 });

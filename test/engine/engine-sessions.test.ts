@@ -24,14 +24,17 @@ describe('engine sessions (issue 4)', () => {
     await engine.close();
   });
 
-  it('cancellation: a disconnect while a call is parked mid-batch cancels the run and settles the call', async () => {
-    const { engine, upstream } = createTestEngine([
-      { type: 'tool-call', toolCallId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
-      { type: 'delay', ms: 10_000 },
-      { type: 'tool-batch-end' },
-      { type: 'await-tool-results' },
-      { type: 'end', status: 'finished' },
-    ]);
+  it('cancellation: a disconnect while a call is parked mid-batch cancels the run at the park deadline (issue 11, item 7: not at once)', async () => {
+    const { engine, upstream } = createTestEngine(
+      [
+        { type: 'tool-call', toolCallId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
+        { type: 'delay', ms: 10_000 },
+        { type: 'tool-batch-end' },
+        { type: 'await-tool-results' },
+        { type: 'end', status: 'finished' },
+      ],
+      { parkTimeoutMs: 500 },
+    );
     const abort = new AbortController();
     const seen: TurnEvent[] = [];
     for await (const event of await engine.handleTurn(request([user('list files')]), abort.signal)) {
@@ -39,6 +42,8 @@ describe('engine sessions (issue 4)', () => {
       if (event.type === 'tool-call') abort.abort();
       if (abort.signal.aborted && (event.type === 'turn-end' || event.type === 'error')) break;
     }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(upstream.calls[0]?.cancelled).toBe(false);
     await expect.poll(() => upstream.calls[0]?.cancelled).toBe(true);
     expect(upstream.sessions[0]?.disposed ?? false).toBe(false);
     expect(await engine.metrics()).toMatchObject({ inFlightSessions: 0 });

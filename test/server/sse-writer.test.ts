@@ -21,6 +21,10 @@ class SlowResponse extends EventEmitter {
   }
   end() {
     this.writableEnded = true;
+    if (!this.full) this.emit('close');
+  }
+  destroy() {
+    this.destroyed = true;
     this.emit('close');
   }
 }
@@ -58,5 +62,42 @@ describe('SseWriter', () => {
     await writer.write([{ data: 'late' }]);
     expect(writer.closed).toBe(true);
     expect(response.chunks).not.toContain('data: late\n\n');
+  });
+
+  it('gives up on a client that does not drain within the stall deadline: onStall, final frames, then destroy', async () => {
+    const response = new SlowResponse();
+    let stalls = 0;
+    const writer = new SseWriter(response as unknown as ServerResponse, {
+      keepaliveMs: 0,
+      keepalive: () => ({ comment: 'keepalive' }),
+      stallTimeoutMs: 50,
+      onStall: () => (stalls += 1),
+    });
+    const startedAt = Date.now();
+    await writer.write([{ data: 'a' }]);
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(45);
+    expect(writer.stalled).toBe(true);
+    expect(stalls).toBe(1);
+    // Later writes no longer wait; the final frames are still written before the end.
+    await writer.end([{ event: 'message_stop', data: '{}' }]);
+    expect(response.chunks.at(-1)).toBe('event: message_stop\ndata: {}\n\n');
+    expect(response.writableEnded).toBe(true);
+    expect(response.destroyed).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(response.destroyed).toBe(true);
+  });
+
+  it('waits forever without a stall deadline', async () => {
+    const response = new SlowResponse();
+    const writer = new SseWriter(response as unknown as ServerResponse, {
+      keepaliveMs: 0,
+      keepalive: () => ({ comment: 'keepalive' }),
+    });
+    let resolved = false;
+    void writer.write([{ data: 'a' }]).then(() => (resolved = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(resolved).toBe(false);
+    expect(writer.stalled).toBe(false);
+    response.destroy();
   });
 });

@@ -39,9 +39,15 @@ import type {
 } from '@cursor/sdk';
 
 export type InMemoryAgentStoreOptions = {
-  /** Finished runs whose events are kept (most recent first). Default 8. */
+  /**
+   * Finished runs whose events are kept (most recent first). Default 0: the bridge never re-opens a run
+   * from the store, and 8 runs of 10k deltas held ~400 MB (issue 11, item 2).
+   */
   maxFinishedRunsWithEvents?: number;
-  /** Events kept per run; the oldest are dropped beyond it. Default 20 000. */
+  /**
+   * Events kept per run; the oldest are dropped beyond it. Default 256: the live stream never reads
+   * them, and a long answer's every delta was a structured clone held until the run was evicted.
+   */
   maxEventsPerRun?: number;
 };
 
@@ -133,8 +139,8 @@ const clonePayload = (payload: unknown): unknown => {
 type StoreParts = LocalAgentStore & { dropAgent(agentId: string): void; stats(): InMemoryAgentStoreStats };
 
 const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
-  const maxFinishedRuns = Math.max(0, options.maxFinishedRunsWithEvents ?? 8);
-  const maxEventsPerRun = Math.max(1, options.maxEventsPerRun ?? 20_000);
+  const maxFinishedRuns = Math.max(0, options.maxFinishedRunsWithEvents ?? 0);
+  const maxEventsPerRun = Math.max(1, options.maxEventsPerRun ?? 256);
   const agentRows = new Map<string, LocalAgentDocument>();
   /** runId → run (run ids are globally unique `run-<uuid>`). */
   const runRows = new Map<string, LocalAgentRunDocument>();

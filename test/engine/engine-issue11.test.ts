@@ -1,0 +1,237 @@
+import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { TurnCoalescer } from '../../src/engine/turn-coalescer.js';
+import type { TurnEvent } from '../../src/turn/turn-event.js';
+import type { UpstreamSessionOptions } from '../../src/upstream/upstream-port.js';
+import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
+
+const never = new AbortController().signal;
+const withId = (id: string) => ({ identity: { nativeSessionId: { value: id, source: 'x-session-id' } } });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Read a response until `stop(event)`, then leave as a disconnecting client does. */
+const readUntil = async (
+  events: AsyncIterable<TurnEvent>,
+  abort: AbortController,
+  stop: (event: TurnEvent) => boolean,
+): Promise<TurnEvent[]> => {
+  const seen: TurnEvent[] = [];
+  for await (const event of events) {
+    seen.push(event);
+    if (stop(event)) {
+      abort.abort();
+      break;
+    }
+  }
+  return seen;
+};
+
+const toolCallIds = (events: TurnEvent[]): string[] =>
+  events.flatMap((event) => (event.type === 'tool-call' ? [event.toolCallId] : []));
+
+/** A run that emits one tool call, ends its batch 300 ms later, then echoes the result. */
+const toolRun = () =>
+  createTestEngine([
+    { type: 'tool-call', toolCallId: 'call-1', toolName: 'Bash', input: { command: 'ls' } },
+    { type: 'delay', ms: 300 },
+    { type: 'tool-batch-end' },
+    { type: 'await-tool-results' },
+    {
+      type: 'emit',
+      events: ({ toolResults }) => [
+        { type: 'text-delta', text: `got ${toolResults.map((r) => r.toolCallId).join(',')}` },
+        { type: 'end', status: 'finished' },
+      ],
+    },
+  ]);
+
+describe('issue 11, item 7: a stream cut after a tool call keeps the call', () => {
+  it('the parked run survives the disconnect; the retry replays the same id; the result resumes the run', async () => {
+    const { engine, upstream } = toolRun();
+    const opening = () => request([user('list files')], withId('s-7'));
+    const abort = new AbortController();
+    const cut = await readUntil(
+      await engine.handleTurn(opening(), abort.signal),
+      abort,
+      (event) => event.type === 'tool-call',
+    );
+    expect(toolCallIds(cut)).toEqual(['call-1']);
+    // The batch ends after the cut: the run is not cancelled, it parks.
+    await sleep(400);
+    expect(upstream.calls[0]?.cancelled).toBe(false);
+    const retry = await collect(await engine.handleTurn(opening(), never));
+    expect(toolCallIds(retry)).toEqual(['call-1']);
+    expect(retry.at(-1)).toMatchObject({ type: 'turn-end', stopReason: 'tool-use' });
+    expect(upstream.calls).toHaveLength(1);
+    const resumed = await collect(
+      await engine.handleTurn(
+        request(
+          [user('list files'), assistant('', [{ id: 'call-1', name: 'Bash' }]), toolResult('call-1', 'a b')],
+          withId('s-7'),
+        ),
+        never,
+      ),
+    );
+    expect(textOf(resumed)).toBe('got call-1');
+    expect(upstream.calls).toHaveLength(1);
+    expect(upstream.calls[0]?.toolResults.map((result) => result.toolCallId)).toEqual(['call-1']);
+    expect(await engine.metrics()).toMatchObject({ failedTurns: 0 });
+    await engine.close();
+  });
+
+  it('an identical re-send after a complete tool-call answer replays the same id (the tool runs once)', async () => {
+    const { engine, upstream } = toolRun();
+    const opening = () => request([user('list files')], withId('s-7b'));
+    const first = await collect(await engine.handleTurn(opening(), never));
+    const again = await collect(await engine.handleTurn(opening(), never));
+    expect(toolCallIds(first)).toEqual(['call-1']);
+    expect(again).toEqual(first);
+    expect(upstream.calls).toHaveLength(1);
+    await engine.close();
+  });
+
+  it('a cut before any tool call still cancels the run', async () => {
+    const { engine, upstream } = createTestEngine([
+      { type: 'text-delta', text: 'thinking about it' },
+      { type: 'delay', ms: 5_000 },
+      { type: 'tool-call', toolCallId: 'call-1', toolName: 'Bash', input: {} },
+      { type: 'tool-batch-end' },
+    ]);
+    const abort = new AbortController();
+    await readUntil(
+      await engine.handleTurn(request([user('q')], withId('s-7c')), abort.signal),
+      abort,
+      (event) => event.type === 'text-delta',
+    );
+    await expect.poll(() => upstream.calls[0]?.cancelled).toBe(true);
+    await engine.close();
+  });
+});
+
+describe('issue 11, item 5: a dropped streaming turn does not poison its non-streaming retry', () => {
+  it('a client gone while the agent is created → the non-streaming retry 1 s later gets the answer', async () => {
+    const { engine, upstream } = createTestEngine([
+      { type: 'text-delta', text: 'fine' },
+      { type: 'end', status: 'finished' },
+    ]);
+    const create = upstream.createSession.bind(upstream);
+    upstream.createSession = async (options: UpstreamSessionOptions) => {
+      await sleep(200);
+      return create(options);
+    };
+    const abort = new AbortController();
+    const dropped = await engine.handleTurn(request([user('hello')], withId('s-5')), abort.signal);
+    const reading = collect(dropped);
+    await sleep(20);
+    abort.abort();
+    expect(await reading).toEqual([]);
+    await sleep(1_000);
+    const retry = await collect(
+      await engine.handleTurn(request([user('hello')], { ...withId('s-5'), stream: false }), never),
+    );
+    expect(retry.some((event) => event.type === 'error')).toBe(false);
+    expect(textOf(retry)).toBe('fine');
+    expect(await engine.metrics()).toMatchObject({ failedTurns: 0 });
+    await engine.close();
+  });
+});
+
+describe('issue 11, item 10: the session cap is configurable and its evictions are visible', () => {
+  const finished = [
+    { type: 'text-delta' as const, text: 'ok' },
+    { type: 'end' as const, status: 'finished' as const },
+  ];
+
+  it('50 conversations round-robin under a cap of 50 evict nothing; under 32, each eviction with history is logged once at info', async () => {
+    const lines: Array<{ level: number; msg: string; session?: string; reason?: string }> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    for (const maxSessions of [50, 32]) {
+      lines.length = 0;
+      const { engine } = createTestEngine(finished, { maxSessions, logger });
+      for (let round = 0; round < 2; round += 1) {
+        for (let index = 0; index < 50; index += 1) {
+          const history =
+            round === 0 ? [user(`q${index}`)] : [user(`q${index}`), assistant('ok'), user('more')];
+          await collect(await engine.handleTurn(request(history, withId(`c-${index}`)), never));
+        }
+      }
+      const evictions = lines.filter((line) => line.msg.startsWith('evicted'));
+      const { evicted } = await engine.metrics();
+      if (maxSessions === 50) {
+        expect(evicted).toBe(0);
+        expect(evictions).toEqual([]);
+      } else {
+        // 18 over the cap in round one, then every turn of round two evicts one.
+        expect(evicted).toBe(18 + 50);
+        expect(evictions).toHaveLength(evicted);
+        expect(new Set(evictions.map((line) => line.session)).size).toBe(evictions.length);
+        expect(evictions.every((line) => line.level === 30 && line.reason === 'cap')).toBe(true);
+      }
+      await engine.close();
+    }
+  });
+});
+
+describe('issue 11: the coalescer keeps committed work and bounds what it retains', () => {
+  type Event = { kind: 'text' | 'call' | 'end'; text?: string };
+  const producer = (events: Event[], gapMs: number) => {
+    let cancelled = false;
+    let pulled = 0;
+    return {
+      state: () => ({ cancelled, pulled }),
+      start: () => ({
+        events: (async function* () {
+          for (const event of events) {
+            if (cancelled) return;
+            await sleep(gapMs);
+            pulled += 1;
+            yield event;
+          }
+        })(),
+        cancel: async () => {
+          cancelled = true;
+        },
+      }),
+    };
+  };
+  const drain = async (events: AsyncIterable<Event>): Promise<Event[]> => {
+    const out: Event[] = [];
+    for await (const event of events) out.push(event);
+    return out;
+  };
+  const options = {
+    retainMs: 1_000,
+    isTerminal: (event: Event) => event.kind === 'end',
+    isCommitted: (event: Event) => event.kind === 'call',
+    sizeOf: (event: Event) => event.text?.length ?? 0,
+  };
+
+  it('a committed flight is read to its end without subscribers and replayed; an orphan past its deadline is cancelled', async () => {
+    const coalescer = new TurnCoalescer<Event>({ ...options, orphanTimeoutMs: 150 });
+    const work = producer([{ kind: 'call' }, { kind: 'text', text: 'x' }, { kind: 'end' }], 20);
+    const first = coalescer.join('k', work.start)[Symbol.asyncIterator]();
+    expect((await first.next()).value).toEqual({ kind: 'call' });
+    await first.return?.();
+    await sleep(150);
+    expect(work.state()).toEqual({ cancelled: false, pulled: 3 });
+    expect(await drain(coalescer.join('k', () => producer([], 0).start()))).toHaveLength(3);
+
+    const stuck = producer([{ kind: 'call' }, { kind: 'text', text: 'late' }, { kind: 'end' }], 400);
+    const second = coalescer.join('s', stuck.start)[Symbol.asyncIterator]();
+    await second.next();
+    await second.return?.();
+    await expect.poll(() => stuck.state().cancelled, { timeout: 1_000 }).toBe(true);
+    await coalescer.close();
+  });
+
+  it('a finished flight over the byte bound is not retained for replay', async () => {
+    const coalescer = new TurnCoalescer<Event>({ ...options, maxBufferedBytes: 1_000 });
+    const big = producer([{ kind: 'text', text: 'y'.repeat(1_500) }, { kind: 'end' }], 0);
+    await drain(coalescer.join('big', big.start));
+    expect(coalescer.finished('big')).toBeUndefined();
+    const small = producer([{ kind: 'text', text: 'y'.repeat(500) }, { kind: 'end' }], 0);
+    await drain(coalescer.join('small', small.start));
+    expect(coalescer.finished('small')?.events).toHaveLength(2);
+    await coalescer.close();
+  });
+});

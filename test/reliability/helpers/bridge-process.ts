@@ -1,0 +1,114 @@
+/**
+ * `cursor-bridge serve` in a child process (the real CLI and SDK) against the project's fake Cursor
+ * backend in this process, so memory figures are the bridge's alone: RSS is read from
+ * `/proc/<pid>/status`. Loopback only; the child is stopped by its PID.
+ */
+
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  startFakeCursorBackend,
+  type FakeCursorBackend,
+  type Scenario,
+} from '../../fakes/cursor-backend/index.js';
+import { stopProcess } from '../../e2e/helpers/serve-bridge.js';
+import { ensureBuilt } from '../../helpers/ensure-built.js';
+import { repoRoot } from '../../helpers/repo-root.js';
+
+export type BridgeProcess = {
+  url: string;
+  port: number;
+  pid: number;
+  backend: FakeCursorBackend;
+  /** The child's resident set size in MB. */
+  rssMb(): Promise<number>;
+  /** The child's stdout (pino JSON lines) so far. */
+  log(): string;
+  close(): Promise<void>;
+};
+
+export const startBridgeProcess = async (options: {
+  scenario: Scenario;
+  env?: Record<string, string>;
+  config?: Record<string, unknown>;
+  /** Flags for node itself (e.g. `--heapsnapshot-signal=SIGUSR2` when looking for a leak). */
+  nodeArgs?: string[];
+}): Promise<BridgeProcess> => {
+  await ensureBuilt();
+  const root = await mkdtemp(join(tmpdir(), 'cb-reliability-'));
+  const configPath = join(root, 'config.json');
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      LOG_LEVEL: 'info',
+      Providers: [{ name: 'cursor', models: ['composer-2'] }],
+      ...options.config,
+    }),
+  );
+  const backend = await startFakeCursorBackend({ scenario: options.scenario });
+  const child = spawn(
+    process.execPath,
+    [
+      join(repoRoot, 'bin', 'cursor-bridge.js'),
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--config',
+      configPath,
+    ],
+    {
+      cwd: root,
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        HOME: root,
+        CURSOR_API_KEY: 'crsr_test',
+        CURSOR_BACKEND_URL: backend.url,
+        CURSOR_BRIDGE_DRAIN_TIMEOUT: '1',
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    if (stdout.length > 4_000_000) stdout = stdout.slice(-2_000_000);
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line:\n${stderr}`)), 30_000);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
+      if (match?.[1] === undefined) return;
+      clearTimeout(timer);
+      resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited ${String(code)}:\n${stderr}`));
+    });
+  });
+  const pid = child.pid ?? 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    pid,
+    backend,
+    rssMb: async () => {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8');
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+      return Math.round(kb / 1024);
+    },
+    log: () => stdout,
+    close: async () => {
+      await stopProcess(child);
+      await backend.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+};

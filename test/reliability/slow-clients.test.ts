@@ -1,0 +1,134 @@
+/**
+ * Issue 11, item 1: clients that stop reading a long answer must not grow the bridge's memory without
+ * bound, and must be cut off (run cancelled, response closed) past the stall deadline. Measured in a
+ * child process (the real CLI and SDK against the fake backend), so the figures are the bridge's.
+ */
+
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Scenario } from '../fakes/cursor-backend/index.js';
+import { startBridgeProcess, type BridgeProcess } from './helpers/bridge-process.js';
+
+const chunk = 'lorem ipsum '.repeat(1_365); // ~16 KiB
+const chunksPerAnswer = 2_048; // ~32 MiB per answer, at ~1.6 MiB/s: a 20 s answer
+const chunkIntervalMs = 10;
+const clients = 5;
+const stallTimeoutMs = 2_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let produced = 0;
+let cancelledRuns = 0;
+/** A long answer, produced as fast as the bridge takes it, stopping when the bridge cancels. */
+const scenario: Scenario = async (run) => {
+  if (run.text.length > 0 && run.request.text.includes('short')) {
+    run.text('ok');
+    run.turnEnded();
+    return;
+  }
+  for (let index = 0; index < chunksPerAnswer; index += 1) {
+    if (run.signal.aborted) {
+      cancelledRuns += 1;
+      return;
+    }
+    run.text(chunk);
+    produced += chunk.length;
+    await sleep(chunkIntervalMs);
+  }
+  run.turnEnded();
+};
+
+const body = (text: string) =>
+  JSON.stringify({
+    model: 'composer-2',
+    max_tokens: 100,
+    stream: true,
+    messages: [{ role: 'user', content: text }],
+  });
+
+/** Send a streaming request on a raw socket and never read the answer. */
+const neverReading = (port: number, text: string): Promise<Socket> =>
+  new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      const payload = body(text);
+      socket.write(
+        `POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+          `x-api-key: sk-test\r\ncontent-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+      );
+      socket.pause();
+      resolve(socket);
+    });
+    socket.on('error', reject);
+  });
+
+let bridge: BridgeProcess;
+beforeAll(async () => {
+  bridge = await startBridgeProcess({
+    scenario,
+    env: { CURSOR_BRIDGE_STALL_TIMEOUT_MS: String(stallTimeoutMs) },
+  });
+}, 60_000);
+afterAll(async () => bridge?.close());
+
+describe('slow and never-reading clients (issue 11, item 1)', () => {
+  it('5 clients never reading a 32 MiB answer: the runs are cancelled at the stall deadline, RSS stays bounded', async () => {
+    const warm = await fetch(`${bridge.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test' },
+      body: body('short warm-up'),
+    });
+    await warm.text();
+    await sleep(500);
+    const baseline = await bridge.rssMb();
+    const sockets = await Promise.all(
+      Array.from({ length: clients }, (_, index) => neverReading(bridge.port, `long answer ${index}`)),
+    );
+    let peak = baseline;
+    const startedAt = Date.now();
+    let producedMidway: number | undefined;
+    while (Date.now() - startedAt < stallTimeoutMs + 5_000) {
+      peak = Math.max(peak, await bridge.rssMb());
+      if (producedMidway === undefined && Date.now() - startedAt >= stallTimeoutMs + 3_000)
+        producedMidway = produced;
+      await sleep(100);
+    }
+    // Read before any client reads again or leaves: what the backend was still asked for meanwhile.
+    const producedLate = produced - (producedMidway ?? 0);
+    const cancelledWhileStalled = cancelledRuns;
+    const closedBeforeReading = sockets.filter((socket) => socket.destroyed || socket.readableEnded).length;
+    // The bridge destroyed the stalled responses: the sockets see the close once they read again.
+    const isClosed = (socket: Socket) => socket.destroyed || socket.readableEnded;
+    for (const socket of sockets) {
+      socket.on('error', () => undefined);
+      socket.resume();
+    }
+    const closeDeadline = Date.now() + 5_000;
+    while (Date.now() < closeDeadline && sockets.filter(isClosed).length < clients) await sleep(100);
+    const ended = sockets.filter(isClosed).length;
+    for (const socket of sockets) socket.destroy();
+    await sleep(2_000);
+    const after = await bridge.rssMb();
+    const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
+    const answerMb = (chunk.length * chunksPerAnswer) / 2 ** 20;
+    console.log(
+      `[slow-clients] ${clients} never-reading clients × ${answerMb.toFixed(0)} MiB answers, stall deadline ${stallTimeoutMs} ms: ` +
+        `RSS baseline ${baseline} MB, peak ${peak} MB (+${peak - baseline}), after ${after} MB; produced by the backend ` +
+        `${(produced / 2 ** 20).toFixed(1)} MiB of ${(clients * answerMb).toFixed(0)}; runs cancelled ${cancelledRuns}; ` +
+        `sockets closed by the bridge ${ended}/${clients} (${closedBeforeReading} seen before reading); ` +
+        `runs cancelled while the clients were still connected ${cancelledWhileStalled}; ` +
+        `produced in the last 2 s of the stall ${(producedLate / 2 ** 20).toFixed(1)} MiB`,
+    );
+    const stalls = bridge
+      .log()
+      .split('\n')
+      .filter((line) => line.includes('client stopped reading')).length;
+    expect(stalls).toBe(clients);
+    expect(ended).toBe(clients);
+    expect(cancelledWhileStalled).toBe(clients);
+    expect(producedLate).toBe(0);
+    // Without a stall deadline the SDK pulls every answer into the bridge, and nothing ends it.
+    expect(produced).toBeLessThan(clients * chunk.length * chunksPerAnswer * 0.5);
+    expect(peak - baseline).toBeLessThan(200);
+    // Nothing of the dropped responses is in flight any more.
+    expect(metrics).toMatch(/^cursor_bridge_sessions_in_flight 0$/m);
+  }, 60_000);
+});
