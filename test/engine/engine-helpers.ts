@@ -70,3 +70,30 @@ export const collect = async (events: AsyncIterable<TurnEvent>, limit = Infinity
 
 export const textOf = (events: TurnEvent[]): string =>
   events.flatMap((event) => (event.type === 'text-delta' ? [event.delta] : [])).join('');
+
+/** A signal that never aborts. */
+export const never: AbortSignal = new AbortController().signal;
+
+/** Request fields giving it a client session id (the `x-session-id` header). */
+export const withId = (id: string) => ({
+  identity: { nativeSessionId: { value: id, source: 'x-session-id' } },
+});
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Read a response until `stop(event)`, then leave as a disconnecting client does. */
+export const readUntil = async (
+  events: AsyncIterable<TurnEvent>,
+  abort: AbortController,
+  stop: (event: TurnEvent) => boolean,
+): Promise<TurnEvent[]> => {
+  const seen: TurnEvent[] = [];
+  for await (const event of events) {
+    seen.push(event);
+    if (stop(event)) {
+      abort.abort();
+      break;
+    }
+  }
+  return seen;
+};

@@ -3,28 +3,19 @@ import { pino } from 'pino';
 import { TurnCoalescer } from '../../src/engine/turn-coalescer.js';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import type { UpstreamSessionOptions } from '../../src/upstream/upstream-port.js';
-import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
-
-const never = new AbortController().signal;
-const withId = (id: string) => ({ identity: { nativeSessionId: { value: id, source: 'x-session-id' } } });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Read a response until `stop(event)`, then leave as a disconnecting client does. */
-const readUntil = async (
-  events: AsyncIterable<TurnEvent>,
-  abort: AbortController,
-  stop: (event: TurnEvent) => boolean,
-): Promise<TurnEvent[]> => {
-  const seen: TurnEvent[] = [];
-  for await (const event of events) {
-    seen.push(event);
-    if (stop(event)) {
-      abort.abort();
-      break;
-    }
-  }
-  return seen;
-};
+import {
+  assistant,
+  collect,
+  createTestEngine,
+  never,
+  readUntil,
+  request,
+  sleep,
+  textOf,
+  toolResult,
+  user,
+  withId,
+} from './engine-helpers.js';
 
 const toolCallIds = (events: TurnEvent[]): string[] =>
   events.flatMap((event) => (event.type === 'tool-call' ? [event.toolCallId] : []));

@@ -1,28 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { messageDigest } from '../../src/engine/transcript-digest.js';
-import type { TurnEvent } from '../../src/turn/turn-event.js';
-import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
-
-const never = new AbortController().signal;
-const withId = (id: string) => ({ identity: { nativeSessionId: { value: id, source: 'x-session-id' } } });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Read a response until `stop(event)`, then leave as a disconnecting client does. */
-const readUntil = async (
-  events: AsyncIterable<TurnEvent>,
-  abort: AbortController,
-  stop: (event: TurnEvent) => boolean,
-): Promise<TurnEvent[]> => {
-  const seen: TurnEvent[] = [];
-  for await (const event of events) {
-    seen.push(event);
-    if (stop(event)) {
-      abort.abort();
-      break;
-    }
-  }
-  return seen;
-};
+import {
+  assistant,
+  collect,
+  createTestEngine,
+  never,
+  readUntil,
+  request,
+  sleep,
+  textOf,
+  toolResult,
+  user,
+  withId,
+} from './engine-helpers.js';
 
 describe('issue 12, item 1: a repeated opening within the replay window is a retry', () => {
   it('answers the second of two sequential identical openings from the finished turn: one run, one agent', async () => {
