@@ -3,30 +3,18 @@
  * standalone `docker-compose`) is installed (no daemon needed), and the HAProxy config it mounts is
  * checked by the real `haproxy -c` with the environment compose gives it.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ensureHaproxy, haproxyConfigPath } from '../e2e/helpers/haproxy-lb.js';
 import { repoRoot } from '../helpers/repo-root.js';
+import { findComposeCommand } from './compose-command.js';
 
 const run = promisify(execFile);
 const composeFile = join(repoRoot, 'deploy', 'compose.scale.yml');
 
-const succeeds = (command: string, args: string[]): boolean => {
-  try {
-    execFileSync(command, args, { stdio: 'ignore', timeout: 20_000 });
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-const compose: string[] | undefined = succeeds('docker', ['compose', 'version'])
-  ? ['docker', 'compose']
-  : succeeds('docker-compose', ['version'])
-    ? ['docker-compose']
-    : undefined;
+const compose = findComposeCommand();
 if (compose === undefined) {
   console.warn(
     'deploy/compose.scale.yml NOT validated: neither the docker compose plugin nor docker-compose is installed here',

@@ -4,31 +4,18 @@
  * running the image is opt-in (`CURSOR_BRIDGE_DOCKER_TEST=1`) and needs a reachable daemon. Either
  * way, a test that cannot run here says so on stderr and in the test name.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { repoRoot } from '../helpers/repo-root.js';
+import { findComposeCommand, succeeds } from './compose-command.js';
 import { findFreePort } from '../cli/helpers/cli-process.js';
 
 const run = promisify(execFile);
 
-const succeeds = (command: string, args: string[]): boolean => {
-  try {
-    execFileSync(command, args, { stdio: 'ignore', timeout: 20_000 });
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/** `docker compose` (the plugin), else the standalone `docker-compose`, else nothing. */
-const compose: string[] | undefined = succeeds('docker', ['compose', 'version'])
-  ? ['docker', 'compose']
-  : succeeds('docker-compose', ['version'])
-    ? ['docker-compose']
-    : undefined;
+const compose = findComposeCommand();
 if (compose === undefined) {
   console.warn(
     'compose.yml NOT validated: neither the docker compose plugin nor docker-compose is installed here',
