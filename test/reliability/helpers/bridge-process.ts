@@ -51,6 +51,7 @@ export const startBridgeProcess = async (options: {
   const child = spawn(
     process.execPath,
     [
+      ...(options.nodeArgs ?? []),
       join(repoRoot, 'bin', 'cursor-bridge.js'),
       'serve',
       '--host',
