@@ -89,10 +89,19 @@ describe('memory after a soak (issue 11, items 2 and 3)', () => {
       );
     // "Heap used" includes garbage not yet collected (reported, not asserted): the live heap is
     // measured with forced collections in the next test.
-    await sleep(5_000);
+    // Idle, V8's memory reducer runs the major collections the soak never triggered (measured: none in 130
+    // conversations) and gives the pages back, some 10–40 s after the work stops; at 5 s idle RSS was still
+    // the soak's (562 MB). Poll for it, bounded.
+    const idleBoundMb = 120;
+    const idleSince = Date.now();
+    let afterIdle = await bridge.rssMb();
+    while (afterIdle - baseline >= idleBoundMb && Date.now() - idleSince < 90_000) {
+      await sleep(2_000);
+      afterIdle = await bridge.rssMb();
+    }
+    const idleMs = Date.now() - idleSince;
     const metrics = await scrape();
     const heapUsed = mbOf(metrics, 'nodejs_heap_size_used_bytes');
-    const afterIdle = await bridge.rssMb();
     const evicted = Number(/^cursor_bridge_session_evictions_total (\d+)/m.exec(metrics)?.[1] ?? 'NaN');
     const sessions = Number(/^cursor_bridge_sessions (\d+)/m.exec(metrics)?.[1] ?? 'NaN');
     const mb = (name: string) => mbOf(metrics, name);
@@ -100,7 +109,7 @@ describe('memory after a soak (issue 11, items 2 and 3)', () => {
     console.log(
       `[memory-soak] ${conversations} new conversations (${evicted} evicted, ${sessions} live) + ${longTurns} turns × ` +
         `${deltasPerLongTurn} deltas in ${(soakMs / 1000).toFixed(1)} s: RSS baseline ${baseline} MB, after the ` +
-        `conversations ${afterConversations} MB, after the soak ${afterSoak} MB, after idling ${afterIdle} MB (${heap})`,
+        `conversations ${afterConversations} MB, after the soak ${afterSoak} MB, after idling ${(idleMs / 1000).toFixed(0)} s ${afterIdle} MB (${heap})`,
     );
     expect(sessions).toBeLessThanOrEqual(maxSessions);
     expect(evicted).toBeGreaterThanOrEqual(conversations - maxSessions);
@@ -114,9 +123,10 @@ describe('memory after a soak (issue 11, items 2 and 3)', () => {
         (line) => line.includes('"level":30') && line.includes(`"maxSessions":${maxSessions}`),
       ),
     ).toBe(true);
-    // RSS lags the live heap (V8 keeps the pages it grew to); bounded, not back at the baseline.
-    expect(afterIdle - baseline).toBeLessThan(500);
-  }, 240_000);
+    // Measured at d5a5dd4: baseline 173 MB, 522 MB after the soak, 212 MB after 40 s idle (the issue's
+    // bare SDK with the same store: 258 MB). Nothing per session is retained (memory-evicted.test.ts).
+    expect(afterIdle - baseline).toBeLessThan(idleBoundMb);
+  }, 300_000);
 
   it('live heap (after forced collections, the bridge in this process): 8 long turns and 100 more conversations add a bounded amount', async () => {
     setFlagsFromString('--expose-gc');
