@@ -1,0 +1,40 @@
+/**
+ * Reads an HTTP request body as UTF-8 text, bounded: over `limit` bytes it stops reading as soon as the
+ * limit is crossed (the declared content-length is checked first, so an oversized upload is refused
+ * unread). The one body reader of `mcp-host` and of `serve` (which imports it: `mcp/` cannot import `src/`).
+ */
+
+import type { IncomingMessage } from 'node:http';
+
+export type ReadBodyTextResult = { ok: true; text: string } | { ok: false; reason: 'too-large' | 'aborted' };
+
+export const readBodyText = (request: IncomingMessage, limit: number): Promise<ReadBodyTextResult> =>
+  new Promise((resolve) => {
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      request.resume();
+      resolve({ ok: false, reason: 'too-large' });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (result: ReadBodyTextResult): void => {
+      if (settled) return;
+      settled = true;
+      resolve(result);
+    };
+    request.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.length;
+      if (size > limit) {
+        request.resume();
+        settle({ ok: false, reason: 'too-large' });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => settle({ ok: true, text: Buffer.concat(chunks, size).toString('utf8') }));
+    request.on('aborted', () => settle({ ok: false, reason: 'aborted' }));
+    request.on('error', () => settle({ ok: false, reason: 'aborted' }));
+  });
