@@ -27,6 +27,7 @@ import { TemplateStore } from '../workspace/template-store.js';
 import { createTemplateWatcher, type TemplateWatcher } from '../workspace/template-watcher.js';
 import { WorkspaceManager } from '../workspace/workspace-manager.js';
 import { defaultTemplateOverrideDir, resolveDefaultTemplateDir } from '../workspace/workspace-paths.js';
+import { WarmWorkspacePool } from '../workspace/warm-workspace-pool.js';
 import { WorkspaceService } from '../workspace/workspace-service.js';
 import { decideSandbox, detectContainer } from './sandbox.js';
 
@@ -188,26 +189,6 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
   for (const problem of templates.problems) logger.warn({ problem }, 'workspace template problem');
   const workspaces = new WorkspaceManager({ root: config.workspacesDir, templates, logger });
   workspaces.startSweeping();
-  let watcher: TemplateWatcher | undefined;
-  if (options.watchTemplates === true) {
-    watcher = await createTemplateWatcher({
-      dirs: [templateDirs.defaultDir, templateDirs.overrideDir],
-      logger,
-      onChange: async () => {
-        const report = await templates.reload();
-        for (const problem of report.problems)
-          logger.warn({ problem }, 'workspace template problem; keeping the last good render');
-        if (report.changed.length > 0) {
-          logger.info(
-            { changed: report.changed },
-            'workspace templates changed; re-rendering live workspaces',
-          );
-          await workspaces.rerenderAll();
-        }
-      },
-    });
-  }
-
   const auth = resolveCursorApiKey(cursor.apiKeyConfigured, env);
   if (!auth.ok) logger.warn(auth.error.message);
   const sandbox = decideSandbox(cursor.sandboxEnabled, {
@@ -242,6 +223,39 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     });
 
   const metrics = new BridgeMetrics({ processMetrics: true });
+  // Bridge mode only: plan mode's executors are cheap (no project settings), agent mode runs in cursorCwd.
+  const prewarm = upstream.prewarm?.bind(upstream);
+  const pool =
+    cursor.mode === 'bridge' && prewarm !== undefined && auth.ok && config.warmWorkspaces > 0
+      ? new WarmWorkspacePool({
+          manager: workspaces,
+          warm: (workspaceDir) => prewarm({ workspaceDir, mode: cursor.mode }),
+          logger,
+          size: config.warmWorkspaces,
+          onClaim: (hit) => metrics.warmWorkspaceClaimed(hit),
+        })
+      : undefined;
+  metrics.readWarmWorkspacesFrom(() => pool?.size ?? 0);
+  let watcher: TemplateWatcher | undefined;
+  if (options.watchTemplates === true) {
+    watcher = await createTemplateWatcher({
+      dirs: [templateDirs.defaultDir, templateDirs.overrideDir],
+      logger,
+      onChange: async () => {
+        const report = await templates.reload();
+        for (const problem of report.problems)
+          logger.warn({ problem }, 'workspace template problem; keeping the last good render');
+        if (report.changed.length > 0) {
+          logger.info(
+            { changed: report.changed },
+            'workspace templates changed; re-rendering live workspaces',
+          );
+          await Promise.all([workspaces.rerenderAll(), pool?.invalidate()]);
+        }
+      },
+    });
+  }
+
   const guard = new ScratchPathGuards({
     logger,
     scratchRoot: config.workspacesDir,
@@ -250,7 +264,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
   const engine = new Engine({
     upstream,
     metrics,
-    workspace: new WorkspaceService(workspaces, new PromptGrounding(templates)),
+    workspace: new WorkspaceService(workspaces, new PromptGrounding(templates), pool),
     guard,
     logger,
     mode: cursor.mode,
@@ -273,6 +287,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     metrics,
     close: async () => {
       try {
+        await pool?.close();
         await engine.close();
       } finally {
         await watcher?.close();

@@ -104,6 +104,13 @@ export const configFileSchema = z.looseObject({
   cursorStallTimeoutMs: integerSchema
     .refine((ms) => ms >= 1, { error: 'expected a positive number of milliseconds' })
     .optional(),
+  /**
+   * The most pre-warmed scratch workspaces (each with its Cursor executor) kept for new conversations,
+   * default the session cap (at most 32); 0 disables; `CURSOR_BRIDGE_WARM_WORKSPACES` wins.
+   */
+  cursorWarmWorkspaces: integerSchema
+    .refine((n) => n >= 0, { error: 'expected a non-negative integer' })
+    .optional(),
 });
 export type ConfigFile = z.infer<typeof configFileSchema>;
 

@@ -82,12 +82,31 @@ export type BridgeConfig = {
   maxSessions: number;
   /** `cursorStallTimeoutMs` / `CURSOR_BRIDGE_STALL_TIMEOUT_MS`: a non-reading client's grace. */
   stallTimeoutMs: number;
+  /**
+   * `cursorWarmWorkspaces` / `CURSOR_BRIDGE_WARM_WORKSPACES`: the most pre-warmed scratch workspaces kept
+   * (0: none; default the session cap, at most 32).
+   */
+  warmWorkspaces: number;
   /** Things the user should know (defaults substituted, unsafe settings overridden). */
   warnings: string[];
 };
 
 export const defaultMaxSessions = 32;
 export const defaultStallTimeoutMs = 30_000;
+/** The most pre-warmed workspaces kept by default (never more than the session cap). */
+export const defaultWarmWorkspaces = 32;
+
+/** A non-negative integer from the environment, which wins over the file; a bad value is a ConfigError. */
+const countFromEnv = (env: Env, name: string, file: string): number | undefined => {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value))
+    throw new ConfigError(
+      { file },
+      `${name} must be a non-negative integer, got ${JSON.stringify(value.slice(0, 40))}`,
+    );
+  return Number(value);
+};
 
 /** A positive integer from the environment, which wins over the file; a bad value is a ConfigError. */
 const positiveFromEnv = (env: Env, name: string, file: string): number | undefined => {
@@ -197,6 +216,10 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
     if (route !== undefined && route !== '') router[scenario] = route;
   }
 
+  const maxSessions =
+    positiveFromEnv(options.env, 'CURSOR_BRIDGE_MAX_SESSIONS', file) ??
+    config.cursorMaxSessions ??
+    defaultMaxSessions;
   return {
     file: { path: file, found: true },
     host: hostCheck.host,
@@ -219,14 +242,15 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
         ? join(home, '.claude-code-router', 'cursor-sdk-workspaces')
         : expandPath(config.cursorWorkspacesDir, baseDir, home),
     mcpHost: resolveMcpHost(config.mcpHost),
-    maxSessions:
-      positiveFromEnv(options.env, 'CURSOR_BRIDGE_MAX_SESSIONS', file) ??
-      config.cursorMaxSessions ??
-      defaultMaxSessions,
+    maxSessions,
     stallTimeoutMs:
       positiveFromEnv(options.env, 'CURSOR_BRIDGE_STALL_TIMEOUT_MS', file) ??
       config.cursorStallTimeoutMs ??
       defaultStallTimeoutMs,
+    warmWorkspaces:
+      countFromEnv(options.env, 'CURSOR_BRIDGE_WARM_WORKSPACES', file) ??
+      config.cursorWarmWorkspaces ??
+      Math.min(defaultWarmWorkspaces, maxSessions),
     warnings,
   };
 };

@@ -45,6 +45,9 @@ export type MetricsSnapshot = {
   replayed: number;
   retriesReplayed: number;
   evicted: number;
+  warmHits: number;
+  warmMisses: number;
+  warmWorkspaces: number;
   scratchPathViolations: number;
   scratchPathCorrections: number;
   sessions: number;
@@ -65,6 +68,8 @@ export class BridgeMetrics {
   readonly #corrections: Counter;
   readonly #firstByte: Histogram<'protocol'>;
   readonly #toolCallLatency: Histogram;
+  readonly #warmClaims: Counter<'result'>;
+  #warmWorkspaces: () => number = () => 0;
   readonly #turnDuration: Histogram<'protocol' | 'outcome'>;
   #gauges: () => SessionGauges = () => ({ sessions: 0, inFlight: 0, parkedCalls: 0 });
 
@@ -123,6 +128,20 @@ export class BridgeMetrics {
       { name: 'cursor_bridge_parked_tool_calls', help: 'Host tool calls parked, awaiting client results.' },
       (gauges) => gauges.parkedCalls,
     );
+    this.#warmClaims = counter({
+      name: 'cursor_bridge_warm_workspace_claims_total',
+      help: "New conversations' first turns by whether a pre-warmed scratch workspace was ready (hit) or not (miss).",
+      labelNames: ['result'],
+    });
+    const warmWorkspaces = (): number => this.#warmWorkspaces();
+    new Gauge({
+      name: 'cursor_bridge_warm_workspaces',
+      help: 'Pre-warmed scratch workspaces ready for new conversations.',
+      registers,
+      collect() {
+        this.set(warmWorkspaces());
+      },
+    });
     this.#firstByte = histogram({
       name: 'cursor_bridge_time_to_first_byte_seconds',
       help: 'From request arrival to the first turn event written to the client (the whole body when not streaming).',
@@ -156,6 +175,16 @@ export class BridgeMetrics {
   /** Where the session gauges are read from (the engine's registry); the last call wins. */
   readSessionsFrom(read: () => SessionGauges): void {
     this.#gauges = read;
+  }
+
+  /** Where the ready pre-warmed workspaces are counted; the last call wins. */
+  readWarmWorkspacesFrom(read: () => number): void {
+    this.#warmWorkspaces = read;
+  }
+
+  /** A new conversation's first turn found a pre-warmed workspace (`hit`) or none. */
+  warmWorkspaceClaimed(hit: boolean): void {
+    this.#warmClaims.inc({ result: hit ? 'hit' : 'miss' });
   }
 
   /** A client response of a turn ended. */
@@ -213,6 +242,9 @@ export class BridgeMetrics {
       replayed: await sum(this.#plans, plan('replay')),
       retriesReplayed: await sum(this.#retryReplays),
       evicted: await sum(this.#evictions),
+      warmHits: await sum(this.#warmClaims, (labels) => labels['result'] === 'hit'),
+      warmMisses: await sum(this.#warmClaims, (labels) => labels['result'] === 'miss'),
+      warmWorkspaces: this.#warmWorkspaces(),
       scratchPathViolations: await sum(this.#violations),
       scratchPathCorrections: await sum(this.#corrections),
       sessions: gauges.sessions,

@@ -99,6 +99,12 @@ export interface UpstreamPort {
    */
   preflight(input: { model: string; reasoning: TurnReasoning }): Promise<void>;
   createSession(options: UpstreamSessionOptions): Promise<UpstreamSession>;
+  /**
+   * Optional: build, ahead of any session, what a session's first run in `workspaceDir` (with `mode`)
+   * would otherwise build on its request path. Resolves to the release of what it holds; rejects when
+   * it cannot (no credentials, backend down), which only means the first run pays as before.
+   */
+  prewarm?(options: UpstreamSessionOptions): Promise<() => Promise<void>>;
   /** Release shared resources; every session must be disposed first or is disposed here. */
   close(): Promise<void>;
 }

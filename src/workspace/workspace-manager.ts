@@ -5,18 +5,24 @@
  * direct child of the root and whose name is a session key; symlinks are never followed and nothing
  * else (a `cursorCwd`, a stray file) is touched.
  *
+ * A workspace can also be reserved ahead of its session ({@link WorkspaceManager.reserveWorkspace}): a
+ * directory under its own fresh key, rendered for the facts a session is expected to report, which the
+ * first `ensureWorkspace` of a session may adopt. The directory keeps its name; the session's removal
+ * removes it. Reserved directories are live: the sweep never touches them.
+ *
  * Lifecycle: operations on one session key run one at a time, in call order. `close()` stops the
  * sweeper and waits for in-flight work; later calls to `ensureWorkspace` reject.
  */
 
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
 import type { HostFacts } from './host-facts.js';
 import { renderWorkspaceFiles, type WorkspaceFile } from './render-workspace-files.js';
-import { isSessionKey } from './session-key.js';
+import { createSessionKey, isSessionKey } from './session-key.js';
 import type { TemplateStore } from './template-store.js';
 
 const hourMs = 60 * 60 * 1000;
@@ -41,6 +47,16 @@ export type SweepOptions = {
   now?: number;
 };
 
+/** What {@link WorkspaceManager.ensureWorkspace} did. */
+export type EnsuredWorkspace = {
+  dir: string;
+  /** Whether any file was (re)written — for an adopted reservation: its render was not the session's. */
+  changed: boolean;
+};
+
+/** A reserved workspace: its key names the directory. */
+export type ReservedWorkspace = { key: string; dir: string };
+
 export type SweeperOptions = {
   /** Default 1 h. */
   intervalMs?: number;
@@ -49,6 +65,7 @@ export type SweeperOptions = {
 };
 
 type LiveWorkspace = {
+  /** `<root>/<name>`; the name is the session key, or the reservation key it was adopted from. */
   dir: string;
   facts: HostFacts | undefined;
   /** Content last written or verified, per relative path: an identical render skips all I/O. */
@@ -66,6 +83,10 @@ export class WorkspaceManager {
   readonly #nodePath: string;
   readonly #platform: NodeJS.Platform;
   readonly #live = new Map<string, LiveWorkspace>();
+  /** Reserved workspaces not adopted yet, by reservation key. */
+  readonly #reserved = new Map<string, LiveWorkspace>();
+  /** Directory names of live and reserved workspaces (what the sweep must not touch). */
+  readonly #liveNames = new Set<string>();
   readonly #queues = new Map<string, Promise<unknown>>();
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<unknown> | undefined;
@@ -89,11 +110,78 @@ export class WorkspaceManager {
     return [...this.#live.keys()];
   }
 
+  /** Whether the session has a workspace in this manager (created or adopted, and not removed). */
+  isLive(sessionKey: string): boolean {
+    return this.#live.has(sessionKey);
+  }
+
+  /**
+   * A digest of the files `facts` render to, independent of the workspace directory: two workspaces
+   * rendered for facts with the same render key hold the same rules and hooks (each naming its own
+   * directory). Changes when the templates do.
+   */
+  renderKey(facts: HostFacts | undefined): string {
+    const hash = createHash('sha256');
+    for (const file of this.#render(facts, '\u0000workspace'))
+      hash.update(file.path).update('\u0000').update(file.content).update('\u0000');
+    return hash.digest('hex');
+  }
+
+  /**
+   * Create a workspace under a fresh reservation key, rendered for `facts`, for a session to adopt
+   * later (see {@link ensureWorkspace}). Remove it with {@link releaseReservation} when it is not.
+   */
+  async reserveWorkspace(facts: HostFacts | undefined): Promise<ReservedWorkspace> {
+    if (this.#closed) throw new BridgeError(createTurnError('api', 'the workspace manager is closed'));
+    const key = createSessionKey();
+    return this.#serialize(key, async () => {
+      const reserved: LiveWorkspace = {
+        dir: this.workspaceDir(key),
+        facts,
+        written: new Map(),
+        touchedAt: 0,
+      };
+      this.#reserved.set(key, reserved);
+      this.#liveNames.add(key);
+      try {
+        await this.#materialize(reserved);
+      } catch (error) {
+        this.#reserved.delete(key);
+        this.#liveNames.delete(key);
+        await this.#removeChild(key).catch(() => false);
+        throw error;
+      }
+      return { key, dir: reserved.dir };
+    });
+  }
+
+  /** Remove a reservation no session adopted. Resolves `true` when its directory was removed. */
+  releaseReservation(key: string): Promise<boolean> {
+    if (!this.#reserved.has(key)) return Promise.resolve(false);
+    return this.#serialize(key, async () => {
+      if (!this.#reserved.delete(key)) return false;
+      this.#liveNames.delete(key);
+      return this.#removeChild(key);
+    });
+  }
+
   /**
    * Create the session's workspace if needed and render its files for `facts` (undefined: no
    * environment reported), writing only files whose bytes differ. Resolves to the directory.
    */
-  ensureWorkspace(sessionKey: string, facts: HostFacts | undefined): Promise<string> {
+  async ensureWorkspace(sessionKey: string, facts: HostFacts | undefined): Promise<string> {
+    return (await this.ensureSessionWorkspace(sessionKey, facts)).dir;
+  }
+
+  /**
+   * {@link ensureWorkspace}, where a new session may adopt the reservation `adopt` (an unknown or
+   * already taken key is ignored): its directory becomes the session's. Says whether files changed.
+   */
+  async ensureSessionWorkspace(
+    sessionKey: string,
+    facts: HostFacts | undefined,
+    adopt?: string,
+  ): Promise<EnsuredWorkspace> {
     if (!isSessionKey(sessionKey)) {
       return Promise.reject(
         new BridgeError(createTurnError('api', `invalid workspace session key "${sessionKey}"`)),
@@ -102,15 +190,22 @@ export class WorkspaceManager {
     if (this.#closed) {
       return Promise.reject(new BridgeError(createTurnError('api', 'the workspace manager is closed')));
     }
+    if (adopt !== undefined && !this.#live.has(sessionKey)) {
+      // Wait for the reservation's own work (its render) before taking it over.
+      await this.#queues.get(adopt);
+    }
     return this.#serialize(sessionKey, async () => {
       let live = this.#live.get(sessionKey);
       if (live === undefined) {
-        live = { dir: this.workspaceDir(sessionKey), facts, written: new Map(), touchedAt: 0 };
+        const reserved = adopt === undefined ? undefined : this.#reserved.get(adopt);
+        if (reserved !== undefined && adopt !== undefined) this.#reserved.delete(adopt);
+        live = reserved ?? { dir: this.workspaceDir(sessionKey), facts, written: new Map(), touchedAt: 0 };
         this.#live.set(sessionKey, live);
+        this.#liveNames.add(basename(live.dir));
       }
       live.facts = facts;
-      await this.#materialize(live);
-      return live.dir;
+      const changed = await this.#materialize(live);
+      return { dir: live.dir, changed };
     });
   }
 
@@ -138,8 +233,11 @@ export class WorkspaceManager {
       return Promise.resolve(false);
     }
     return this.#serialize(sessionKey, async () => {
+      const live = this.#live.get(sessionKey);
       this.#live.delete(sessionKey);
-      return this.#removeChild(sessionKey);
+      const name = live === undefined ? sessionKey : basename(live.dir);
+      this.#liveNames.delete(name);
+      return this.#removeChild(name);
     });
   }
 
@@ -160,9 +258,9 @@ export class WorkspaceManager {
     }
     const removed: string[] = [];
     for (const name of names) {
-      if (!isSessionKey(name) || this.#live.has(name) || this.#queues.has(name)) continue;
+      if (!isSessionKey(name) || this.#liveNames.has(name) || this.#queues.has(name)) continue;
       const gone = await this.#serialize(name, async () => {
-        if (this.#live.has(name)) return false;
+        if (this.#liveNames.has(name)) return false;
         const stats = await lstat(join(this.root, name)).catch(() => undefined);
         if (stats === undefined || !stats.isDirectory() || now - stats.mtimeMs < olderThanMs) return false;
         return this.#removeChild(name);
@@ -213,28 +311,37 @@ export class WorkspaceManager {
     return run;
   }
 
-  async #materialize(live: LiveWorkspace): Promise<void> {
+  #render(facts: HostFacts | undefined, workspaceDir: string): WorkspaceFile[] {
+    return renderWorkspaceFiles(this.#templates, facts, {
+      workspaceDir,
+      nodePath: this.#nodePath,
+      platform: this.#platform,
+    });
+  }
+
+  /** Resolves whether a file was written. */
+  async #materialize(live: LiveWorkspace): Promise<boolean> {
     await mkdir(live.dir, { recursive: true });
     const stats = await lstat(live.dir);
     if (!stats.isDirectory()) {
       throw new BridgeError(createTurnError('api', `scratch workspace ${live.dir} is not a directory`));
     }
-    const files = renderWorkspaceFiles(this.#templates, live.facts, {
-      workspaceDir: live.dir,
-      nodePath: this.#nodePath,
-      platform: this.#platform,
-    });
-    for (const file of files) await this.#writeIfChanged(live, file);
+    let changed = false;
+    for (const file of this.#render(live.facts, live.dir)) {
+      if (await this.#writeIfChanged(live, file)) changed = true;
+    }
     const now = Date.now();
     if (now - live.touchedAt >= touchIntervalMs) {
       const seconds = now / 1000;
       await utimes(live.dir, seconds, seconds);
       live.touchedAt = now;
     }
+    return changed;
   }
 
-  async #writeIfChanged(live: LiveWorkspace, file: WorkspaceFile): Promise<void> {
-    if (live.written.get(file.path) === file.content) return;
+  /** Resolves whether the file's bytes on disk changed. */
+  async #writeIfChanged(live: LiveWorkspace, file: WorkspaceFile): Promise<boolean> {
+    if (live.written.get(file.path) === file.content) return false;
     const target = join(live.dir, ...file.path.split('/'));
     const existing = await readFile(target, 'utf8').catch(() => undefined);
     if (existing !== file.content) {
@@ -249,6 +356,7 @@ export class WorkspaceManager {
       }
     }
     live.written.set(file.path, file.content);
+    return existing !== file.content;
   }
 
   async #removeChild(name: string): Promise<boolean> {

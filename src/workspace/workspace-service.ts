@@ -7,6 +7,7 @@
 import type { TurnRequest } from '../turn/turn-request.js';
 import { collectHostFactTexts, extractHostFacts, type HostFacts } from './host-facts.js';
 import type { PromptGrounding } from './prompt-grounding.js';
+import type { WarmWorkspacePool } from './warm-workspace-pool.js';
 import type { WorkspaceManager } from './workspace-manager.js';
 
 /** The result of {@link WorkspaceService.prepare}. */
@@ -24,10 +25,15 @@ export type PreparedTurnWorkspace = {
 export class WorkspaceService {
   readonly #manager: WorkspaceManager;
   readonly #grounding: PromptGrounding;
+  readonly #pool: WarmWorkspacePool | undefined;
+  /** Executor leases of adopted warm workspaces, released when their session's workspace is removed. */
+  readonly #leases = new Map<string, () => Promise<void>>();
 
-  constructor(manager: WorkspaceManager, grounding: PromptGrounding) {
+  /** With a `pool`, a session's first turn adopts a pre-warmed workspace rendered for its facts. */
+  constructor(manager: WorkspaceManager, grounding: PromptGrounding, pool?: WarmWorkspacePool) {
     this.#manager = manager;
     this.#grounding = grounding;
+    this.#pool = pool;
   }
 
   /**
@@ -39,7 +45,24 @@ export class WorkspaceService {
     request: Pick<TurnRequest, 'system' | 'messages'>,
   ): Promise<PreparedTurnWorkspace> {
     const facts = extractHostFacts(collectHostFactTexts(request));
-    const workspaceDir = await this.#manager.ensureWorkspace(sessionKey, facts);
+    const warm =
+      this.#pool === undefined || this.#manager.isLive(sessionKey)
+        ? undefined
+        : this.#pool.claim(this.#manager.renderKey(facts), facts);
+    let ensured;
+    try {
+      ensured = await this.#manager.ensureSessionWorkspace(sessionKey, facts, warm?.key);
+    } catch (error) {
+      if (warm !== undefined) await this.#pool?.discard(warm);
+      throw error;
+    }
+    if (warm !== undefined) {
+      // A rewritten file would not reach the warmed executor (it keeps the rules it loaded): let it go,
+      // so the agent's first send builds one over the files as they are.
+      if (ensured.changed) await warm.release();
+      else this.#leases.set(sessionKey, warm.release);
+    }
+    const workspaceDir = ensured.dir;
     const options = { scratchDir: workspaceDir };
     return {
       workspaceDir,
@@ -54,6 +77,12 @@ export class WorkspaceService {
 
   /** Remove the session's workspace (only ever a session-key directory directly under the root). */
   async remove(sessionKey: string): Promise<void> {
-    await this.#manager.removeWorkspace(sessionKey);
+    const release = this.#leases.get(sessionKey);
+    this.#leases.delete(sessionKey);
+    try {
+      await release?.();
+    } finally {
+      await this.#manager.removeWorkspace(sessionKey);
+    }
   }
 }

@@ -63,6 +63,7 @@ describe('resolveConfig', () => {
       mcpHost: {},
       maxSessions: 32,
       stallTimeoutMs: 30_000,
+      warmWorkspaces: 32,
       warnings: [],
     });
   });
@@ -424,6 +425,27 @@ describe('session cap and stall deadline (issue 11, items 10 and 1)', () => {
     expect(configErrorOf(() => resolve({ cursorMaxSessions: 0 })).message).toContain('cursorMaxSessions');
     expect(configErrorOf(() => resolve({}, { CURSOR_BRIDGE_MAX_SESSIONS: 'lots' })).message).toContain(
       'CURSOR_BRIDGE_MAX_SESSIONS',
+    );
+  });
+});
+
+describe('pre-warmed workspaces (issue 11, item 11)', () => {
+  it('defaults to the session cap, at most 32; the file sets it (0 disables); the environment wins', () => {
+    expect(resolve({})).toMatchObject({ warmWorkspaces: 32 });
+    expect(resolve({ cursorMaxSessions: 4 })).toMatchObject({ warmWorkspaces: 4 });
+    expect(resolve({ cursorMaxSessions: 100 })).toMatchObject({ warmWorkspaces: 32 });
+    expect(resolve({ cursorWarmWorkspaces: 0 })).toMatchObject({ warmWorkspaces: 0 });
+    expect(resolve({ cursorWarmWorkspaces: '3' }, { CURSOR_BRIDGE_WARM_WORKSPACES: '9' })).toMatchObject({
+      warmWorkspaces: 9,
+    });
+  });
+
+  it('refuses a negative or non-integer count, naming the field or variable', () => {
+    expect(configErrorOf(() => resolve({ cursorWarmWorkspaces: -1 })).message).toContain(
+      'cursorWarmWorkspaces',
+    );
+    expect(configErrorOf(() => resolve({}, { CURSOR_BRIDGE_WARM_WORKSPACES: 'some' })).message).toContain(
+      'CURSOR_BRIDGE_WARM_WORKSPACES',
     );
   });
 });

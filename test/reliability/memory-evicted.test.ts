@@ -106,7 +106,10 @@ describe('evicted conversations (issue 11, item 2)', () => {
         `${late.liveMb.toFixed(1)} MB (cap ${maxSessions}); ` +
         perSession.map((name) => `${name} ${late.counts.get(name) ?? 0}`).join(', '),
     );
-    for (const name of perSession) expect(late.counts.get(name) ?? 0, name).toBeLessThanOrEqual(maxSessions);
+    // One store more than the cap: the handle on the SDK's executor cache that pre-warms workspaces has one.
+    const allowed = (name: string) => (name === 'InMemoryAgentStore' ? maxSessions + 1 : maxSessions);
+    for (const name of perSession)
+      expect(late.counts.get(name) ?? 0, name).toBeLessThanOrEqual(allowed(name));
     // 120 more evicted conversations: under 40 kB each (≈ 0 measured). An SDK executor (one per scratch
     // workspace) kept past eviction costs ≈ 0.52 MB live each (+62 MB here with `agent.close()` removed).
     expect(late.liveMb - early.liveMb).toBeLessThan(5);

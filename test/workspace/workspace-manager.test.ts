@@ -268,3 +268,68 @@ describe('WorkspaceManager.rerenderAll', () => {
     expect(await readFile(join(two, 'AGENTS.md'), 'utf8')).toBe('v2 no root\n');
   });
 });
+
+describe('WorkspaceManager reservations (pre-warmed workspaces)', () => {
+  it('renders a reservation under its own key; a new session adopts it without rewriting a byte', async () => {
+    const { manager } = await createManager();
+    const reserved = await manager.reserveWorkspace(facts);
+    expect(isSessionKey(reserved.key)).toBe(true);
+    expect(reserved.dir).toBe(join(manager.root, reserved.key));
+    const agents = await readFile(join(reserved.dir, 'AGENTS.md'), 'utf8');
+    expect(agents).toContain(reserved.dir);
+    expect(agents).toContain('/home/me/proj');
+    const before = await snapshot(reserved.dir);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+
+    const session = createSessionKey();
+    expect(manager.isLive(session)).toBe(false);
+    const ensured = await manager.ensureSessionWorkspace(session, facts, reserved.key);
+    expect(ensured).toEqual({ dir: reserved.dir, changed: false });
+    expect(manager.isLive(session)).toBe(true);
+    expect(await snapshot(reserved.dir)).toEqual(before);
+    // Taken: a second session cannot adopt it, and the key is no longer a reservation.
+    const other = await manager.ensureSessionWorkspace(createSessionKey(), facts, reserved.key);
+    expect(other.dir).not.toBe(reserved.dir);
+    expect(await manager.releaseReservation(reserved.key)).toBe(false);
+
+    expect(await manager.removeWorkspace(session)).toBe(true);
+    expect(await readdir(manager.root)).not.toContain(reserved.key);
+  });
+
+  it('says when an adopted reservation had to be rewritten for the session’s facts', async () => {
+    const { manager } = await createManager();
+    const reserved = await manager.reserveWorkspace(facts);
+    const ensured = await manager.ensureSessionWorkspace(
+      createSessionKey(),
+      { ...facts, root: '/home/me/other' },
+      reserved.key,
+    );
+    expect(ensured).toEqual({ dir: reserved.dir, changed: true });
+    expect(await readFile(join(reserved.dir, 'AGENTS.md'), 'utf8')).toContain('/home/me/other');
+  });
+
+  it('gives the same render key to facts that render the same files, whatever the directory', async () => {
+    const { manager } = await createManager();
+    expect(manager.renderKey(facts)).toBe(manager.renderKey({ ...facts, facts: [...facts.facts] }));
+    expect(manager.renderKey(facts)).not.toBe(manager.renderKey({ ...facts, root: '/home/me/other' }));
+    expect(manager.renderKey(facts)).not.toBe(manager.renderKey(undefined));
+  });
+
+  it('never sweeps a reservation; releasing one removes its directory', async () => {
+    const { manager } = await createManager();
+    const reserved = await manager.reserveWorkspace(undefined);
+    await age(reserved.dir, 2 * dayMs);
+    expect(await manager.sweep({ olderThanMs: dayMs })).toEqual([]);
+    expect(await manager.releaseReservation(reserved.key)).toBe(true);
+    expect(await readdir(manager.root)).toEqual([]);
+  });
+
+  it('never sweeps an adopted reservation while its session lives', async () => {
+    const { manager } = await createManager();
+    const reserved = await manager.reserveWorkspace(undefined);
+    await manager.ensureSessionWorkspace(createSessionKey(), undefined, reserved.key);
+    await age(reserved.dir, 2 * dayMs);
+    expect(await manager.sweep({ olderThanMs: dayMs })).toEqual([]);
+    expect(await readdir(manager.root)).toEqual([reserved.key]);
+  });
+});

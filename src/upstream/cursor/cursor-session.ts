@@ -5,7 +5,14 @@
  * in-process MCP client, where each call parks until the client posts its result.
  */
 
-import type { Agent as AgentClass, ModelSelection, SDKAgent, SDKCustomTool, SDKJsonValue } from '@cursor/sdk';
+import type {
+  Agent as AgentClass,
+  AgentOptions,
+  ModelSelection,
+  SDKAgent,
+  SDKCustomTool,
+  SDKJsonValue,
+} from '@cursor/sdk';
 import type { Logger } from 'pino';
 import {
   connectInProcess,
@@ -37,6 +44,34 @@ export type CursorSessionContext = {
   /** A fresh in-memory store per agent: no conversation text on disk. */
   createStore: () => NonNullable<NonNullable<Parameters<typeof AgentClass.create>[0]['local']>['store']>;
 };
+
+/**
+ * The agent options of a session — also what the upstream pre-warms an executor with: the SDK keys its
+ * executors on the cwd, api key, setting sources, sandbox and retry options, so both must agree.
+ */
+export const buildAgentOptions = (
+  context: Pick<CursorSessionContext, 'apiKey' | 'mode' | 'cwd' | 'enableAgentRetries'> &
+    Partial<Pick<CursorSessionContext, 'createStore'>>,
+  choice: { model?: ModelSelection; sandbox: boolean },
+): AgentOptions => ({
+  apiKey: context.apiKey,
+  ...(choice.model === undefined ? {} : { model: choice.model }),
+  name: 'cursor-bridge',
+  // `tools` and `settingSources` are not persisted by the SDK: they are passed on every create.
+  ...(context.mode === 'bridge'
+    ? { tools: ['mcp'] }
+    : context.mode === 'plan'
+      ? { tools: [], mode: 'plan' as const }
+      : {}),
+  local: {
+    cwd: context.cwd,
+    // An agent's store (no conversation text on disk); not part of the executor key, so pre-warming has none.
+    ...(context.createStore === undefined ? {} : { store: context.createStore() }),
+    enableAgentRetries: context.enableAgentRetries,
+    sandboxOptions: { enabled: choice.sandbox },
+    ...(context.mode === 'bridge' ? { settingSources: ['project' as const] } : {}),
+  },
+});
 
 const toToolDefinition = (tool: TurnTool): ToolDefinition => ({
   name: tool.name,
@@ -159,26 +194,9 @@ export class CursorSession implements UpstreamSession {
 
   async #ensureAgent(selection: ModelSelection): Promise<SDKAgent> {
     if (this.#agent !== undefined) return this.#agent;
-    const { Agent, apiKey, mode, cwd, logger } = this.#context;
+    const { Agent, logger } = this.#context;
     const create = (sandbox: boolean): ReturnType<typeof Agent.create> =>
-      Agent.create({
-        apiKey,
-        model: selection,
-        name: 'cursor-bridge',
-        // `tools` and `settingSources` are not persisted by the SDK: they are passed on every create.
-        ...(mode === 'bridge'
-          ? { tools: ['mcp'] }
-          : mode === 'plan'
-            ? { tools: [], mode: 'plan' as const }
-            : {}),
-        local: {
-          cwd,
-          store: this.#context.createStore(),
-          enableAgentRetries: this.#context.enableAgentRetries,
-          sandboxOptions: { enabled: sandbox },
-          ...(mode === 'bridge' ? { settingSources: ['project' as const] } : {}),
-        },
-      });
+      Agent.create(buildAgentOptions(this.#context, { model: selection, sandbox }));
     try {
       this.#agent = await create(this.#context.sandboxEnabled);
     } catch (error) {

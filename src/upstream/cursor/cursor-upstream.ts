@@ -15,7 +15,7 @@ import type {
   UpstreamSession,
   UpstreamSessionOptions,
 } from '../upstream-port.js';
-import { CursorSession, type CursorSessionContext } from './cursor-session.js';
+import { buildAgentOptions, CursorSession, type CursorSessionContext } from './cursor-session.js';
 import { mapCursorSdkError } from './map-cursor-error.js';
 import { createModelCatalog, selectModel, type CatalogModel, type ModelCatalog } from './model-selection.js';
 
@@ -44,6 +44,7 @@ export class CursorUpstream implements UpstreamPort {
   #sdk: Promise<typeof CursorSdk> | undefined;
   #catalog: ModelCatalog | undefined;
   #sessionCount = 0;
+  #platform: Promise<CursorSdk.CursorAgentPlatform> | undefined;
 
   constructor(options: CursorUpstreamOptions) {
     this.#options = options;
@@ -83,6 +84,40 @@ export class CursorUpstream implements UpstreamPort {
       await dispose();
     };
     return session;
+  }
+
+  /**
+   * Builds the SDK executor a session in `workspaceDir` will use, through the SDK's public
+   * `CursorAgentPlatform.prewarmLocalWorkspace`, with exactly the options the session's agent gets (the
+   * executor is shared by key, and reference counted: the lease is held until the returned release).
+   * The platform is only a handle on the SDK's process-wide executor cache; its store is never written.
+   */
+  async prewarm(options: UpstreamSessionOptions): Promise<() => Promise<void>> {
+    const apiKey = this.#apiKey();
+    if (options.mode === 'agent') {
+      throw new BridgeError(createTurnError('api', 'agent mode runs in cursorCwd: nothing to pre-warm'));
+    }
+    const sdk = await this.#loadSdk();
+    const platform = await (this.#platform ??= sdk
+      .createAgentPlatform({ localStore: this.#options.createStore() })
+      .catch((error: unknown) => {
+        this.#platform = undefined;
+        throw error;
+      }));
+    const agentOptions = buildAgentOptions(
+      {
+        apiKey,
+        mode: options.mode,
+        cwd: options.workspaceDir,
+        enableAgentRetries: this.#options.enableAgentRetries ?? true,
+      },
+      { sandbox: this.#options.sandboxEnabled },
+    );
+    try {
+      return await platform.prewarmLocalWorkspace(agentOptions);
+    } catch (error) {
+      throw new BridgeError(mapCursorSdkError(error), { cause: error });
+    }
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,178 @@
+/**
+ * Pre-warmed scratch workspaces through the whole bridge and the real SDK: a new conversation whose host
+ * environment was seen before starts on a workspace and executor built ahead of it — its rules and
+ * deny-hooks are its own (its own directory, its own host root), and its first turn forks no `git` of
+ * its own beyond the one every run makes — while a conversation from another environment never gets a
+ * workspace rendered for someone else.
+ */
+
+import { existsSync } from 'node:fs';
+import type * as ChildProcessModule from 'node:child_process';
+import { createRequire } from 'node:module';
+import { readdir } from 'node:fs/promises';
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { fakeShellArgs } from '../fakes/cursor-backend/exec-args.js';
+import type { JsonObject } from '../fakes/cursor-backend/client-message.js';
+import type { Scenario } from '../fakes/cursor-backend/run-context.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
+
+// Counts the child processes this process spawns (the bridge and the SDK run in it).
+const require = createRequire(import.meta.url);
+const childProcess = require('node:child_process') as typeof ChildProcessModule;
+type SpawnOptions = { file: string; args: string[]; cwd?: string };
+const spawned: Array<{ command: string; cwd: string | undefined }> = [];
+const prototype = childProcess.ChildProcess.prototype as unknown as {
+  spawn: (this: unknown, options: SpawnOptions) => unknown;
+};
+const originalSpawn = prototype.spawn;
+prototype.spawn = function (this: unknown, options: SpawnOptions) {
+  spawned.push({ command: options.args.join(' '), cwd: options.cwd });
+  return originalSpawn.call(this, options);
+};
+
+let wire: WireBridge | undefined;
+afterEach(async () => {
+  await wire?.close();
+  wire = undefined;
+});
+afterAll(async () => {
+  prototype.spawn = originalSpawn;
+  await closeWireBackend();
+});
+
+const contextSchema = z.looseObject({
+  requestContextResult: z.looseObject({
+    success: z.looseObject({
+      requestContext: z.looseObject({
+        rules: z.array(z.looseObject({ fullPath: z.string(), content: z.string() })).default([]),
+        env: z.looseObject({ workspacePaths: z.array(z.string()) }),
+      }),
+    }),
+  }),
+});
+
+type Probe = { rules: string; workspace: string; shellRefusal: string };
+
+/** Asks the SDK for its request context and to run a shell built-in, then answers. */
+const probeScenario =
+  (found: (probe: Probe) => void): Scenario =>
+  async (run) => {
+    const context = contextSchema.parse(await run.exec('requestContextArgs', {})).requestContextResult.success
+      .requestContext;
+    const shell = (await run.exec(
+      'shellArgs',
+      fakeShellArgs('true', { toolCallId: 'builtin-shell' }),
+    )) as JsonObject;
+    found({
+      rules: context.rules.map((rule) => rule.content).join('\n'),
+      workspace: context.env.workspacePaths[0] ?? '',
+      shellRefusal: JSON.stringify(shell),
+    });
+    run.text('probed');
+  };
+
+const environment = (root: string): string =>
+  `# Environment\nYou have been invoked in the following environment:\n - Primary working directory: ${root}\n - Platform: linux\n`;
+
+const ask = async (url: string, system: string, text: string): Promise<void> => {
+  const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
+  await client.messages
+    .stream({ model: 'composer-2', max_tokens: 100, system, messages: [{ role: 'user', content: text }] })
+    .finalMessage();
+};
+
+const until = async (condition: () => Promise<boolean>, what: string): Promise<void> => {
+  const deadline = Date.now() + 15_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
+describe('pre-warmed scratch workspaces', () => {
+  it('serve a new conversation from a seen environment with its own rules, hooks and directory, off the request path', async () => {
+    const probes: Probe[] = [];
+    wire = await startWireBridge({ scenario: probeScenario((probe) => probes.push(probe)) });
+    const bridge = wire;
+    const metrics = () => bridge.bridge.metrics.snapshot();
+
+    /** `git` lookups forked in a workspace since the last reset (the pool warms others meanwhile). */
+    const gitSpawnsIn = (dir: string | undefined): number =>
+      spawned.filter((spawn) => spawn.command.startsWith('git rev-parse') && spawn.cwd === dir).length;
+    spawned.length = 0;
+    await ask(wire.url, environment('/home/ada/alpha'), 'first conversation');
+    expect(await metrics()).toMatchObject({ warmHits: 0, warmMisses: 1 });
+    // A miss asks for two: the next conversation finds one even if it comes right away.
+    await until(async () => (await metrics()).warmWorkspaces === 2, 'two warm workspaces');
+
+    const coldSpawns = gitSpawnsIn(probes[0]?.workspace);
+
+    spawned.length = 0;
+    await ask(wire.url, environment('/home/ada/alpha'), 'second conversation');
+    expect(await metrics()).toMatchObject({ warmHits: 1, warmMisses: 1 });
+    const [cold, warm] = probes;
+    // The executor (rules, hooks, git root lookups) was built ahead: only the run's own lookup remains.
+    const warmSpawns = gitSpawnsIn(warm?.workspace);
+    expect(coldSpawns).toBeGreaterThan(1);
+    expect(warmSpawns).toBeLessThan(coldSpawns);
+    expect(warmSpawns).toBeLessThanOrEqual(1);
+
+    expect(warm?.workspace).not.toBe(cold?.workspace);
+    for (const probe of [cold, warm]) {
+      // Each conversation's rules name its own scratch directory and the host root it reported.
+      expect(probe?.rules).toContain(probe?.workspace);
+      expect(probe?.rules).toContain('/home/ada/alpha');
+      // The deny-hook of its workspace refuses Cursor's built-in shell.
+      expect(probe?.shellRefusal).toMatch(/rejected|permissionDenied/);
+    }
+    // The adopted workspace lives under the workspace root like any other.
+    expect((await readdir(wire.workspacesDir)).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('never gives a conversation a workspace rendered for another environment', async () => {
+    const probes: Probe[] = [];
+    wire = await startWireBridge({ scenario: probeScenario((probe) => probes.push(probe)) });
+    const bridge = wire;
+    const metrics = () => bridge.bridge.metrics.snapshot();
+    await ask(wire.url, environment('/home/ada/alpha'), 'alpha');
+    await until(async () => (await metrics()).warmWorkspaces === 2, 'two warm workspaces');
+
+    await ask(wire.url, environment('/home/bob/beta'), 'beta');
+    expect(await metrics()).toMatchObject({ warmHits: 0, warmMisses: 2 });
+    const beta = probes[1];
+    expect(beta?.rules).toContain('/home/bob/beta');
+    expect(beta?.rules).not.toContain('/home/ada/alpha');
+    expect(beta?.rules).toContain(beta?.workspace);
+  });
+
+  it('removes its warm workspaces and the adopted ones when the bridge closes', async () => {
+    wire = await startWireBridge({ scenario: (run) => void run.text('ok') });
+    const bridge = wire;
+    const metrics = () => bridge.bridge.metrics.snapshot();
+    await ask(wire.url, environment('/home/ada/alpha'), 'one');
+    await until(async () => (await metrics()).warmWorkspaces === 2, 'two warm workspaces');
+    const dirs = await readdir(wire.workspacesDir);
+    expect(dirs).toHaveLength(3);
+    const root = wire.workspacesDir;
+    await wire.close();
+    wire = undefined;
+    for (const dir of dirs) expect(existsSync(`${root}/${dir}`)).toBe(false);
+  });
+
+  it('is off with cursorWarmWorkspaces 0', async () => {
+    wire = await startWireBridge({
+      scenario: (run) => void run.text('ok'),
+      config: { cursorWarmWorkspaces: 0 },
+    });
+    await ask(wire.url, environment('/home/ada/alpha'), 'one');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await wire.bridge.metrics.snapshot()).toMatchObject({
+      warmHits: 0,
+      warmMisses: 0,
+      warmWorkspaces: 0,
+    });
+    expect(await readdir(wire.workspacesDir)).toHaveLength(1);
+  });
+});
