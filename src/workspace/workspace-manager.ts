@@ -14,9 +14,8 @@
  * sweeper and waits for in-flight work; later calls to `ensureWorkspace` reject.
  */
 
-import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
@@ -47,7 +46,7 @@ export type SweepOptions = {
   now?: number;
 };
 
-/** What {@link WorkspaceManager.ensureWorkspace} did. */
+/** What {@link WorkspaceManager.ensureSessionWorkspace} did. */
 export type EnsuredWorkspace = {
   dir: string;
   /** Whether any file was (re)written — for an adopted reservation: its render was not the session's. */
