@@ -118,12 +118,25 @@ export class WarmWorkspacePool {
     return this.#discardAll(entries);
   }
 
-  /** Stop warming and release every entry. Idempotent. */
-  async close(): Promise<void> {
+  /**
+   * Stop warming and release every entry. A warm-up in flight is waited for at most `closeWaitMs`
+   * (default 2 s: on a dead backend the SDK may take minutes); it discards its entry when it ends.
+   * Idempotent.
+   */
+  async close(closeWaitMs = 2_000): Promise<void> {
     this.#closed = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    await this.#warming;
+    if (this.#warming !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.#warming,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, closeWaitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     await this.invalidate();
   }
 

@@ -183,4 +183,18 @@ describe('WarmWorkspacePool', () => {
     expect(world.warmed).toHaveLength(0);
     expect(claims).toEqual([]);
   });
+
+  it('does not wait on close for a warm-up that hangs; its entry is discarded when it ends', async () => {
+    let finish = (): void => {};
+    const world = createWorld(() => new Promise<void>((resolve) => (finish = resolve)));
+    const { pool } = createPool(world);
+    pool.claim('alpha', alpha);
+    await waitFor(() => world.reserved.size === 1);
+    const started = Date.now();
+    await pool.close(100);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    finish();
+    await waitFor(() => world.reserved.size === 0 && world.leases.size === 0);
+    expect(pool.size).toBe(0);
+  });
 });
