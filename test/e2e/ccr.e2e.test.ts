@@ -146,13 +146,16 @@ for (const { version, defaultStyle } of versions) {
         // Through CCR the in-band error reaches Claude Code in AnthropicTransformer's shape, and Claude Code
         // retries the turn without streaming; that retry got a fresh run, not the replayed failure.
         const exchanges = e2e.bridge.mainExchanges();
-        expect(
-          exchanges.map((exchange) => [(exchange.body as { stream?: boolean }).stream, exchange.status]),
-        ).toEqual([
-          [true, 200],
-          [false, 200],
+        expect(exchanges.map((exchange) => (exchange.body as { stream?: boolean }).stream)).toEqual([
+          true,
+          false,
         ]);
         expect(JSON.stringify(exchanges[0]?.frames)).toContain('upstream overloaded mid-stream');
+        // The failed stream ends with its terminal events; Claude Code aborts it as soon as it reads the
+        // error event, so whether the proxy saw the end before the hang-up is a race of milliseconds.
+        expect(JSON.stringify(exchanges[0]?.frames)).toContain('message_stop');
+        expect(String(exchanges[0]?.status ?? exchanges[0]?.error)).toMatch(/^200$|client hung up/);
+        expect(exchanges[1]?.status).toBe(200);
         const runs = e2e.bridge.mainRuns();
         expect(runs.filter((backendRun) => !backendRun.replay).length).toBeGreaterThanOrEqual(1);
         expect(runs.length).toBeGreaterThanOrEqual(5);
