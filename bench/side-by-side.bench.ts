@@ -76,8 +76,10 @@ const baseEnv = {
 };
 // `BENCH_CPU_PROF=<dir>`: the bridge writes a V8 CPU profile there on exit (read it in DevTools).
 const profileDir = process.env['BENCH_CPU_PROF'];
-// Both processes load the same memory probe (see the file) and write its reports to one directory.
-const probeDir = join(root, 'probe');
+// Both processes load the same memory probe (see the file) and write its reports to one directory
+// (`BENCH_PROBE_DIR` to keep them, with the profiles and snapshots `BENCH_HEAP_PROFILE=1` /
+// `BENCH_HEAP_SNAPSHOT=1` ask for).
+const probeDir = process.env['BENCH_PROBE_DIR'] ?? join(root, 'probe');
 await mkdir(probeDir, { recursive: true });
 const probeArgs = ['--import', pathToFileURL(join(here, 'side-by-side', 'memory-probe.mjs')).href];
 const probeEnv = {
@@ -85,6 +87,9 @@ const probeEnv = {
   ...(process.env['BENCH_HEAP_SNAPSHOT'] === undefined
     ? {}
     : { BENCH_HEAP_SNAPSHOT: process.env['BENCH_HEAP_SNAPSHOT'] }),
+  ...(process.env['BENCH_HEAP_PROFILE'] === undefined
+    ? {}
+    : { BENCH_HEAP_PROFILE: process.env['BENCH_HEAP_PROFILE'] }),
 };
 const bridgeChild = spawn(
   process.execPath,
@@ -177,6 +182,40 @@ const probe = async (child: ChildProcess): Promise<ProbeReport> => {
     }
   }
   throw new Error(`no memory probe report from ${child.pid}`);
+};
+/**
+ * Where a child's RSS is, from /proc/<pid>/smaps (MB): the brk heap (glibc's main malloc arena), file
+ * mappings (code, the SDK's native modules), anonymous mappings (V8's heap pages, glibc's per-thread
+ * arenas, other native allocations), and the thread count.
+ */
+type ProcMemory = { brk: number; file: number; anonymous: number; threads: number; largestAnonymous: string };
+const procMemory = async (child: ChildProcess): Promise<ProcMemory> => {
+  const smaps = await readFile(`/proc/${child.pid}/smaps`, 'utf8');
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+  const result = { brk: 0, file: 0, anonymous: 0 };
+  const anonymous: { size: number; rss: number }[] = [];
+  let kind: keyof typeof result = 'anonymous';
+  let size = 0;
+  for (const line of smaps.split('\n')) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (header !== null) {
+      size = (parseInt(header[2]!, 16) - parseInt(header[1]!, 16)) / 1024 / 1024;
+      const name = header[4] ?? '';
+      kind = name === '[heap]' ? 'brk' : header[3] !== '0' || name.startsWith('/') ? 'file' : 'anonymous';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss === null) continue;
+    const mb = Number(rss[1]) / 1024;
+    result[kind] += mb;
+    if (kind === 'anonymous') anonymous.push({ size, rss: mb });
+  }
+  const largestAnonymous = anonymous
+    .sort((a, b) => b.rss - a.rss)
+    .slice(0, 6)
+    .map((mapping) => `${mapping.rss.toFixed(0)}/${mapping.size.toFixed(0)}`)
+    .join(' ');
+  return { ...result, threads: Number(/Threads:\s+(\d+)/.exec(status)?.[1]), largestAnonymous };
 };
 const settle = (ms = 1_500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -365,18 +404,31 @@ for (let round = 0; round < 2; round += 1) {
 // idle at the same time; one starts while the other finishes its last block).
 const block = 48;
 const idleMs = Math.max(5_000, Number(process.env['BENCH_IDLE_MS'] ?? 30_000));
-type Idle = { samples: { at: number; rss: number }[]; endOfSoak: ProbeReport; afterIdle: ProbeReport };
+type Idle = {
+  samples: { at: number; rss: number }[];
+  endOfSoak: ProbeReport;
+  afterIdle: ProbeReport;
+  procAtEnd: ProcMemory;
+  procAfterIdle: ProcMemory;
+};
 const beforeSoak = { bridge: await probe(bridgeChild), bare: await probe(bareChild) };
 const idles = new Map<Side, Promise<Idle>>();
 const watchIdle = async (child: ChildProcess): Promise<Idle> => {
   const start = performance.now();
   const samples = [{ at: 0, rss: await rssMb(child) }];
   const endOfSoak = await probe(child);
+  const procAtEnd = await procMemory(child);
   for (let second = 1; second * 1_000 <= idleMs; second += 1) {
     await new Promise((resolve) => setTimeout(resolve, start + second * 1_000 - performance.now()));
     samples.push({ at: (performance.now() - start) / 1_000, rss: await rssMb(child) });
   }
-  return { samples, endOfSoak, afterIdle: await probe(child) };
+  return {
+    samples,
+    endOfSoak,
+    procAtEnd,
+    afterIdle: await probe(child),
+    procAfterIdle: await procMemory(child),
+  };
 };
 for (let done = 0; done < soak; done += block) {
   await alternate(done / block, async (side) => {
@@ -445,12 +497,28 @@ console.log(
 );
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-for (const [moment, pick] of [
-  ['at the end of the soak', (side: Side) => idle[side].endOfSoak],
-  [`after ${idleSeconds} s idle`, (side: Side) => idle[side].afterIdle],
+for (const [moment, pick, pickProc] of [
+  ['at the end of the soak', (side: Side) => idle[side].endOfSoak, (side: Side) => idle[side].procAtEnd],
+  [
+    `after ${idleSeconds} s idle`,
+    (side: Side) => idle[side].afterIdle,
+    (side: Side) => idle[side].procAfterIdle,
+  ],
 ] as const) {
   console.log(`\nmemory ${moment} (bridge | bare SDK):`);
   const both = { bridge: pick('bridge'), bare: pick('bare') };
+  const proc = { bridge: pickProc('bridge'), bare: pickProc('bare') };
+  for (const key of ['brk', 'file', 'anonymous'] as const) {
+    console.log(
+      `  ${`RSS in ${key} mappings`.padEnd(28)} ${`${proc.bridge[key].toFixed(1)} MB`.padStart(10)} | ${`${proc.bare[key].toFixed(1)} MB`.padStart(10)}`,
+    );
+  }
+  console.log(
+    `  ${'threads'.padEnd(28)} ${String(proc.bridge.threads).padStart(10)} | ${String(proc.bare.threads).padStart(10)}`,
+  );
+  console.log(
+    `  largest anonymous (rss/size MB): ${proc.bridge.largestAnonymous} | ${proc.bare.largestAnonymous}`,
+  );
   const show = (name: string, value: (report: ProbeReport) => number): void =>
     console.log(
       `  ${name.padEnd(28)} ${mb(value(both.bridge)).padStart(10)} | ${mb(value(both.bare)).padStart(10)}`,

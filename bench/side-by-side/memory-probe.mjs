@@ -7,14 +7,20 @@
  *   `--trace-gc` prints) and their total pause time;
  * - on `SIGUSR2`, writes `<BENCH_PROBE_DIR>/<pid>.json`: `process.memoryUsage()`,
  *   `v8.getHeapStatistics()`, the heap spaces, and the GC counts so far (written to a temporary name,
- *   then renamed, so the driver never reads half a file). With `BENCH_HEAP_SNAPSHOT=1`, the first
- *   request also writes a heap snapshot there (which forces a full GC: for investigations only).
+ *   then renamed, so the driver never reads half a file). `BENCH_HEAP_SNAPSHOT=<n>[,<n>…]` also writes
+ *   a heap snapshot at those reports (1: before the soak, 2: at its end, 3: after the idle period) as
+ *   `<pid>-<n>.heapsnapshot`; a snapshot forces a full GC, so this is for investigations only.
+ * - with `BENCH_HEAP_PROFILE=1`, runs V8's sampling heap profiler from load on, keeping samples of
+ *   objects later freed by a major GC but not those freed by a scavenge: the allocation sites of what
+ *   reaches the old space, live or garbage. Each report also writes the profile since the previous
+ *   report to `<pid>-<n>.heapprofile` (DevTools reads it) and starts the next one. For investigations.
  *
  * Nothing here runs a collection or changes a V8 setting; it only reads.
  */
 
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Session } from 'node:inspector/promises';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import process from 'node:process';
 import v8 from 'node:v8';
@@ -35,9 +41,29 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 
-let snapshotWritten = process.env.BENCH_HEAP_SNAPSHOT !== '1';
+const profiler = process.env.BENCH_HEAP_PROFILE === '1' ? new Session() : undefined;
+const startProfile = () =>
+  profiler?.post('HeapProfiler.startSampling', {
+    samplingInterval: 16_384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: false,
+  });
+if (profiler !== undefined) {
+  profiler.connect();
+  await profiler.post('HeapProfiler.enable');
+  await startProfile();
+}
+let reports = 0;
+
+const snapshotAt = new Set((process.env.BENCH_HEAP_SNAPSHOT ?? '').split(',').map(Number));
 if (dir !== undefined) {
-  process.on('SIGUSR2', () => {
+  process.on('SIGUSR2', async () => {
+    reports += 1;
+    if (profiler !== undefined) {
+      const { profile } = await profiler.post('HeapProfiler.stopSampling');
+      writeFileSync(join(dir, `${process.pid}-${reports}.heapprofile`), JSON.stringify(profile));
+      await startProfile();
+    }
     const file = join(dir, `${process.pid}.json`);
     const report = {
       memoryUsage: process.memoryUsage(),
@@ -49,9 +75,8 @@ if (dir !== undefined) {
       ),
       gc: { ...gc },
     };
-    if (!snapshotWritten) {
-      snapshotWritten = true;
-      report.snapshot = v8.writeHeapSnapshot(join(dir, `${process.pid}.heapsnapshot`));
+    if (snapshotAt.has(reports)) {
+      report.snapshot = v8.writeHeapSnapshot(join(dir, `${process.pid}-${reports}.heapsnapshot`));
     }
     writeFileSync(`${file}.tmp`, JSON.stringify(report));
     renameSync(`${file}.tmp`, file);
