@@ -17,6 +17,13 @@
  *   back within 10 % of its final value; then both processes' heap statistics at the end of the soak and
  *   after the idle period and their GC counts during the soak (from `side-by-side/memory-probe.mjs`).
  *
+ * Reading the soak's RSS: 5 s after the soak it is the soak's peak V8 heap, not what is live. Both
+ * processes then hold ≈ 200 MB more anonymous RSS than V8's heap total (pages V8 freed and keeps until its
+ * memory reducer runs, ≈ 20–30 s into idling), and their heap used is mostly garbage awaiting the next major
+ * collection (a process runs 0–4 of them in the soak). The peak follows what each promotes to the old
+ * space per conversation and its live heap (which sets V8's old-generation limit); compare after idling
+ * for what stays, and with `BENCH_BARE_OPTIONS=bridge` for the SDK's own cost of the bridge's options.
+ *
  * `BENCH_ROUNDS` (default 15) sets the latency rounds; `BENCH_BARE_OPTIONS=bridge` gives the bare SDK the
  * agent options the bridge needs (see the worker). Benchmarks measure; they never fail on a number.
  */
