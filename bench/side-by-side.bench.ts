@@ -11,7 +11,18 @@
  * - a 10k-delta answer: wall time and process CPU (utime + stime from /proc);
  * - 32 concurrent new conversations: time until the last reaches its tool call, RSS with all 32
  *   parked (total and above idle);
- * - CPU per new conversation and RSS after a soak of `BENCH_SOAK` (default 288, a multiple of 48) new conversations.
+ * - CPU per new conversation and RSS after a soak of `BENCH_SOAK` (default 288, a multiple of 48) new conversations:
+ *   5 s after each side's last soak block (the figure this bench always printed) and after `BENCH_IDLE_MS`
+ *   (default 30 s) of idling, sampled every second on both sides at once, with the time each took to come
+ *   back within 10 % of its final value; then both processes' heap statistics at the end of the soak and
+ *   after the idle period and their GC counts during the soak (from `side-by-side/memory-probe.mjs`).
+ *
+ * Reading the soak's RSS: 5 s after the soak it is the soak's peak V8 heap, not what is live. Both
+ * processes then hold ≈ 200 MB more anonymous RSS than V8's heap total (pages V8 freed and keeps until its
+ * memory reducer runs, ≈ 20–30 s into idling), and their heap used is mostly garbage awaiting the next major
+ * collection (a process runs 0–4 of them in the soak). The peak follows what each promotes to the old
+ * space per conversation and its live heap (which sets V8's old-generation limit); compare after idling
+ * for what stays, and with `BENCH_BARE_OPTIONS=bridge` for the SDK's own cost of the bridge's options.
  *
  * `BENCH_ROUNDS` (default 15) sets the latency rounds; `BENCH_BARE_OPTIONS=bridge` gives the bare SDK the
  * agent options the bridge needs (see the worker). Benchmarks measure; they never fail on a number.
@@ -23,7 +34,7 @@ import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureBuilt } from '../test/helpers/ensure-built.js';
 import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
 import type { BareRequest, Reply } from './side-by-side/bare-sdk-worker.js';
@@ -72,9 +83,25 @@ const baseEnv = {
 };
 // `BENCH_CPU_PROF=<dir>`: the bridge writes a V8 CPU profile there on exit (read it in DevTools).
 const profileDir = process.env['BENCH_CPU_PROF'];
+// Both processes load the same memory probe (see the file) and write its reports to one directory
+// (`BENCH_PROBE_DIR` to keep them, with the profiles and snapshots `BENCH_HEAP_PROFILE=1` /
+// `BENCH_HEAP_SNAPSHOT=1` ask for).
+const probeDir = process.env['BENCH_PROBE_DIR'] ?? join(root, 'probe');
+await mkdir(probeDir, { recursive: true });
+const probeArgs = ['--import', pathToFileURL(join(here, 'side-by-side', 'memory-probe.mjs')).href];
+const probeEnv = {
+  BENCH_PROBE_DIR: probeDir,
+  ...(process.env['BENCH_HEAP_SNAPSHOT'] === undefined
+    ? {}
+    : { BENCH_HEAP_SNAPSHOT: process.env['BENCH_HEAP_SNAPSHOT'] }),
+  ...(process.env['BENCH_HEAP_PROFILE'] === undefined
+    ? {}
+    : { BENCH_HEAP_PROFILE: process.env['BENCH_HEAP_PROFILE'] }),
+};
 const bridgeChild = spawn(
   process.execPath,
   [
+    ...probeArgs,
     ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
     join(repoRoot, 'bin', 'cursor-bridge.js'),
     'serve',
@@ -87,7 +114,7 @@ const bridgeChild = spawn(
   ],
   {
     cwd: root,
-    env: { ...baseEnv, HOME: bridgeHome, LOG_LEVEL: 'warn' },
+    env: { ...baseEnv, ...probeEnv, HOME: bridgeHome, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   },
 );
@@ -104,9 +131,10 @@ const url = `http://127.0.0.1:${port}/v1/messages`;
 
 // ---- the floor: the bare SDK, its own process ------------------------------------------------------
 const bareChild = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
-  execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
+  execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', ...probeArgs],
   env: {
     ...baseEnv,
+    ...probeEnv,
     HOME: bareHome,
     BENCH_BARE_ROOT: join(bareHome, '.claude-code-router', 'cursor-sdk-workspaces'),
     ...(process.env['BENCH_BARE_OPTIONS'] === undefined
@@ -140,6 +168,61 @@ const cpuMs = async (child: ChildProcess): Promise<number> => {
   const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+/** What `side-by-side/memory-probe.mjs` writes on SIGUSR2 (bytes). */
+type ProbeReport = {
+  memoryUsage: NodeJS.MemoryUsage;
+  heap: { total_heap_size: number; used_heap_size: number; malloced_memory: number; external_memory: number };
+  spaces: Record<string, { size: number; used: number }>;
+  gc: { minor: number; major: number; incremental: number; weakcb: number; pauseMs: number };
+};
+/** Asks a child's memory probe for a report and waits for it. */
+const probe = async (child: ChildProcess): Promise<ProbeReport> => {
+  const file = join(probeDir, `${child.pid}.json`);
+  await rm(file, { force: true });
+  child.kill('SIGUSR2');
+  for (let waited = 0; waited < 30_000; waited += 20) {
+    try {
+      return JSON.parse(await readFile(file, 'utf8')) as ProbeReport;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  throw new Error(`no memory probe report from ${child.pid}`);
+};
+/**
+ * Where a child's RSS is, from /proc/<pid>/smaps (MB): the brk heap (glibc's main malloc arena), file
+ * mappings (code, the SDK's native modules), anonymous mappings (V8's heap pages, glibc's per-thread
+ * arenas, other native allocations), and the thread count.
+ */
+type ProcMemory = { brk: number; file: number; anonymous: number; threads: number; largestAnonymous: string };
+const procMemory = async (child: ChildProcess): Promise<ProcMemory> => {
+  const smaps = await readFile(`/proc/${child.pid}/smaps`, 'utf8');
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+  const result = { brk: 0, file: 0, anonymous: 0 };
+  const anonymous: { size: number; rss: number }[] = [];
+  let kind: keyof typeof result = 'anonymous';
+  let size = 0;
+  for (const line of smaps.split('\n')) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (header !== null) {
+      size = (parseInt(header[2]!, 16) - parseInt(header[1]!, 16)) / 1024 / 1024;
+      const name = header[4] ?? '';
+      kind = name === '[heap]' ? 'brk' : header[3] !== '0' || name.startsWith('/') ? 'file' : 'anonymous';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss === null) continue;
+    const mb = Number(rss[1]) / 1024;
+    result[kind] += mb;
+    if (kind === 'anonymous') anonymous.push({ size, rss: mb });
+  }
+  const largestAnonymous = anonymous
+    .sort((a, b) => b.rss - a.rss)
+    .slice(0, 6)
+    .map((mapping) => `${mapping.rss.toFixed(0)}/${mapping.size.toFixed(0)}`)
+    .join(' ');
+  return { ...result, threads: Number(/Threads:\s+(\d+)/.exec(status)?.[1]), largestAnonymous };
 };
 const settle = (ms = 1_500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -322,8 +405,38 @@ for (let round = 0; round < 2; round += 1) {
   });
 }
 
-// Soak: alternate blocks of 48 new conversations (4 at a time), then settle and read RSS.
+// Soak: alternate blocks of 48 new conversations (4 at a time). Each side's memory is then read on its
+// own clock, from the end of its own last block, the way an operator watching the process would see
+// it: the probe's heap report at once, RSS every second for `BENCH_IDLE_MS` of idling (both sides
+// idle at the same time; one starts while the other finishes its last block).
 const block = 48;
+const idleMs = Math.max(5_000, Number(process.env['BENCH_IDLE_MS'] ?? 30_000));
+type Idle = {
+  samples: { at: number; rss: number }[];
+  endOfSoak: ProbeReport;
+  afterIdle: ProbeReport;
+  procAtEnd: ProcMemory;
+  procAfterIdle: ProcMemory;
+};
+const beforeSoak = { bridge: await probe(bridgeChild), bare: await probe(bareChild) };
+const idles = new Map<Side, Promise<Idle>>();
+const watchIdle = async (child: ChildProcess): Promise<Idle> => {
+  const start = performance.now();
+  const samples = [{ at: 0, rss: await rssMb(child) }];
+  const endOfSoak = await probe(child);
+  const procAtEnd = await procMemory(child);
+  for (let second = 1; second * 1_000 <= idleMs; second += 1) {
+    await new Promise((resolve) => setTimeout(resolve, start + second * 1_000 - performance.now()));
+    samples.push({ at: (performance.now() - start) / 1_000, rss: await rssMb(child) });
+  }
+  return {
+    samples,
+    endOfSoak,
+    procAtEnd,
+    afterIdle: await probe(child),
+    procAfterIdle: await procMemory(child),
+  };
+};
 for (let done = 0; done < soak; done += block) {
   await alternate(done / block, async (side) => {
     const child = side === 'bridge' ? bridgeChild : bareChild;
@@ -338,11 +451,21 @@ for (let done = 0; done < soak; done += block) {
       );
     }
     record('CPU per new conversation (soak, 4 at a time)', side, ((await cpuMs(child)) - cpuBefore) / block);
+    if (done + block >= soak) idles.set(side, watchIdle(child));
   });
 }
-await settle(5_000);
-record(`RSS after a soak of ${soak} conversations`, 'bridge', await rssMb(bridgeChild), 'MB');
-record(`RSS after a soak of ${soak} conversations`, 'bare', await rssMb(bareChild), 'MB');
+const idle = { bridge: await idles.get('bridge')!, bare: await idles.get('bare')! };
+const idleSeconds = Math.floor(idleMs / 1_000);
+for (const side of ['bridge', 'bare'] as const) {
+  const { samples } = idle[side];
+  // The figure this bench has always printed: RSS 5 s after the soak.
+  record(`RSS after a soak of ${soak} conversations`, side, samples[5]!.rss, 'MB');
+  record(`RSS after the soak + ${idleSeconds} s idle`, side, samples.at(-1)!.rss, 'MB');
+  // From when on every sample stays within 10 % of the value at the end of the idle period.
+  const limit = samples.at(-1)!.rss * 1.1;
+  const backAt = samples.findLast((sample) => sample.rss > limit)?.at;
+  record('time to come back within 10 % of that', side, backAt === undefined ? 0 : backAt + 1, 's');
+}
 
 // ---- report -------------------------------------------------------------------------------------------
 const median = (values: number[]): number => {
@@ -379,6 +502,56 @@ console.log(
     .map((value) => value.toFixed(2))
     .join(' ')}; ${((performance.now() - startedAt) / 1000).toFixed(0)} s`,
 );
+
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+for (const [moment, pick, pickProc] of [
+  ['at the end of the soak', (side: Side) => idle[side].endOfSoak, (side: Side) => idle[side].procAtEnd],
+  [
+    `after ${idleSeconds} s idle`,
+    (side: Side) => idle[side].afterIdle,
+    (side: Side) => idle[side].procAfterIdle,
+  ],
+] as const) {
+  console.log(`\nmemory ${moment} (bridge | bare SDK):`);
+  const both = { bridge: pick('bridge'), bare: pick('bare') };
+  const proc = { bridge: pickProc('bridge'), bare: pickProc('bare') };
+  for (const key of ['brk', 'file', 'anonymous'] as const) {
+    console.log(
+      `  ${`RSS in ${key} mappings`.padEnd(28)} ${`${proc.bridge[key].toFixed(1)} MB`.padStart(10)} | ${`${proc.bare[key].toFixed(1)} MB`.padStart(10)}`,
+    );
+  }
+  console.log(
+    `  ${'threads'.padEnd(28)} ${String(proc.bridge.threads).padStart(10)} | ${String(proc.bare.threads).padStart(10)}`,
+  );
+  console.log(
+    `  largest anonymous (rss/size MB): ${proc.bridge.largestAnonymous} | ${proc.bare.largestAnonymous}`,
+  );
+  const show = (name: string, value: (report: ProbeReport) => number): void =>
+    console.log(
+      `  ${name.padEnd(28)} ${mb(value(both.bridge)).padStart(10)} | ${mb(value(both.bare)).padStart(10)}`,
+    );
+  show('rss', (report) => report.memoryUsage.rss);
+  show('heap total (V8 reserved)', (report) => report.memoryUsage.heapTotal);
+  show('heap used', (report) => report.memoryUsage.heapUsed);
+  show('external', (report) => report.memoryUsage.external);
+  show('  of which array buffers', (report) => report.memoryUsage.arrayBuffers);
+  show('malloced (V8)', (report) => report.heap.malloced_memory);
+  for (const space of ['new_space', 'old_space', 'code_space', 'large_object_space']) {
+    const cell = (report: ProbeReport): string =>
+      `${mb(report.spaces[space]?.used ?? 0)} of ${mb(report.spaces[space]?.size ?? 0)}`;
+    console.log(`  ${`${space} used of size`.padEnd(28)} ${cell(both.bridge)} | ${cell(both.bare)}`);
+  }
+}
+const gcDuring = (side: Side): string => {
+  const [from, to] = [beforeSoak[side].gc, idle[side].endOfSoak.gc];
+  return `${to.minor - from.minor} minor, ${to.major - from.major} major, ${(to.pauseMs - from.pauseMs).toFixed(0)} ms`;
+};
+console.log(`\nGCs during the soak: bridge ${gcDuring('bridge')} | bare SDK ${gcDuring('bare')}`);
+console.log('RSS while idling after the soak (s: bridge | bare SDK, MB):');
+for (let index = 0; index < idle.bridge.samples.length; index += 5) {
+  const at = (side: Side): string => idle[side].samples[index]?.rss.toFixed(0) ?? '-';
+  console.log(`  ${String(index).padStart(3)} s: ${at('bridge').padStart(5)} | ${at('bare').padStart(5)}`);
+}
 
 await bare({ op: 'closeAll' });
 bareChild.kill('SIGTERM');

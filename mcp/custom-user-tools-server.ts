@@ -16,6 +16,7 @@ import type { ParkedCallBroker } from './parked-call-broker.js';
 import { createErrorResult } from './tool-call-result.js';
 import type { ToolCallResult } from './tool-call-result.js';
 import { ToolMirror } from './tool-mirror.js';
+import { createLazyJsonSchemaValidator } from './lazy-json-schema-validator.js';
 import { waitForParkedResult } from './wait-for-parked-result.js';
 import type { HostProgress, ToolRequestExtra } from './wait-for-parked-result.js';
 
@@ -74,6 +75,8 @@ export function createCustomUserToolsServer(options: CustomUserToolsServerOption
     { name: CUSTOM_USER_TOOLS_SERVER_NAME, version: options.version ?? '0.0.0' },
     {
       capabilities: { tools: { listChanged: true } },
+      // One per conversation: Ajv only if something validates (see the validator's file).
+      jsonSchemaValidator: createLazyJsonSchemaValidator(),
       ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     },
   );

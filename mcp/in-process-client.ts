@@ -14,6 +14,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { TOOL_CALL_ID_META_KEY } from './custom-user-tools-server.js';
+import { createLazyJsonSchemaValidator } from './lazy-json-schema-validator.js';
 import { MAX_TIMER_DELAY_MS } from './parked-call-broker.js';
 import { toToolCallResult } from './tool-call-result.js';
 import type { ToolCallResult } from './tool-call-result.js';
@@ -54,7 +55,9 @@ export async function connectInProcess(
   // NaN, zero or a negative delay would make a 1 ms Node timer: fall back to the default instead.
   const timeout =
     requested !== undefined && requested > 0 ? Math.min(requested, MAX_TIMER_DELAY_MS) : MAX_TIMER_DELAY_MS;
-  const client = new Client(options.clientInfo ?? { name: 'cursor-bridge', version: '0.0.0' });
+  const client = new Client(options.clientInfo ?? { name: 'cursor-bridge', version: '0.0.0' }, {
+    jsonSchemaValidator: createLazyJsonSchemaValidator(),
+  });
   const listeners = new Set<() => void>();
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     for (const listener of [...listeners]) listener();

@@ -4,7 +4,9 @@
  * batch (the snapshot collects garbage first) must show the bridge's per-session objects at the cap and
  * the live heap not growing with the number of evicted conversations. Measured at d5a5dd4: live heap 67.9
  * MB after 10, 65.7 MB after 130, while RSS rose 409 → 451 MB, because V8 sizes its heap to the garbage
- * rate (heapUsed 82 → 224 MB between major collections), not because anything is retained.
+ * rate (heapUsed 82 → 224 MB between major collections), not because anything is retained. The
+ * sessions still cached must not keep their finished runs either (they did, one `CursorRun` and its SDK
+ * run's request context per idle session, until the session let go of a finished run).
  */
 
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -110,6 +112,10 @@ describe('evicted conversations (issue 11, item 2)', () => {
     const allowed = (name: string) => (name === 'InMemoryAgentStore' ? maxSessions + 1 : maxSessions);
     for (const name of perSession)
       expect(late.counts.get(name) ?? 0, name).toBeLessThanOrEqual(allowed(name));
+    // Every conversation has finished: no idle session keeps its last run, whose SDK `Run` holds the
+    // run's whole request context (≈ 160 kB live each, 5 MB for 32 idle sessions in the side-by-side bench).
+    expect(early.counts.get('CursorRun') ?? 0, 'finished runs kept after 10').toBe(0);
+    expect(late.counts.get('CursorRun') ?? 0, 'finished runs kept after 130').toBe(0);
     // 120 more evicted conversations: under 40 kB each (≈ 0 measured). An SDK executor (one per scratch
     // workspace) kept past eviction costs ≈ 0.52 MB live each (+62 MB here with `agent.close()` removed).
     expect(late.liveMb - early.liveMb).toBeLessThan(5);

@@ -118,7 +118,15 @@ export class CursorSession implements UpstreamSession {
       logger: this.#context.logger,
       host: {
         resolve: (toolCallId, result) => this.#broker.resolve(toolCallId, result),
-        settleAll: (reason) => void this.#broker.settleAll(reason),
+        settleAll: (reason) => {
+          void this.#broker.settleAll(reason);
+          // A run settles its host calls when it finishes (and when it starts cancelling): let go of a
+          // finished run, whose SDK `Run` keeps the run's whole request context (≈ 160 kB of live heap:
+          // its executor resources) reachable until the next turn, in every idle session up to the cap.
+          queueMicrotask(() => {
+            if (run.finished && this.#active === run) this.#active = undefined;
+          });
+        },
       },
     });
     this.#active = run;
