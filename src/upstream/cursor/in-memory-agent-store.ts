@@ -126,9 +126,8 @@ const matchesRun = (run: LocalAgentRunDocument, filter: LocalAgentRunFilter): bo
 
 const copyBytes = (data: Uint8Array): Uint8Array => new Uint8Array(data);
 
-/** Stream messages are plain JSON; anything structuredClone rejects is stored as given. */
+/** Stream messages are plain JSON; anything structuredClone rejects is handed out as stored. */
 const clonePayload = (payload: unknown): unknown => {
-  if (payload === undefined) return null;
   try {
     return structuredClone(payload);
   } catch {
@@ -315,7 +314,7 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
       const log = runEvents.get(runId);
       if (idempotencyKey) {
         const previous = log?.events.find((event) => event.idempotencyKey === idempotencyKey);
-        if (previous) return previous;
+        if (previous) return { ...previous, payload: clonePayload(previous.payload) };
       }
       const evictedSeq = evictedNextSeq.get(runId);
       const seq = evictedSeq ?? log?.nextSeq ?? 1;
@@ -324,7 +323,10 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
         seq,
         offset: String(seq),
         eventType,
-        payload: clonePayload(payload),
+        // Kept as given, copied when read: the SDK appends a message object it built for this event and
+        // never changes afterwards (`sendUpdate` in dist/esm/index.js), and only a run re-opened from the
+        // store reads it back — a clone per append cost ~2 µs and garbage per streamed delta.
+        payload: payload === undefined ? null : payload,
         payloadRef: payloadRef ?? null,
         idempotencyKey: idempotencyKey ?? null,
         createdAt: Date.now(),
@@ -346,7 +348,9 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
       const pending = (runEvents.get(runId)?.events ?? []).filter(
         (event) => event.seq > (Number.isNaN(after) ? 0 : after),
       );
-      const items = pending.slice(0, limit ?? DEFAULT_EVENT_LIMIT);
+      const items = pending
+        .slice(0, limit ?? DEFAULT_EVENT_LIMIT)
+        .map((event) => ({ ...event, payload: clonePayload(event.payload) }));
       const last = items.at(-1);
       return { items, ...(pending.length > items.length && last ? { nextOffset: last.offset } : {}) };
     },

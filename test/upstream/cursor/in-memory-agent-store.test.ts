@@ -103,6 +103,23 @@ describe('InMemoryAgentStore (contract)', () => {
     expect((await store.checkpoints.list()).items).toEqual(['cc']);
   });
 
+  it('hands out run events as copies: a reader cannot change what a later reader gets', async () => {
+    const store = new InMemoryAgentStore();
+    await store.runEvents.append({
+      runId: 'run-1',
+      eventType: 'message',
+      payload: { type: 'assistant', message: { content: [{ type: 'text', text: 'hi' }] } },
+      idempotencyKey: 'k',
+    });
+    const [read] = (await store.runEvents.list({ runId: 'run-1' })).items;
+    (read?.payload as { message: { content: Array<{ text: string }> } }).message.content[0]!.text = 'changed';
+    const again = await store.runEvents.append({ runId: 'run-1', eventType: 'message', idempotencyKey: 'k' });
+    (again.payload as { type: string }).type = 'changed';
+    expect((await store.runEvents.list({ runId: 'run-1' })).items.map((event) => event.payload)).toEqual([
+      { type: 'assistant', message: { content: [{ type: 'text', text: 'hi' }] } },
+    ]);
+  });
+
   it('numbers run events per run and pages them with an exclusive offset', async () => {
     const store = new InMemoryAgentStore();
     const first = await store.runEvents.append({ runId: 'run-1', eventType: 'message', payload: { n: 1 } });
