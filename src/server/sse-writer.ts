@@ -39,7 +39,10 @@ export class SseWriter {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    response.flushHeaders();
+    // Sent with the first frame when one is written in this tick (one syscall, not two), else alone.
+    process.nextTick(() => {
+      if (!response.headersSent && !response.destroyed) response.flushHeaders();
+    });
     response.on('close', () => this.#stop());
     this.#arm();
   }
