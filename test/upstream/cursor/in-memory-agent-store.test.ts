@@ -177,6 +177,14 @@ describe('InMemoryAgentStore (contract)', () => {
     expect(late.seq).toBe(6);
     expect((await store.runEvents.list({ runId: 'run-1' })).items).toEqual([]);
     expect(store.stats()).toMatchObject({ runs: 3, runsWithEvents: 2, events: 6 });
+    // A long run (trimmed in batches) still exposes exactly its newest events.
+    for (let index = 0; index < 100; index += 1) {
+      await store.runEvents.append({ runId: 'run-3', eventType: 'message', payload: index });
+    }
+    expect((await store.runEvents.list({ runId: 'run-3' })).items.map((event) => event.seq)).toEqual([
+      103, 104, 105,
+    ]);
+    expect(store.stats()).toMatchObject({ events: 6 });
   });
 
   it('dropAgent forgets the agent, its runs, their events and its blobs', async () => {
