@@ -344,7 +344,7 @@ export class CursorRun implements UpstreamRun {
     this.#tail = event;
   }
 
-  /** Every queued event but a delta goes through here: it ends the mergeable tail. */
+  /** Queue an event; whatever was the mergeable tail is no longer the queue's last item. */
   #push(event: UpstreamEvent): void {
     this.#tail = undefined;
     this.events.push(event);
