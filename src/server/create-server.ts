@@ -216,7 +216,9 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       for await (const event of events) {
         if (signal.aborted || writer.stalled) break;
         if (event.type === 'error') log.warn({ error: clipTurnError(event.error) }, 'turn failed in-stream');
-        await writer.write(encoder.push(event));
+        // Awaited only when the socket is full: no promise per event while the client keeps up.
+        const blocked = writer.write(encoder.push(event));
+        if (blocked !== undefined) await blocked;
         firstByte();
         if (encoder.ended) break;
       }

@@ -39,7 +39,10 @@ export class SseWriter {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    response.flushHeaders();
+    // Sent with the first frame when one is written in this tick (one syscall, not two), else alone.
+    process.nextTick(() => {
+      if (!response.headersSent && !response.destroyed) response.flushHeaders();
+    });
     response.on('close', () => this.#stop());
     this.#arm();
   }
@@ -54,16 +57,27 @@ export class SseWriter {
   }
 
   /**
-   * Write frames as one chunk; resolves after `drain` when the socket buffer is full — or, past the
-   * stall deadline, without it (the writer is then `stalled`). What waits in the socket is one chunk.
+   * Write frames as one chunk. Returns undefined when the socket can take more, so the caller needs no
+   * promise per event; otherwise a promise that resolves after `drain` — or, past the stall deadline,
+   * without it (the writer is then `stalled`). What waits in the socket is what `write` accepted.
+   *
+   * Node's `http` already corks the socket for the rest of the tick on each response write (`write_` →
+   * `connectionCorkNT`), so the events of one tick leave in one `writev`. Do not `cork()` the response
+   * itself: while it is corked, a write past the high-water mark returns false although the socket never
+   * needed to drain, and no `drain` ever comes.
    */
-  async write(frames: readonly SseFrame[]): Promise<void> {
-    if (frames.length === 0 || this.closed) return;
+  write(frames: readonly SseFrame[]): Promise<void> | undefined {
+    if (frames.length === 0 || this.closed) return undefined;
     this.#arm();
-    const text = frames.map(serializeSseFrame).join('');
-    if (this.#response.write(text) || this.#stalled) return;
+    let text = '';
+    for (const frame of frames) text += serializeSseFrame(frame);
+    if (this.#response.write(text) || this.#stalled) return undefined;
+    return this.#drained();
+  }
+
+  #drained(): Promise<void> {
     const stallMs = this.#options.stallTimeoutMs ?? 0;
-    await new Promise<void>((resolve) => {
+    return new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         this.#response.off('drain', done);

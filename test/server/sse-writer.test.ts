@@ -38,7 +38,7 @@ describe('SseWriter', () => {
     });
     expect(response.headers?.['content-type']).toContain('text/event-stream');
     let resolved = false;
-    const pending = writer.write([{ event: 'a', data: '{}' }]).then(() => (resolved = true));
+    const pending = Promise.resolve(writer.write([{ event: 'a', data: '{}' }])).then(() => (resolved = true));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(resolved).toBe(false);
     expect(response.chunks).toEqual(['event: a\ndata: {}\n\n']);
@@ -94,7 +94,7 @@ describe('SseWriter', () => {
       keepalive: () => ({ comment: 'keepalive' }),
     });
     let resolved = false;
-    void writer.write([{ data: 'a' }]).then(() => (resolved = true));
+    void Promise.resolve(writer.write([{ data: 'a' }])).then(() => (resolved = true));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(resolved).toBe(false);
     expect(writer.stalled).toBe(false);

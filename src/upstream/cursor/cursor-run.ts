@@ -112,6 +112,11 @@ export class CursorRun implements UpstreamRun {
   readonly #watchdog: RunWatchdog;
   readonly #expired: Promise<void>;
   #onExpired: () => void = () => undefined;
+  /**
+   * The last text or reasoning delta pushed, while the consumer has not taken it yet: the next delta of
+   * the same kind is appended to it instead of queued (see {@link CursorRun.#pushDelta}).
+   */
+  #tail: { type: 'text-delta' | 'reasoning-delta'; text: string } | undefined;
 
   constructor(options: CursorRunOptions) {
     this.#options = {
@@ -192,8 +197,7 @@ export class CursorRun implements UpstreamRun {
         if (this.#localCalls.delete(update.callId)) this.#updateWatchdog();
         break;
       case 'turn-ended':
-        if (update.usage !== undefined)
-          this.events.push({ type: 'usage', usage: mapCursorUsage(update.usage) });
+        if (update.usage !== undefined) this.#push({ type: 'usage', usage: mapCursorUsage(update.usage) });
         break;
       default:
         break;
@@ -232,7 +236,7 @@ export class CursorRun implements UpstreamRun {
   parked(call: ParkedCall): void {
     if (this.#finished || this.#calls.park(call) === undefined) return;
     this.#closeThinking();
-    this.events.push({
+    this.#push({
       type: 'tool-call',
       toolCallId: call.toolCallId,
       toolName: call.toolName,
@@ -312,20 +316,44 @@ export class CursorRun implements UpstreamRun {
     const fresh = this.#text.accept(source, text);
     if (fresh === '') return;
     this.#closeThinking();
-    this.events.push({ type: 'text-delta', text: fresh });
+    this.#pushDelta('text-delta', fresh);
   }
 
   #pushThinking(source: string, text: string): void {
     const fresh = this.#thinking.accept(source, text);
     if (fresh === '') return;
     this.#thinkingOpen = true;
-    this.events.push({ type: 'reasoning-delta', text: fresh });
+    this.#pushDelta('reasoning-delta', fresh);
+  }
+
+  /**
+   * Queue a delta, or append it to the previous one of the same kind while that still waits in the queue
+   * (the consumer is behind): a backlog of a thousand small deltas then crosses the engine and the socket
+   * as one event, not a thousand, and a consumer that keeps up still gets every delta as it came. Nothing
+   * waits for a merge, so no latency is added.
+   */
+  #pushDelta(type: 'text-delta' | 'reasoning-delta', text: string): void {
+    const tail = this.#tail;
+    // The tail is the queue's last item exactly while the queue is not empty (`#push` clears it otherwise).
+    if (tail !== undefined && tail.type === type && this.events.size > 0) {
+      tail.text += text;
+      return;
+    }
+    const event = { type, text };
+    this.#push(event);
+    this.#tail = event;
+  }
+
+  /** Queue an event; whatever was the mergeable tail is no longer the queue's last item. */
+  #push(event: UpstreamEvent): void {
+    this.#tail = undefined;
+    this.events.push(event);
   }
 
   #closeThinking(): void {
     if (!this.#thinkingOpen) return;
     this.#thinkingOpen = false;
-    this.events.push({ type: 'reasoning-end' });
+    this.#push({ type: 'reasoning-end' });
   }
 
   #checkBatch(): void {
@@ -343,7 +371,7 @@ export class CursorRun implements UpstreamRun {
 
   #endBatch(): void {
     this.#calls.endBatch();
-    this.events.push({ type: 'tool-batch-end' });
+    this.#push({ type: 'tool-batch-end' });
   }
 
   /** The bound is suspended while the run waits on the client (parked calls) or on a local tool. */
@@ -390,7 +418,7 @@ export class CursorRun implements UpstreamRun {
     this.#finished = true;
     this.#options.host.settleAll('the run ended');
     this.#calls.abandonAll();
-    this.events.push(event);
+    this.#push(event);
     this.events.end();
   }
 }

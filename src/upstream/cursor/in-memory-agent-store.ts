@@ -8,8 +8,9 @@
  *   the agent exists — the SDK needs them to continue or `Agent.resume` an agent in this process;
  *   call {@link InMemoryAgentStore.dropAgent} when the bridge forgets a conversation;
  * - run events (one per stream message, i.e. per text delta) only for active runs and for the most
- *   recent {@link InMemoryAgentStoreOptions.maxFinishedRunsWithEvents} finished runs; each run keeps at
- *   most {@link InMemoryAgentStoreOptions.maxEventsPerRun} events (oldest dropped). Live `run.stream()`
+ *   recent {@link InMemoryAgentStoreOptions.maxFinishedRunsWithEvents} finished runs; each run exposes its
+ *   newest {@link InMemoryAgentStoreOptions.maxEventsPerRun} events (it holds fewer than twice that: the
+ *   oldest are dropped in batches). Live `run.stream()`
  *   and `onDelta` do not read them; only runs re-opened from the store (`Agent.getRun`) replay them.
  *
  * Semantics follow the SDK's own stores: list orders and opaque cursors as `paginate*` in the SDK,
@@ -45,7 +46,7 @@ export type InMemoryAgentStoreOptions = {
    */
   maxFinishedRunsWithEvents?: number;
   /**
-   * Events kept per run; the oldest are dropped beyond it. Default 256: the live stream never reads
+   * Events kept per run (held: under twice this); the oldest are dropped beyond it. Default 256: the live stream never reads
    * them, and a long answer's every delta was a structured clone held until the run was evicted.
    */
   maxEventsPerRun?: number;
@@ -126,9 +127,8 @@ const matchesRun = (run: LocalAgentRunDocument, filter: LocalAgentRunFilter): bo
 
 const copyBytes = (data: Uint8Array): Uint8Array => new Uint8Array(data);
 
-/** Stream messages are plain JSON; anything structuredClone rejects is stored as given. */
+/** Stream messages are plain JSON; anything structuredClone rejects is handed out as stored. */
 const clonePayload = (payload: unknown): unknown => {
-  if (payload === undefined) return null;
   try {
     return structuredClone(payload);
   } catch {
@@ -310,12 +310,20 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
     },
   };
 
+  /** A run's events as the store exposes them: the newest `maxEventsPerRun`. */
+  const kept = (log: RunEvents | undefined): LocalAgentRunEventDocument[] =>
+    log === undefined
+      ? []
+      : log.events.length > maxEventsPerRun
+        ? log.events.slice(-maxEventsPerRun)
+        : log.events;
+
   const events: LocalAgentStoreRunEvents = {
     append: async ({ runId, eventType, payload, payloadRef, idempotencyKey }) => {
       const log = runEvents.get(runId);
       if (idempotencyKey) {
-        const previous = log?.events.find((event) => event.idempotencyKey === idempotencyKey);
-        if (previous) return previous;
+        const previous = kept(log).find((event) => event.idempotencyKey === idempotencyKey);
+        if (previous) return { ...previous, payload: clonePayload(previous.payload) };
       }
       const evictedSeq = evictedNextSeq.get(runId);
       const seq = evictedSeq ?? log?.nextSeq ?? 1;
@@ -324,7 +332,10 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
         seq,
         offset: String(seq),
         eventType,
-        payload: clonePayload(payload),
+        // Kept as given, copied when read: the SDK appends a message object it built for this event and
+        // never changes afterwards (`sendUpdate` in dist/esm/index.js), and only a run re-opened from the
+        // store reads it back — a clone per append cost ~2 µs and garbage per streamed delta.
+        payload: payload === undefined ? null : payload,
         payloadRef: payloadRef ?? null,
         idempotencyKey: idempotencyKey ?? null,
         createdAt: Date.now(),
@@ -337,16 +348,20 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
       if (!log) runEvents.set(runId, target);
       target.nextSeq = seq + 1;
       target.events.push(event);
-      if (target.events.length > maxEventsPerRun)
+      // Trimmed in batches (one splice per `maxEventsPerRun` appends, not one per streamed delta);
+      // readers only ever see the newest `maxEventsPerRun` (see `kept`).
+      if (target.events.length >= 2 * maxEventsPerRun)
         target.events.splice(0, target.events.length - maxEventsPerRun);
       return event;
     },
     list: async ({ runId, afterOffset, limit }) => {
       const after = afterOffset ? Number.parseInt(afterOffset, 10) : 0;
-      const pending = (runEvents.get(runId)?.events ?? []).filter(
+      const pending = kept(runEvents.get(runId)).filter(
         (event) => event.seq > (Number.isNaN(after) ? 0 : after),
       );
-      const items = pending.slice(0, limit ?? DEFAULT_EVENT_LIMIT);
+      const items = pending
+        .slice(0, limit ?? DEFAULT_EVENT_LIMIT)
+        .map((event) => ({ ...event, payload: clonePayload(event.payload) }));
       const last = items.at(-1);
       return { items, ...(pending.length > items.length && last ? { nextOffset: last.offset } : {}) };
     },
@@ -378,7 +393,7 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
         for (const data of agentBlobs.values()) checkpointBytes += data.byteLength;
       }
       let eventCount = 0;
-      for (const log of runEvents.values()) eventCount += log.events.length;
+      for (const log of runEvents.values()) eventCount += kept(log).length;
       return {
         agents: agentRows.size,
         runs: runRows.size,

@@ -90,6 +90,10 @@ export class FakeRun implements RunContext {
     return this.stream.open;
   }
 
+  get writeBacklog(): number {
+    return this.stream.writeBacklog;
+  }
+
   /** Routes exec and KV answers to the pending actions. */
   handleClientMessage(message: ClientMessage): void {
     if (

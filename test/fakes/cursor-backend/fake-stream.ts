@@ -48,6 +48,11 @@ export class FakeStream {
     return this.response !== undefined && !this.finished;
   }
 
+  /** Bytes written to the RunSSE response that its socket has not taken yet (grows when the SDK stops reading). */
+  get writeBacklog(): number {
+    return this.response?.writableLength ?? 0;
+  }
+
   /** Attaches the RunSSE response; starts server heartbeats when `heartbeatMs > 0`. */
   attach(response: ServerResponse, heartbeatMs: number): void {
     this.response = response;

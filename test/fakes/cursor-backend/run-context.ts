@@ -140,6 +140,11 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** Whether the stream is still open. */
   readonly open: boolean;
+  /**
+   * Bytes this run wrote that the socket has not taken yet: stays near 0 while the SDK reads the stream,
+   * grows (past the kernel's socket buffers) when it stops reading.
+   */
+  readonly writeBacklog: number;
   thinking(text: string): void;
   thinkingCompleted(durationMs?: number): void;
   text(text: string): void;

@@ -111,9 +111,42 @@ describe('CursorRun', () => {
     expect(await drain(cursorRun)).toEqual([
       { type: 'reasoning-delta', text: 'hmm' },
       { type: 'reasoning-end' },
-      { type: 'text-delta', text: 'Hello' },
-      { type: 'text-delta', text: ' world' },
+      // Nobody read in between: the two deltas reach the consumer as one.
+      { type: 'text-delta', text: 'Hello world' },
       { type: 'usage', usage: { inputTokens: 6, outputTokens: 2, cacheReadTokens: 4, cacheWriteTokens: 0 } },
+      { type: 'end', status: 'finished' },
+    ]);
+  });
+
+  it('merges deltas only while the consumer is behind, and never across another event', async () => {
+    const { cursorRun, fake, delta } = createRun();
+    // A consumer waiting for each event gets every delta as it came.
+    for (const text of ['a', 'b']) {
+      const next = cursorRun.events.next();
+      delta({ type: 'text-delta', text });
+      expect(await next).toEqual({ done: false, value: { type: 'text-delta', text } });
+    }
+    // Behind: a thousand deltas wait as one event …
+    for (let index = 0; index < 1000; index += 1) delta({ type: 'text-delta', text: 'x' });
+    expect(cursorRun.events.size).toBe(1);
+    // … taking it ends the merge: the next delta is queued on its own.
+    expect(await cursorRun.events.next()).toEqual({
+      done: false,
+      value: { type: 'text-delta', text: 'x'.repeat(1000) },
+    });
+    delta({ type: 'thinking-delta', text: 't1' });
+    delta({ type: 'thinking-delta', text: 't2' });
+    delta({ type: 'text-delta', text: 'c' });
+    delta({ type: 'text-delta', text: 'd' });
+    cursorRun.parked(parkedCall('call-1', 'Bash', {}));
+    delta({ type: 'text-delta', text: 'e' });
+    fake.finish({ status: 'finished' });
+    expect(await drain(cursorRun)).toEqual([
+      { type: 'reasoning-delta', text: 't1t2' },
+      { type: 'reasoning-end' },
+      { type: 'text-delta', text: 'cd' },
+      { type: 'tool-call', toolCallId: 'call-1', toolName: 'Bash', input: {}, parkedAt },
+      { type: 'text-delta', text: 'e' },
       { type: 'end', status: 'finished' },
     ]);
   });

@@ -103,6 +103,23 @@ describe('InMemoryAgentStore (contract)', () => {
     expect((await store.checkpoints.list()).items).toEqual(['cc']);
   });
 
+  it('hands out run events as copies: a reader cannot change what a later reader gets', async () => {
+    const store = new InMemoryAgentStore();
+    await store.runEvents.append({
+      runId: 'run-1',
+      eventType: 'message',
+      payload: { type: 'assistant', message: { content: [{ type: 'text', text: 'hi' }] } },
+      idempotencyKey: 'k',
+    });
+    const [read] = (await store.runEvents.list({ runId: 'run-1' })).items;
+    (read?.payload as { message: { content: Array<{ text: string }> } }).message.content[0]!.text = 'changed';
+    const again = await store.runEvents.append({ runId: 'run-1', eventType: 'message', idempotencyKey: 'k' });
+    (again.payload as { type: string }).type = 'changed';
+    expect((await store.runEvents.list({ runId: 'run-1' })).items.map((event) => event.payload)).toEqual([
+      { type: 'assistant', message: { content: [{ type: 'text', text: 'hi' }] } },
+    ]);
+  });
+
   it('numbers run events per run and pages them with an exclusive offset', async () => {
     const store = new InMemoryAgentStore();
     const first = await store.runEvents.append({ runId: 'run-1', eventType: 'message', payload: { n: 1 } });
@@ -160,6 +177,14 @@ describe('InMemoryAgentStore (contract)', () => {
     expect(late.seq).toBe(6);
     expect((await store.runEvents.list({ runId: 'run-1' })).items).toEqual([]);
     expect(store.stats()).toMatchObject({ runs: 3, runsWithEvents: 2, events: 6 });
+    // A long run (trimmed in batches) still exposes exactly its newest events.
+    for (let index = 0; index < 100; index += 1) {
+      await store.runEvents.append({ runId: 'run-3', eventType: 'message', payload: index });
+    }
+    expect((await store.runEvents.list({ runId: 'run-3' })).items.map((event) => event.seq)).toEqual([
+      103, 104, 105,
+    ]);
+    expect(store.stats()).toMatchObject({ events: 6 });
   });
 
   it('dropAgent forgets the agent, its runs, their events and its blobs', async () => {
