@@ -480,6 +480,9 @@ export class TurnCoalescer<T> {
       }
       if (kind() === 'running') this.#finish(key, flight, { kind: 'finished' });
       this.#live.delete(flight);
+      // A retained flight replays from its buffer alone: let the producer (the turn's generator and all
+      // it closes over) go now, not when the replay window ends.
+      flight.producer = undefined;
       flight.stopped.resolve();
       flight.notifyEvents();
     }

@@ -116,6 +116,9 @@ describe('evicted conversations (issue 11, item 2)', () => {
     // run's whole request context (≈ 160 kB live each, 5 MB for 32 idle sessions in the side-by-side bench).
     expect(early.counts.get('CursorRun') ?? 0, 'finished runs kept after 10').toBe(0);
     expect(late.counts.get('CursorRun') ?? 0, 'finished runs kept after 130').toBe(0);
+    // A finished turn stays replayable for 60 s from its buffered events alone: its producer (the engine's
+    // turn generator and its EventPump) is not kept for that window.
+    expect(late.counts.get('EventPump') ?? 0, 'event pumps of finished turns').toBe(0);
     // 120 more evicted conversations: under 40 kB each (≈ 0 measured). An SDK executor (one per scratch
     // workspace) kept past eviction costs ≈ 0.52 MB live each (+62 MB here with `agent.close()` removed).
     expect(late.liveMb - early.liveMb).toBeLessThan(5);
