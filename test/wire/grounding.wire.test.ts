@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { fakeShellArgs } from '../fakes/cursor-backend/exec-args.js';
 import type { JsonObject } from '../fakes/cursor-backend/client-message.js';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
+import { requestContextOf } from './request-context.js';
 import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
 
 let wire: WireBridge | undefined;
@@ -100,20 +101,6 @@ const ask = async (url: string, system: string | undefined): Promise<string> => 
     .finalMessage();
   return message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
 };
-
-const contextSchema = z.looseObject({
-  requestContextResult: z.looseObject({
-    success: z.looseObject({
-      requestContext: z.looseObject({
-        rules: z.array(z.looseObject({ fullPath: z.string(), content: z.string() })).default([]),
-        env: z.looseObject({ workspacePaths: z.array(z.string()) }),
-        hooksConfig: z.looseObject({ configuredSteps: z.array(z.string()) }).optional(),
-      }),
-    }),
-  }),
-});
-const requestContextOf = (answer: JsonObject) =>
-  contextSchema.parse(answer).requestContextResult.success.requestContext;
 
 /** The `reason` of a `…Result.rejected` answer (shell, read) or the `error` of `writeResult.error`. */
 const refusalOf = (answer: JsonObject, resultKey: string): string => {

@@ -12,10 +12,10 @@ import { createRequire } from 'node:module';
 import { readdir } from 'node:fs/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { fakeShellArgs } from '../fakes/cursor-backend/exec-args.js';
 import type { JsonObject } from '../fakes/cursor-backend/client-message.js';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
+import { requestContextOf } from './request-context.js';
 import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
 
 // Counts the child processes this process spawns (the bridge and the SDK run in it).
@@ -42,25 +42,13 @@ afterAll(async () => {
   await closeWireBackend();
 });
 
-const contextSchema = z.looseObject({
-  requestContextResult: z.looseObject({
-    success: z.looseObject({
-      requestContext: z.looseObject({
-        rules: z.array(z.looseObject({ fullPath: z.string(), content: z.string() })).default([]),
-        env: z.looseObject({ workspacePaths: z.array(z.string()) }),
-      }),
-    }),
-  }),
-});
-
 type Probe = { rules: string; workspace: string; shellRefusal: string };
 
 /** Asks the SDK for its request context and to run a shell built-in, then answers. */
 const probeScenario =
   (found: (probe: Probe) => void): Scenario =>
   async (run) => {
-    const context = contextSchema.parse(await run.exec('requestContextArgs', {})).requestContextResult.success
-      .requestContext;
+    const context = requestContextOf((await run.exec('requestContextArgs', {})) as JsonObject);
     const shell = (await run.exec(
       'shellArgs',
       fakeShellArgs('true', { toolCallId: 'builtin-shell' }),
