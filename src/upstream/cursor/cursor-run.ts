@@ -112,6 +112,8 @@ export class CursorRun implements UpstreamRun {
   readonly #watchdog: RunWatchdog;
   readonly #expired: Promise<void>;
   #onExpired: () => void = () => undefined;
+  /** Bounds how long a parked call waits for an earlier call of its batch (see {@link CursorRun.parked}). */
+  #holdTimer: NodeJS.Timeout | undefined;
   /**
    * The last text or reasoning delta pushed, while the consumer has not taken it yet: the next delta of
    * the same kind is appended to it instead of queued (see {@link CursorRun.#pushDelta}).
@@ -232,19 +234,40 @@ export class CursorRun implements UpstreamRun {
       });
   }
 
-  /** A host tool call reached the tool host; announce it once (an SDK retry parks the same id again). */
+  /**
+   * A host tool call reached the tool host; announce it once (an SDK retry parks the same id again), in
+   * the order the model made the batch's calls: one that parks before an earlier call waits for it, at
+   * most `batchQuietMs`.
+   */
   parked(call: ParkedCall): void {
     if (this.#finished || this.#calls.park(call) === undefined) return;
     this.#closeThinking();
-    this.#push({
-      type: 'tool-call',
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      input: call.args,
-      parkedAt: call.parkedAt,
-    });
+    this.#announce(false);
     this.#updateWatchdog();
     this.#checkBatch();
+  }
+
+  #announce(all: boolean): void {
+    for (const call of this.#calls.takeAnnounceable(all)) {
+      this.#push({
+        type: 'tool-call',
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        input: call.args as Record<string, unknown>,
+        parkedAt: call.parkedAt,
+      });
+    }
+    clearTimeout(this.#holdTimer);
+    this.#holdTimer = undefined;
+    if (this.#calls.holding) {
+      this.#holdTimer = setTimeout(() => {
+        this.#holdTimer = undefined;
+        if (this.#finished) return;
+        this.#announce(true);
+        this.#checkBatch();
+      }, this.#options.batchQuietMs);
+      this.#holdTimer.unref();
+    }
   }
 
   /**
@@ -370,6 +393,7 @@ export class CursorRun implements UpstreamRun {
   }
 
   #endBatch(): void {
+    this.#announce(true);
     this.#calls.endBatch();
     this.#push({ type: 'tool-batch-end' });
   }
@@ -415,6 +439,7 @@ export class CursorRun implements UpstreamRun {
     this.#watchdog.stop();
     this.#closeThinking();
     if (this.#batchTimer) clearTimeout(this.#batchTimer);
+    clearTimeout(this.#holdTimer);
     this.#finished = true;
     this.#options.host.settleAll('the run ended');
     this.#calls.abandonAll();

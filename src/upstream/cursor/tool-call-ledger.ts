@@ -45,7 +45,14 @@ type MutableRecord = { -readonly [Key in keyof ToolCallRecord]: ToolCallRecord[K
   batch: number;
   /** Position in park order, for {@link ToolCallLedger.pending}. */
   parkOrder: number;
+  /** When the call parked (epoch ms). */
+  parkedAt: number;
+  /** Handed out by {@link ToolCallLedger.takeAnnounceable}. */
+  announced: boolean;
 };
+
+/** A parked call to announce to the client. */
+export type AnnouncedCall = { toolCallId: string; toolName: string; args: unknown; parkedAt: number };
 
 const sameJson = (left: unknown, right: unknown): boolean => JSON.stringify(left) === JSON.stringify(right);
 
@@ -80,7 +87,12 @@ export class ToolCallLedger {
    * A call reached the tool host. Returns its record when it is newly parked (announce it), undefined
    * when it was parked before (an SDK retry re-executes with the same id).
    */
-  park(call: { toolCallId: string; toolName: string; args: unknown }): ToolCallRecord | undefined {
+  park(call: {
+    toolCallId: string;
+    toolName: string;
+    args: unknown;
+    parkedAt?: number;
+  }): ToolCallRecord | undefined {
     const found = this.#match(call);
     if (found !== undefined && found.state !== 'started') return undefined;
     const record = found ?? this.#add(undefined, call.toolName, call.args);
@@ -88,7 +100,39 @@ export class ToolCallLedger {
     record.args = call.args;
     record.state = 'parked';
     record.parkOrder = this.#parks++;
+    record.parkedAt = call.parkedAt ?? Date.now();
     return record;
+  }
+
+  /**
+   * Parked calls not announced yet, in the order the model made them (start order; calls that parked
+   * without a started update last, in park order). The SDK executes a batch's calls concurrently, so they
+   * may park in another order: a call waits while a call of the current batch started before it has not
+   * parked — unless `all` (the wait is bounded by the caller), which hands out every parked call.
+   */
+  takeAnnounceable(all = false): AnnouncedCall[] {
+    const ready: AnnouncedCall[] = [];
+    for (const record of this.#records) {
+      if (record.announced) continue;
+      if (record.state === 'started') {
+        if (!all && record.batch === this.#batch) break;
+        continue;
+      }
+      if (record.state !== 'parked' || record.toolCallId === undefined) continue;
+      record.announced = true;
+      ready.push({
+        toolCallId: record.toolCallId,
+        toolName: record.toolName,
+        args: record.args,
+        parkedAt: record.parkedAt,
+      });
+    }
+    return ready;
+  }
+
+  /** Whether a parked call waits to be announced (see {@link takeAnnounceable}). */
+  get holding(): boolean {
+    return this.#records.some((record) => record.state === 'parked' && !record.announced);
   }
 
   /**
@@ -170,6 +214,8 @@ export class ToolCallLedger {
       state: 'started',
       batch: this.#batch,
       parkOrder: -1,
+      parkedAt: 0,
+      announced: false,
     };
     this.#records.push(record);
     return record;

@@ -217,11 +217,39 @@ describe('CursorRun', () => {
     expect([first, second]).toEqual(['s1', 's2']);
     cursorRun.parked(parkedCall('s2', 'Bash', { c: 2 }));
     cursorRun.parked(parkedCall('s1', 'Bash', { c: 1 }));
+    // Announced in the order the model made them, not the order they parked in.
     expect(await available(cursorRun, 3)).toEqual([
-      { type: 'tool-call', toolCallId: 's2', toolName: 'Bash', input: { c: 2 }, parkedAt },
       { type: 'tool-call', toolCallId: 's1', toolName: 'Bash', input: { c: 1 }, parkedAt },
+      { type: 'tool-call', toolCallId: 's2', toolName: 'Bash', input: { c: 2 }, parkedAt },
       { type: 'tool-batch-end' },
     ]);
+  });
+
+  it('holds a call that parks before an earlier call of its batch until that one parks', async () => {
+    const { cursorRun, delta } = createRun();
+    delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
+    delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
+    delta({ type: 'tool-call-started', callId: 'c', modelCallId: 'm3', toolCall: mcpCall('Bash', { c: 3 }) });
+    delta({ type: 'tool-requests-listed', callCount: 3 });
+    cursorRun.parked(parkedCall('c', 'Bash', { c: 3 }));
+    cursorRun.parked(parkedCall('b', 'Bash', { c: 2 }));
+    expect(cursorRun.events.size).toBe(0);
+    cursorRun.parked(parkedCall('a', 'Bash', { c: 1 }));
+    expect(
+      (await available(cursorRun, 4)).map((event) => ('toolCallId' in event ? event.toolCallId : event.type)),
+    ).toEqual(['a', 'b', 'c', 'tool-batch-end']);
+  });
+
+  it('announces a held call after a short wait when the earlier call never parks', async () => {
+    const { cursorRun, delta } = createRun();
+    delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
+    delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
+    cursorRun.parked(parkedCall('b', 'Bash', { c: 2 }));
+    const started = Date.now();
+    expect(await available(cursorRun, 1)).toEqual([
+      { type: 'tool-call', toolCallId: 'b', toolName: 'Bash', input: { c: 2 }, parkedAt },
+    ]);
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
   it('without a listing signal, ends the batch after a short quiet period', async () => {
