@@ -36,6 +36,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureBuilt } from '../test/helpers/ensure-built.js';
+import { serveArgs, waitForServePort } from '../test/helpers/serve-process.js';
 import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
 import type { BareRequest, Reply } from './side-by-side/bare-sdk-worker.js';
 
@@ -44,7 +45,6 @@ const soak = Math.max(48, Math.ceil(Number(process.env['BENCH_SOAK'] ?? 288) / 4
 const concurrent = 32;
 const streamDeltas = 10_000;
 const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = join(here, '..');
 
 const backend = await startFakeCursorBackend({
   scenario: async (run) => {
@@ -100,33 +100,17 @@ const probeEnv = {
 };
 const bridgeChild = spawn(
   process.execPath,
-  [
+  serveArgs(configPath, [
     ...probeArgs,
     ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
-    join(repoRoot, 'bin', 'cursor-bridge.js'),
-    'serve',
-    '--host',
-    '127.0.0.1',
-    '--port',
-    '0',
-    '--config',
-    configPath,
-  ],
+  ]),
   {
     cwd: root,
     env: { ...baseEnv, ...probeEnv, HOME: bridgeHome, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   },
 );
-const port = await new Promise<number>((resolve, reject) => {
-  let stderr = '';
-  bridgeChild.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-    const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
-    if (match?.[1] !== undefined) resolve(Number(match[1]));
-  });
-  bridgeChild.once('exit', (code) => reject(new Error(`bridge exited (${String(code)}): ${stderr}`)));
-});
+const port = await waitForServePort(bridgeChild);
 const url = `http://127.0.0.1:${port}/v1/messages`;
 
 // ---- the floor: the bare SDK, its own process ------------------------------------------------------

@@ -27,7 +27,7 @@ import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
 import { ensureBuilt } from '../../helpers/ensure-built.js';
 import { bridgeCounters } from '../../helpers/prometheus-text.js';
-import { repoRoot } from '../../helpers/repo-root.js';
+import { serveArgs, waitForServePort } from '../../helpers/serve-process.js';
 import { createFakeBackendModel, scratchDirOf, type PlayedRun } from './fake-backend-model.js';
 import type { ModelScenario, ShellTool } from './model-scenario.js';
 import { startRecordingProxy } from './recording-proxy.js';
@@ -52,8 +52,6 @@ const startTimeoutMs = 30_000;
 /** SIGTERM grace before SIGKILL. */
 const stopGraceMs = 5_000;
 
-const bridgeBin = join(repoRoot, 'bin', 'cursor-bridge.js');
-const listeningLine = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
 const workspaceDirName = /^[0-9a-f]{32}$/;
 
 export type ServeBridge = E2eBridge & {
@@ -202,35 +200,6 @@ export const toBackendRun = (played: PlayedRun): BackendRun => ({
   workspaceDir: scratchDirOf(played.request.text),
 });
 
-const waitForListening = (child: ChildProcess, output: { stdout: string; stderr: string }): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`e2e: cursor-bridge serve printed no listening line in ${startTimeoutMs} ms`));
-    }, startTimeoutMs);
-    const onData = (): void => {
-      const match = listeningLine.exec(output.stderr);
-      if (match?.[1] === undefined) return;
-      cleanup();
-      resolve(Number(match[1]));
-    };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
-      cleanup();
-      reject(
-        new Error(
-          `e2e: cursor-bridge serve exited before listening (exit ${String(code)}, signal ${String(signal)})`,
-        ),
-      );
-    };
-    const cleanup = (): void => {
-      clearTimeout(timer);
-      child.stderr?.off('data', onData);
-      child.off('exit', onExit);
-    };
-    child.stderr?.on('data', onData);
-    child.on('exit', onExit);
-  });
-
 /** SIGTERM the process, SIGKILL it after {@link stopGraceMs}; resolves once it exited. */
 export const stopProcess = async (child: ChildProcess): Promise<void> => {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
@@ -273,25 +242,21 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
   });
   const output = { stdout: '', stderr: '' };
   let exit: string | undefined;
-  const child = spawn(
-    process.execPath,
-    [bridgeBin, 'serve', '--host', '127.0.0.1', '--port', '0', '--config', configPath],
-    {
-      cwd: root,
-      env: {
-        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-        HOME: home,
-        ...(options.scenario.cursorAuth === 'no-key' ? {} : { CURSOR_API_KEY: 'crsr_test' }),
-        CURSOR_BACKEND_URL: backend.url,
-        LOG_LEVEL: 'debug',
-        CURSOR_BRIDGE_KEEPALIVE_MS: String(serveKeepaliveMs),
-        // Teardown SIGTERMs the bridge: a drain shorter than the SIGKILL grace below.
-        CURSOR_BRIDGE_DRAIN_TIMEOUT: '3',
-        ...options.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawn(process.execPath, serveArgs(configPath), {
+    cwd: root,
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: home,
+      ...(options.scenario.cursorAuth === 'no-key' ? {} : { CURSOR_API_KEY: 'crsr_test' }),
+      CURSOR_BACKEND_URL: backend.url,
+      LOG_LEVEL: 'debug',
+      CURSOR_BRIDGE_KEEPALIVE_MS: String(serveKeepaliveMs),
+      // Teardown SIGTERMs the bridge: a drain shorter than the SIGKILL grace below.
+      CURSOR_BRIDGE_DRAIN_TIMEOUT: '3',
+      ...options.env,
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout?.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -305,7 +270,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
   let port: number;
   let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
   try {
-    port = await waitForListening(child, output);
+    port = await waitForServePort(child, startTimeoutMs);
     proxy = await startRecordingProxy({ socketPath, targetPort: port });
   } catch (error) {
     await stopProcess(child);

@@ -15,7 +15,7 @@ import {
 } from '../../fakes/cursor-backend/index.js';
 import { stopProcess } from '../../e2e/helpers/serve-bridge.js';
 import { ensureBuilt } from '../../helpers/ensure-built.js';
-import { repoRoot } from '../../helpers/repo-root.js';
+import { serveArgs, waitForServePort } from '../../helpers/serve-process.js';
 
 export type BridgeProcess = {
   url: string;
@@ -48,52 +48,24 @@ export const startBridgeProcess = async (options: {
     }),
   );
   const backend = await startFakeCursorBackend({ scenario: options.scenario });
-  const child = spawn(
-    process.execPath,
-    [
-      ...(options.nodeArgs ?? []),
-      join(repoRoot, 'bin', 'cursor-bridge.js'),
-      'serve',
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--config',
-      configPath,
-    ],
-    {
-      cwd: root,
-      env: {
-        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-        HOME: root,
-        CURSOR_API_KEY: 'crsr_test',
-        CURSOR_BACKEND_URL: backend.url,
-        CURSOR_BRIDGE_DRAIN_TIMEOUT: '1',
-        ...options.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawn(process.execPath, serveArgs(configPath, options.nodeArgs), {
+    cwd: root,
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: root,
+      CURSOR_API_KEY: 'crsr_test',
+      CURSOR_BACKEND_URL: backend.url,
+      CURSOR_BRIDGE_DRAIN_TIMEOUT: '1',
+      ...options.env,
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
-  let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
     if (stdout.length > 4_000_000) stdout = stdout.slice(-2_000_000);
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line:\n${stderr}`)), 30_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr);
-      if (match?.[1] === undefined) return;
-      clearTimeout(timer);
-      resolve(Number(match[1]));
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited ${String(code)}:\n${stderr}`));
-    });
-  });
+  const port = await waitForServePort(child);
   const pid = child.pid ?? 0;
   return {
     url: `http://127.0.0.1:${port}`,
