@@ -111,9 +111,8 @@ describe.each([
     return bridge;
   };
 
-  it('refuses a tool schema nested 1,000 levels with a 400 naming the field; nothing reaches the engine', async () => {
-    const { url, upstream } = await start();
-    const answer = await post(`${url}${protocol.path}`, protocol.withSchema(deepSchema(1000)));
+  /** A 400 in the protocol's envelope refusing over-deep JSON, and the field path its message names. */
+  const depthRefusalOf = (answer: Awaited<ReturnType<typeof post>>) => {
     expect(answer.status).toBe(400);
     const error = protocol.errorOf(answer.body);
     expect(error.type).toBe('invalid_request_error');
@@ -122,6 +121,13 @@ describe.each([
       String(error.message)
         .replace(/^Invalid request: /, '')
         .split(': ')[0] ?? '';
+    return { error, path };
+  };
+
+  it('refuses a tool schema nested 1,000 levels with a 400 naming the field; nothing reaches the engine', async () => {
+    const { url, upstream } = await start();
+    const answer = await post(`${url}${protocol.path}`, protocol.withSchema(deepSchema(1000)));
+    const { error, path } = depthRefusalOf(answer);
     expect(path).toMatch(protocol.schemaPath);
     if (protocol !== anthropic) expect(error.param).toBe(path);
     expect(upstream.sessions).toHaveLength(0);
@@ -130,15 +136,7 @@ describe.each([
   it('refuses a tool call input nested 5,000 levels with a 400 naming the field', async () => {
     const { url, upstream } = await start();
     const answer = await post(`${url}${protocol.path}`, protocol.withInput(deepValue(5000)));
-    expect(answer.status).toBe(400);
-    const error = protocol.errorOf(answer.body);
-    expect(error.type).toBe('invalid_request_error');
-    expect(error.message).toMatch(/JSON nested deeper than 64 levels/);
-    const path =
-      String(error.message)
-        .replace(/^Invalid request: /, '')
-        .split(': ')[0] ?? '';
-    expect(path).toMatch(protocol.inputPath);
+    expect(depthRefusalOf(answer).path).toMatch(protocol.inputPath);
     expect(upstream.sessions).toHaveLength(0);
   });
 
