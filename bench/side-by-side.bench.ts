@@ -98,6 +98,10 @@ const probeEnv = {
     ? {}
     : { BENCH_HEAP_PROFILE: process.env['BENCH_HEAP_PROFILE'] }),
 };
+// The bridge's own settings from this environment (`CURSOR_BRIDGE_WARM_WORKSPACES=0 npm run bench …`).
+const bridgeSettings = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => name.startsWith('CURSOR_BRIDGE_')),
+);
 const bridgeChild = spawn(
   process.execPath,
   serveArgs(configPath, [
@@ -106,7 +110,7 @@ const bridgeChild = spawn(
   ]),
   {
     cwd: root,
-    env: { ...baseEnv, ...probeEnv, HOME: bridgeHome, LOG_LEVEL: 'warn' },
+    env: { ...baseEnv, ...probeEnv, ...bridgeSettings, HOME: bridgeHome, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   },
 );
