@@ -10,14 +10,24 @@
  * byte-identical (each naming its own directory). Rewriting the files and reloading the executor costs
  * as much as a cold start (measured), so a mismatch is simply a miss.
  *
- * Sizing follows demand: a new conversation that found an entry asks for its replacement, one that found
- * none for two entries of its key, up to `size` entries in all — so one client opening conversations one
- * after another keeps about two ready, and a burst of N new conversations leaves up to 2N (at most
- * `size`) for the next burst. When full, an entry of the least recently wanted other key makes
- * room; an entry unused for `idleTtlMs` is released. Warming runs one entry at a time and only once no
- * new conversation has started for `quietMs`, so it never competes with a burst it is refilling for.
- * A failed warm-up is logged and backs the pool off (`failureBackoffMs`): warming is an optimisation,
- * a conversation without an entry starts cold exactly as before.
+ * Sizing: a key is *active* while a new conversation wanted it (hit or miss) within `idleTtlMs`. The
+ * cap (`size`) is shared fairly among the active keys: each gets `floor(size / active)` entries, and the
+ * most recently wanted one also the remainder, so the targets add up to `size` exactly; with more active
+ * keys than `size`, the `size` most recently wanted get one each and the others none. Inactive keys
+ * target none. The pool warms, for the most recently wanted key below its target, one entry at a time
+ * and only once no new conversation has started for `quietMs` (so it never competes with a burst it is
+ * refilling for): the first conversation of a key fills the key's share, and every hit is replaced, so
+ * a burst finds what the previous conversations left. When full, an entry of a key above its target
+ * makes room — inactive keys first, then the least recently wanted — never one of a key at or below its
+ * target. Every entry is released `idleTtlMs` after it was warmed and re-warmed only while its key is
+ * still active: a server left idle stops warming one TTL after its last new conversation and holds
+ * nothing one TTL later. A failed warm-up is logged and backs the pool off (`failureBackoffMs`):
+ * warming is an optimisation, a conversation without an entry starts cold exactly as before.
+ *
+ * Cost (measured on the fake backend): an entry holds ≈ 0.5 MB of RSS (a directory and an idle
+ * executor) and costs ≈ 20–40 ms of CPU to warm, off the request path but on the same cores as live
+ * turns. One key alone fills `size` entries (32 by default: ≈ 16 MB and ≈ 1 s of CPU), once per key per
+ * TTL while it stays in use, plus one warm-up per hit.
  */
 
 import type { Logger } from 'pino';
@@ -51,7 +61,7 @@ const maxWantedKeys = 256;
 
 type Entry = WarmWorkspace & { renderKey: string; readyAt: number };
 
-type Wanted = { facts: HostFacts | undefined; pending: number; lastWantedAt: number };
+type Wanted = { facts: HostFacts | undefined; lastWantedAt: number };
 
 export class WarmWorkspacePool {
   readonly #options: WarmWorkspacePoolOptions;
@@ -60,7 +70,10 @@ export class WarmWorkspacePool {
   readonly #failureBackoffMs: number;
   /** Ready entries, oldest first. */
   #entries: Entry[] = [];
+  /** Keys by when a new conversation last wanted them, least recently first. */
   readonly #wanted = new Map<string, Wanted>();
+  /** Bumped by `invalidate`: a warm-up started before it renders what sessions no longer would. */
+  #generation = 0;
   #lastDemandAt = 0;
   #backoffUntil = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -82,8 +95,8 @@ export class WarmWorkspacePool {
 
   /**
    * For a new conversation whose files render to `renderKey`: a ready entry of that key (removed from the
-   * pool; the caller owns its reservation and release), or undefined. Either way one entry of the key is
-   * wanted again, warmed once the pool is quiet.
+   * pool; the caller owns its reservation and release), or undefined. Either way the key is active for
+   * `idleTtlMs` from now, and the pool tops it up to its share once quiet.
    */
   claim(renderKey: string, facts: HostFacts | undefined): WarmWorkspace | undefined {
     if (this.#closed || this.#options.size <= 0) return undefined;
@@ -93,14 +106,8 @@ export class WarmWorkspacePool {
     const entry = index < 0 ? undefined : this.#entries.splice(index, 1)[0];
     this.#options.onClaim?.(entry !== undefined);
     this.#lastDemandAt = now;
-    const wanted = this.#wanted.get(renderKey) ?? { facts, pending: 0, lastWantedAt: now };
-    wanted.facts = facts;
-    wanted.lastWantedAt = now;
-    // A hit asks for its replacement; a miss for one entry more, so a client that opens conversations
-    // back to back (Claude Code's subagents, a retry) finds one ready while the other is being built.
-    wanted.pending = Math.min(this.#options.size, wanted.pending + (entry === undefined ? 2 : 1));
     this.#wanted.delete(renderKey);
-    this.#wanted.set(renderKey, wanted); // most recently wanted last
+    this.#wanted.set(renderKey, { facts, lastWantedAt: now }); // most recently wanted last
     if (this.#wanted.size > maxWantedKeys) this.#wanted.delete(this.#wanted.keys().next().value as string);
     this.#schedule(this.#quietMs);
     return entry === undefined ? undefined : { key: entry.key, dir: entry.dir, release: entry.release };
@@ -111,10 +118,16 @@ export class WarmWorkspacePool {
     await this.#discard(warm);
   }
 
-  /** Release every entry (templates changed: their files are no longer what a session would render). */
+  /**
+   * Release every entry (templates changed: their files are no longer what a session would render) and
+   * forget which keys were wanted, since those keys no longer name what a session renders; the next new
+   * conversation of each environment makes its new key active.
+   */
   invalidate(): Promise<void> {
     const entries = this.#entries;
     this.#entries = [];
+    this.#wanted.clear();
+    this.#generation += 1;
     return this.#discardAll(entries);
   }
 
@@ -164,9 +177,15 @@ export class WarmWorkspacePool {
       this.#schedule(waitFor);
       return;
     }
-    const next = this.#nextWanted();
+    const next = this.#nextToWarm(now);
     if (next === undefined) {
-      if (this.#entries.length > 0) this.#schedule(this.#idleTtlMs);
+      // Nothing below its target: the next change is an entry expiring or a key going inactive (which
+      // raises the others' shares). With neither, the pool is idle and keeps no timer.
+      const changes = [
+        ...this.#entries.map((entry) => entry.readyAt),
+        ...[...this.#wanted.values()].map((wanted) => wanted.lastWantedAt),
+      ];
+      if (changes.length > 0) this.#schedule(Math.min(...changes) + this.#idleTtlMs - now);
       return;
     }
     this.#warming = this.#warmOne(next.renderKey, next.wanted).finally(() => {
@@ -175,38 +194,70 @@ export class WarmWorkspacePool {
     });
   }
 
-  /** The most recently wanted key with pending demand, once there is room for it (making room if needed). */
-  #nextWanted(): { renderKey: string; wanted: Wanted } | undefined {
-    const keys = [...this.#wanted.keys()].reverse();
-    for (const renderKey of keys) {
+  /**
+   * Each active key's target, most recently wanted first: the cap shared evenly, the remainder to the
+   * most recently wanted key, at most `size` keys served (the most recently wanted). Decisions are made
+   * only between warm-ups (one at a time), so no entry is in flight when they are.
+   */
+  #targets(now: number): Map<string, number> {
+    const active = [...this.#wanted]
+      .filter(([, wanted]) => this.#isActive(wanted, now))
+      .map(([renderKey]) => renderKey)
+      .reverse()
+      .slice(0, this.#options.size);
+    const targets = new Map<string, number>();
+    if (active.length === 0) return targets;
+    const share = Math.floor(this.#options.size / active.length);
+    const remainder = this.#options.size - share * active.length;
+    active.forEach((renderKey, rank) => targets.set(renderKey, share + (rank === 0 ? remainder : 0)));
+    return targets;
+  }
+
+  /** The most recently wanted key below its target, once there is room for it (making room if needed). */
+  #nextToWarm(now: number): { renderKey: string; wanted: Wanted } | undefined {
+    const targets = this.#targets(now);
+    const counts = new Map<string, number>();
+    for (const entry of this.#entries) counts.set(entry.renderKey, (counts.get(entry.renderKey) ?? 0) + 1);
+    for (const [renderKey, target] of targets) {
       const wanted = this.#wanted.get(renderKey);
-      if (wanted === undefined || wanted.pending <= 0) continue;
-      if (this.#entries.length < this.#options.size) return { renderKey, wanted };
-      // Full: an entry of the least recently wanted other key makes room.
-      const victim = this.#leastWantedEntryOtherThan(renderKey);
-      if (victim === undefined) {
-        wanted.pending = 0;
-        continue;
+      if (wanted === undefined || (counts.get(renderKey) ?? 0) >= target) continue;
+      if (this.#entries.length >= this.#options.size) {
+        // The targets add up to `size`, so a full pool with a key below its target has one above.
+        const victim = this.#surplusEntry(targets, counts);
+        if (victim === undefined) continue;
+        this.#entries = this.#entries.filter((entry) => entry !== victim);
+        this.#options.logger.debug(
+          { workspace: victim.key, environment: renderKey.slice(0, 12) },
+          'released a pre-warmed workspace to make room for a busier environment',
+        );
+        void this.#discard(victim);
       }
-      this.#entries = this.#entries.filter((entry) => entry !== victim);
-      void this.#discard(victim);
       return { renderKey, wanted };
     }
     return undefined;
   }
 
-  #leastWantedEntryOtherThan(renderKey: string): Entry | undefined {
-    for (const key of this.#wanted.keys()) {
-      if (key === renderKey) continue;
-      const entry = this.#entries.find((candidate) => candidate.renderKey === key);
-      if (entry !== undefined) return entry;
-    }
-    return this.#entries.find((entry) => entry.renderKey !== renderKey && !this.#wanted.has(entry.renderKey));
+  /**
+   * The oldest entry of a key holding more than its target: keys no longer active first (`#expire` has
+   * forgotten them; target 0), then the least recently wanted active key.
+   */
+  #surplusEntry(targets: Map<string, number>, counts: Map<string, number>): Entry | undefined {
+    const recency = [...this.#wanted.keys()]; // -1 for a forgotten key
+    const over = [...counts]
+      .filter(([renderKey, count]) => count > (targets.get(renderKey) ?? 0))
+      .map(([renderKey]) => renderKey)
+      .sort((left, right) => recency.indexOf(left) - recency.indexOf(right));
+    const renderKey = over[0];
+    return renderKey === undefined ? undefined : this.#entries.find((entry) => entry.renderKey === renderKey);
+  }
+
+  #isActive(wanted: Wanted, now: number): boolean {
+    return now - wanted.lastWantedAt < this.#idleTtlMs;
   }
 
   async #warmOne(renderKey: string, wanted: Wanted): Promise<void> {
-    wanted.pending -= 1;
     const { manager, logger } = this.#options;
+    const generation = this.#generation;
     let reserved;
     try {
       reserved = await manager.reserveWorkspace(wanted.facts);
@@ -217,7 +268,7 @@ export class WarmWorkspacePool {
     try {
       const release = await this.#options.warm(reserved.dir);
       const entry: Entry = { ...reserved, release, renderKey, readyAt: Date.now() };
-      if (this.#closed) {
+      if (this.#closed || generation !== this.#generation) {
         await this.#discard(entry);
         return;
       }
@@ -234,17 +285,18 @@ export class WarmWorkspacePool {
 
   #failed(error: unknown, message: string): void {
     this.#backoffUntil = Date.now() + this.#failureBackoffMs;
-    for (const wanted of this.#wanted.values()) wanted.pending = 0;
     this.#options.logger.warn({ err: error, retryInMs: this.#failureBackoffMs }, message);
   }
 
+  /** Release entries warmed `idleTtlMs` ago and forget keys no longer active. */
   #expire(now: number): void {
     const expired = this.#entries.filter((entry) => now - entry.readyAt >= this.#idleTtlMs);
-    if (expired.length === 0) return;
-    this.#entries = this.#entries.filter((entry) => now - entry.readyAt < this.#idleTtlMs);
-    void this.#discardAll(expired);
-    for (const [key, wanted] of this.#wanted) {
-      if (wanted.pending <= 0 && now - wanted.lastWantedAt >= this.#idleTtlMs) this.#wanted.delete(key);
+    if (expired.length > 0) {
+      this.#entries = this.#entries.filter((entry) => now - entry.readyAt < this.#idleTtlMs);
+      void this.#discardAll(expired);
+    }
+    for (const [renderKey, wanted] of this.#wanted) {
+      if (!this.#isActive(wanted, now)) this.#wanted.delete(renderKey);
     }
   }
 

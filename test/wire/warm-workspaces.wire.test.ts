@@ -79,10 +79,16 @@ const until = async (condition: () => Promise<boolean>, what: string): Promise<v
   }
 };
 
+/** A cap of three pre-warmed workspaces: one environment's first conversation fills it. */
+const threeWarm = { cursorWarmWorkspaces: 3 };
+
 describe('pre-warmed scratch workspaces', () => {
   it('serve a new conversation from a seen environment with its own rules, hooks and directory, off the request path', async () => {
     const probes: Probe[] = [];
-    wire = await startWireBridge({ scenario: probeScenario((probe) => probes.push(probe)) });
+    wire = await startWireBridge({
+      scenario: probeScenario((probe) => probes.push(probe)),
+      config: threeWarm,
+    });
     const bridge = wire;
     const metrics = () => bridge.bridge.metrics.snapshot();
 
@@ -92,8 +98,8 @@ describe('pre-warmed scratch workspaces', () => {
     spawned.length = 0;
     await ask(wire.url, environment('/home/ada/alpha'), 'first conversation');
     expect(await metrics()).toMatchObject({ warmHits: 0, warmMisses: 1 });
-    // A miss asks for two: the next conversation finds one even if it comes right away.
-    await until(async () => (await metrics()).warmWorkspaces === 2, 'two warm workspaces');
+    // The first conversation of an environment fills its share (the whole cap of 3 here).
+    await until(async () => (await metrics()).warmWorkspaces === 3, 'three warm workspaces');
 
     const coldSpawns = gitSpawnsIn(probes[0]?.workspace);
 
@@ -121,11 +127,14 @@ describe('pre-warmed scratch workspaces', () => {
 
   it('never gives a conversation a workspace rendered for another environment', async () => {
     const probes: Probe[] = [];
-    wire = await startWireBridge({ scenario: probeScenario((probe) => probes.push(probe)) });
+    wire = await startWireBridge({
+      scenario: probeScenario((probe) => probes.push(probe)),
+      config: threeWarm,
+    });
     const bridge = wire;
     const metrics = () => bridge.bridge.metrics.snapshot();
     await ask(wire.url, environment('/home/ada/alpha'), 'alpha');
-    await until(async () => (await metrics()).warmWorkspaces === 2, 'two warm workspaces');
+    await until(async () => (await metrics()).warmWorkspaces === 3, 'three warm workspaces');
 
     await ask(wire.url, environment('/home/bob/beta'), 'beta');
     expect(await metrics()).toMatchObject({ warmHits: 0, warmMisses: 2 });
@@ -136,13 +145,13 @@ describe('pre-warmed scratch workspaces', () => {
   });
 
   it('removes its warm workspaces and the adopted ones when the bridge closes', async () => {
-    wire = await startWireBridge({ scenario: (run) => void run.text('ok') });
+    wire = await startWireBridge({ scenario: (run) => void run.text('ok'), config: threeWarm });
     const bridge = wire;
     const metrics = () => bridge.bridge.metrics.snapshot();
     await ask(wire.url, environment('/home/ada/alpha'), 'one');
-    await until(async () => (await metrics()).warmWorkspaces === 2, 'two warm workspaces');
+    await until(async () => (await metrics()).warmWorkspaces === 3, 'three warm workspaces');
     const dirs = await readdir(wire.workspacesDir);
-    expect(dirs).toHaveLength(3);
+    expect(dirs).toHaveLength(4);
     const root = wire.workspacesDir;
     await wire.close();
     wire = undefined;

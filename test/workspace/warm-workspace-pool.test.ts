@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HostFacts } from '../../src/workspace/host-facts.js';
 import { WarmWorkspacePool, type WarmWorkspacePoolOptions } from '../../src/workspace/warm-workspace-pool.js';
 import { createCapturingLogger, waitFor } from './workspace-test-helpers.js';
@@ -10,6 +10,8 @@ const createWorld = (warmOutcome: () => Promise<void> = async () => {}) => {
   const released: string[] = [];
   const leases = new Set<string>();
   const warmed: string[] = [];
+  let warmingNow = 0;
+  let mostAtOnce = 0;
   const manager: WarmWorkspacePoolOptions['manager'] = {
     reserveWorkspace: async (facts) => {
       next += 1;
@@ -23,14 +25,27 @@ const createWorld = (warmOutcome: () => Promise<void> = async () => {}) => {
     },
   };
   const warm = async (dir: string): Promise<() => Promise<void>> => {
-    await warmOutcome();
+    warmingNow += 1;
+    mostAtOnce = Math.max(mostAtOnce, warmingNow);
+    try {
+      await warmOutcome();
+    } finally {
+      warmingNow -= 1;
+    }
     warmed.push(dir);
     leases.add(dir);
     return async () => {
       leases.delete(dir);
     };
   };
-  return { manager, warm, reserved, released, leases, warmed };
+  /** Reserved workspaces (ready in the pool, or claimed and not yet released) per host root. */
+  const byRoot = (): Record<string, number> => {
+    const counts: Record<string, number> = {};
+    for (const facts of reserved.values())
+      counts[facts?.root ?? 'none'] = (counts[facts?.root ?? 'none'] ?? 0) + 1;
+    return counts;
+  };
+  return { manager, warm, reserved, released, leases, warmed, byRoot, mostAtOnce: () => mostAtOnce };
 };
 
 const pools: WarmWorkspacePool[] = [];
@@ -58,20 +73,28 @@ const createPool = (
 };
 
 const alpha: HostFacts = { source: 'claude-code', facts: [], root: '/home/ada/alpha' };
+const beta: HostFacts = { source: 'claude-code', facts: [], root: '/home/bob/beta' };
+const gamma: HostFacts = { source: 'claude-code', facts: [], root: '/home/cy/gamma' };
+
+/** Wait `ms` (real timers). */
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('WarmWorkspacePool', () => {
-  it('after a miss warms two entries of the key, one at a time; a hit hands one over and asks for its replacement', async () => {
-    const world = createWorld();
+  it("fills a key's share after its first conversation, one entry at a time; a hit hands one over and is replaced", async () => {
+    const world = createWorld(() => pause(2));
     const { pool, claims } = createPool(world);
     expect(pool.claim('alpha', alpha)).toBeUndefined();
-    await waitFor(() => pool.size === 2);
-    expect(world.reserved.size).toBe(2);
-    expect([...world.reserved.values()]).toEqual([alpha, alpha]);
+    await waitFor(() => pool.size === 4);
+    expect([...world.reserved.values()]).toEqual([alpha, alpha, alpha, alpha]);
+    expect(world.mostAtOnce()).toBe(1);
 
     const warm = pool.claim('alpha', alpha);
     expect(warm?.dir).toBe(world.warmed[0]);
-    expect(pool.size).toBe(1);
-    await waitFor(() => pool.size === 2);
+    expect(pool.size).toBe(3);
+    await waitFor(() => pool.size === 4);
+    await pause(30);
+    expect(pool.size).toBe(4);
+    expect(world.warmed).toHaveLength(5);
     expect(claims).toEqual([false, true]);
     // The handed-over lease is the caller's: the pool does not release it.
     expect(world.leases.has(warm?.dir ?? '')).toBe(true);
@@ -83,8 +106,8 @@ describe('WarmWorkspacePool', () => {
     const world = createWorld();
     const { pool, claims } = createPool(world);
     pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 2);
-    expect(pool.claim('beta', { ...alpha, root: '/home/bob/beta' })).toBeUndefined();
+    await waitFor(() => pool.size === 4);
+    expect(pool.claim('beta', beta)).toBeUndefined();
     expect(claims).toEqual([false, false]);
   });
 
@@ -93,9 +116,50 @@ describe('WarmWorkspacePool', () => {
     const { pool } = createPool(world, { size: 5 });
     for (let index = 0; index < 10; index += 1) pool.claim('alpha', alpha);
     await waitFor(() => pool.size === 5);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await pause(50);
     expect(pool.size).toBe(5);
     expect(world.warmed).toHaveLength(5);
+  });
+
+  it('shares the cap among active keys: a new key takes the surplus of the others, never more than their share', async () => {
+    const world = createWorld();
+    const { pool } = createPool(world, { size: 4 });
+    pool.claim('alpha', alpha);
+    await waitFor(() => pool.size === 4);
+    const alphaKeys = [...world.reserved.keys()];
+
+    pool.claim('beta', beta);
+    await waitFor(() => world.warmed.length === 6);
+    await pause(50);
+    expect(world.warmed).toHaveLength(6);
+    expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
+    // The oldest alpha entries made room, released with their leases.
+    expect(world.released).toEqual(alphaKeys.slice(0, 2));
+    expect(world.leases.size).toBe(4);
+
+    // Three keys on four: one each, and the remainder to the most recently wanted.
+    pool.claim('gamma', gamma);
+    await waitFor(() => world.warmed.length === 8);
+    await pause(50);
+    expect(world.warmed).toHaveLength(8);
+    expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 1, '/home/cy/gamma': 2 });
+    expect(pool.claim('alpha', alpha)).toBeDefined();
+  });
+
+  it('serves only the most recently wanted keys when more are active than it holds entries', async () => {
+    const world = createWorld();
+    const { pool } = createPool(world, { size: 2 });
+    for (const [key, facts] of [
+      ['alpha', alpha],
+      ['beta', beta],
+      ['gamma', gamma],
+    ] as const) {
+      pool.claim(key, facts);
+      await waitFor(() => world.byRoot()[facts.root ?? ''] !== undefined);
+      await pause(30);
+    }
+    expect(world.byRoot()).toEqual({ '/home/bob/beta': 1, '/home/cy/gamma': 1 });
+    expect(pool.size).toBe(2);
   });
 
   it('waits for a quiet moment: no warm-up while new conversations keep arriving', async () => {
@@ -104,38 +168,13 @@ describe('WarmWorkspacePool', () => {
     const until = Date.now() + 200;
     while (Date.now() < until) {
       pool.claim('alpha', alpha);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await pause(10);
     }
     expect(world.warmed).toHaveLength(0);
     await waitFor(() => pool.size > 0);
   });
 
-  it('when full, lets an entry of the least recently wanted other key make room', async () => {
-    const world = createWorld();
-    const { pool } = createPool(world, { size: 2 });
-    pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 2);
-    const alphaDirs = [...world.warmed];
-    pool.claim('beta', undefined);
-    await waitFor(() => world.warmed.length === 4);
-    expect(pool.size).toBe(2);
-    // Both alpha entries gave way (released and removed) to beta's two.
-    expect(world.released).toEqual(alphaDirs.map((dir) => dir.slice('/ws/'.length)));
-    for (const dir of alphaDirs) expect(world.leases.has(dir)).toBe(false);
-    expect(pool.claim('beta', undefined)).toBeDefined();
-    expect(pool.claim('alpha', alpha)).toBeUndefined();
-  });
-
-  it('releases entries left unused for idleTtlMs', async () => {
-    const world = createWorld();
-    const { pool } = createPool(world, { idleTtlMs: 80 });
-    pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 2);
-    await waitFor(() => pool.size === 0 && world.leases.size === 0, 2_000);
-    expect(world.reserved.size).toBe(0);
-  });
-
-  it('backs off after a failed warm-up, releasing the reservation and saying why', async () => {
+  it('backs off after a failed warm-up, releasing the reservation and saying why, then fills the share', async () => {
     let fail = true;
     const world = createWorld(async () => {
       if (fail) throw new Error('backend down');
@@ -150,36 +189,54 @@ describe('WarmWorkspacePool', () => {
     // Demand during the back-off is not warmed until it passes.
     fail = false;
     pool.claim('alpha', alpha);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await pause(60);
     expect(pool.size).toBe(0);
-    await waitFor(() => pool.size === 2, 2_000);
+    expect(records.filter((record) => record['level'] === 40)).toHaveLength(1);
+    await waitFor(() => pool.size === 4, 2_000);
   });
 
-  it('releases every entry on invalidate and on close, and warms nothing after close', async () => {
+  it('releases every entry on invalidate and on close, forgets the stale keys, and warms nothing after close', async () => {
     const world = createWorld();
     const { pool } = createPool(world);
     pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 2);
+    await waitFor(() => pool.size === 4);
     await pool.invalidate();
     expect(pool.size).toBe(0);
     expect(world.leases.size).toBe(0);
     expect(world.reserved.size).toBe(0);
+    // The key rendered the old templates: nothing is warmed for it until a conversation wants it again.
+    await pause(40);
+    expect(world.warmed).toHaveLength(4);
 
     pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 2);
+    await waitFor(() => pool.size === 4);
     await pool.close();
     expect(world.leases.size).toBe(0);
     expect(world.reserved.size).toBe(0);
     expect(pool.claim('alpha', alpha)).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(world.warmed).toHaveLength(4);
+    await pause(30);
+    expect(world.warmed).toHaveLength(8);
+  });
+
+  it('discards a warm-up that was in flight when the templates changed', async () => {
+    let finish = (): void => {};
+    const world = createWorld(() => new Promise<void>((resolve) => (finish = resolve)));
+    const { pool } = createPool(world);
+    pool.claim('alpha', alpha);
+    await waitFor(() => world.reserved.size === 1);
+    await pool.invalidate();
+    finish();
+    await waitFor(() => world.reserved.size === 0 && world.leases.size === 0);
+    await pause(30);
+    expect(pool.size).toBe(0);
+    expect(world.warmed).toHaveLength(1);
   });
 
   it('is inert with size 0', async () => {
     const world = createWorld();
     const { pool, claims } = createPool(world, { size: 0 });
     expect(pool.claim('alpha', alpha)).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await pause(30);
     expect(world.warmed).toHaveLength(0);
     expect(claims).toEqual([]);
   });
@@ -196,5 +253,87 @@ describe('WarmWorkspacePool', () => {
     finish();
     await waitFor(() => world.reserved.size === 0 && world.leases.size === 0);
     expect(pool.size).toBe(0);
+  });
+
+  describe('over time (fake clock)', () => {
+    afterEach(async () => {
+      // Close while the clock is still fake, so that a warm-up waiting on it can end.
+      const closing = Promise.all(pools.splice(0).map((pool) => pool.close()));
+      await vi.runAllTimersAsync();
+      await closing;
+      vi.useRealTimers();
+    });
+
+    /** Advance the fake clock by `ms`, running the timers and promises due meanwhile. */
+    const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
+    it('gives the entries of a key gone inactive to the active ones before they expire', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      // Each warm-up takes 100 ms, so alpha's last entries are ready long after alpha was last wanted.
+      const world = createWorld(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
+      const { pool } = createPool(world, { size: 4, idleTtlMs: 1_000 });
+      pool.claim('alpha', alpha); // t = 0: alpha active until t = 1000
+      await advance(450);
+      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 4 }); // ready at ≈ 105, 205, 305, 405
+      pool.claim('beta', beta); // t = 450: beta takes its share, alpha keeps its own
+      await advance(400);
+      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
+      const releasedBefore = world.released.length;
+      // t = 1000: alpha is no longer active; its entries (ready at ≈ 305 and 405, due to expire at ≈ 1305
+      // and 1405) make room for beta's whole cap.
+      await advance(200);
+      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 3 });
+      await advance(200);
+      expect(world.byRoot()).toEqual({ '/home/bob/beta': 4 });
+      expect(world.released.length - releasedBefore).toBe(2);
+      expect(pool.claim('beta', beta)).toBeDefined();
+    });
+
+    it('makes room from the least recently wanted key first', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const world = createWorld(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
+      const { pool } = createPool(world, { size: 4 });
+      pool.claim('alpha', alpha);
+      await advance(450);
+      pool.claim('beta', beta);
+      await advance(250);
+      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
+      // Gamma's share (2, with the remainder) comes from alpha's surplus, then from beta's.
+      pool.claim('gamma', gamma);
+      await advance(50);
+      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 2, '/home/cy/gamma': 1 });
+      await advance(200);
+      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 1, '/home/cy/gamma': 2 });
+    });
+
+    it('drains to 0 after activity stops and warms nothing more', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const world = createWorld();
+      const { pool } = createPool(world, { size: 4, idleTtlMs: 1_000 });
+      pool.claim('alpha', alpha); // t = 0
+      await advance(50);
+      expect(pool.size).toBe(4);
+      const hit = pool.claim('alpha', alpha); // t = 50: alpha active until t = 1050; the hit is replaced
+      expect(hit).toBeDefined();
+      await advance(50);
+      expect(pool.size).toBe(4);
+      expect(world.warmed).toHaveLength(5);
+      // t ≈ 1005: the first three entries expire while alpha is still active and are warmed again.
+      await advance(950);
+      expect(pool.size).toBe(4);
+      expect(world.warmed).toHaveLength(8);
+      // t ≈ 1055: the replacement expires after alpha went inactive: not warmed again.
+      await advance(50);
+      expect(pool.size).toBe(3);
+      // t ≈ 2005: the re-warmed ones expire too; the pool is empty, keeps no timer, and stays so.
+      await advance(1_000);
+      expect(pool.size).toBe(0);
+      expect(vi.getTimerCount()).toBe(0);
+      await advance(10 * 1_000);
+      expect(world.warmed).toHaveLength(8);
+      await hit?.release();
+      expect(world.leases.size).toBe(0);
+      expect(world.reserved.size).toBe(1); // the claimed one is its caller's to remove
+    });
   });
 });
