@@ -15,6 +15,9 @@ export type SseWriterOptions = {
   onStall?: () => void;
 };
 
+/** How many writes of one event-loop turn go to the socket at once (the block start and its first delta). */
+const immediateFlushesPerTurn = 2;
+
 /** After a stall, how long the final frames get to reach a client that resumes reading. */
 const stalledEndGraceMs = 1_000;
 
@@ -29,6 +32,7 @@ export class SseWriter {
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   #stalled = false;
+  #flushesThisTurn = 0;
 
   constructor(response: ServerResponse, options: SseWriterOptions) {
     this.#response = response;
@@ -61,18 +65,38 @@ export class SseWriter {
    * promise per event; otherwise a promise that resolves after `drain` — or, past the stall deadline,
    * without it (the writer is then `stalled`). What waits in the socket is what `write` accepted.
    *
-   * Node's `http` already corks the socket for the rest of the tick on each response write (`write_` →
-   * `connectionCorkNT`), so the events of one tick leave in one `writev`. Do not `cork()` the response
-   * itself: while it is corked, a write past the high-water mark returns false although the socket never
-   * needed to drain, and no `drain` ever comes.
+   * Do not `cork()` the response itself: while it is corked, a write past the high-water mark returns
+   * false although the socket never needed to drain, and no `drain` ever comes.
    */
   write(frames: readonly SseFrame[]): Promise<void> | undefined {
     if (frames.length === 0 || this.closed) return undefined;
     this.#arm();
     let text = '';
     for (const frame of frames) text += serializeSseFrame(frame);
-    if (this.#response.write(text) || this.#stalled) return undefined;
+    const accepted = this.#response.write(text);
+    this.#flush();
+    if (accepted || this.#stalled) return undefined;
     return this.#drained();
+  }
+
+  /**
+   * Hand the first writes of each event-loop turn to the socket at once. Node's `http` corks the socket on
+   * a response write until the next `process.nextTick`, which runs only once the microtask queue is empty;
+   * the SDK delivers a backend read as one long chain of microtasks (decoding, its bookkeeping, the end of
+   * the turn), so the first delta written in that chain would otherwise wait for all of it (measured:
+   * ≈ 0.5 ms of tool_result → first text delta). Later writes of the same turn stay corked and leave
+   * together: a burst of thousands of deltas then fills the corked buffer, `write` reports it full, and
+   * the run merges what queues meanwhile into a few large events — flushing every write instead doubled
+   * the CPU of a 10k-delta answer (one frame per delta).
+   */
+  #flush(): void {
+    if (this.#flushesThisTurn >= immediateFlushesPerTurn) return;
+    const socket = this.#response.socket;
+    // A test double may have no socket at all.
+    if (!socket || socket.writableCorked === 0) return;
+    if (this.#flushesThisTurn === 0) setImmediate(() => (this.#flushesThisTurn = 0));
+    this.#flushesThisTurn += 1;
+    socket.uncork();
   }
 
   #drained(): Promise<void> {

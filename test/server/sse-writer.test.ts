@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { SseWriter } from '../../src/server/sse-writer.js';
 
@@ -99,5 +100,45 @@ describe('SseWriter', () => {
     expect(resolved).toBe(false);
     expect(writer.stalled).toBe(false);
     response.destroy();
+  });
+});
+
+describe('SseWriter on a real socket', () => {
+  it('hands the first two writes of an event-loop turn to the socket at once and batches the rest', async () => {
+    const buffered: number[] = [];
+    const server = createServer((_request, response) => {
+      const writer = new SseWriter(response, { keepaliveMs: 0, keepalive: () => ({ comment: 'k' }) });
+      const socket = response.socket!;
+      const writeAndLook = (data: string): void => {
+        void writer.write([{ data }]);
+        buffered.push(socket.writableLength);
+      };
+      // Inside one turn — and within a chain of microtasks, as the SDK delivers a backend read.
+      void Promise.resolve()
+        .then(() => writeAndLook('a'))
+        .then(() => writeAndLook('b'))
+        .then(() => writeAndLook('c'))
+        .then(() => {
+          // Still corked: leaves when the turn's microtasks are done.
+          buffered.push(socket.writableLength);
+          setImmediate(() => {
+            writeAndLook('d');
+            void writer.end();
+          });
+        });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const body = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+      expect(body).toBe('data: a\n\ndata: b\n\ndata: c\n\ndata: d\n\n');
+      const [a, b, c, stillCorked, d] = buffered;
+      expect([a, b]).toEqual([0, 0]);
+      expect(c).toBeGreaterThan(0);
+      expect(stillCorked).toBe(c);
+      expect(d).toBe(0);
+    } finally {
+      server.close();
+    }
   });
 });
