@@ -148,7 +148,7 @@ const bareChild = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
 });
 /**
  * Requests to a forked worker over IPC: each request carries an `id`, the worker answers once with the
- * same `id` (and `error` if it failed); it sends `{ id: 0 }` once ready, which {@link ready} waits for.
+ * same `id` (and `error` if it failed); it sends `{ id: 0 }` once ready, which `ready` waits for.
  */
 const ipc = <Request extends { id: number }, Answer extends { id: number; error?: string }>(
   child: ChildProcess,
@@ -161,7 +161,14 @@ const ipc = <Request extends { id: number }, Answer extends { id: number; error?
     pending.get(reply.id)?.(reply);
     pending.delete(reply.id);
   });
-  const ready = new Promise<void>((resolve) => pending.set(0, () => resolve()));
+  // A worker that dies fails what waits on it instead of leaving the bench hanging.
+  child.once('exit', (code, signal) => {
+    for (const [id, answer] of pending) answer({ id, error: `worker exited (${code ?? signal})` } as Answer);
+    pending.clear();
+  });
+  const ready = new Promise<void>((resolve, reject) =>
+    pending.set(0, (reply) => (reply.error === undefined ? resolve() : reject(new Error(reply.error)))),
+  );
   let nextId = 1;
   const call = (request: Omit<Request, 'id'>): Promise<Answer> =>
     new Promise((resolve, reject) => {
