@@ -1,15 +1,22 @@
 /**
  * The bridge against its floor, side by side in one interleaved run: `cursor-bridge serve` (the real
  * CLI from `dist/`, its own process) and `side-by-side/bare-sdk-worker.ts` (the bare `@cursor/sdk` with
- * the same in-memory store, its own process) talk to one fake Cursor backend in this process, which
- * also plays the client. Each figure is measured alternately on both (order swapped every round) and
- * reported as medians with the ratio bridge ÷ bare:
+ * the same in-memory store, its own process) talk to one fake Cursor backend in this process. The
+ * bridge's client is `side-by-side/bridge-client-worker.ts`, its own process like a real client's. Where
+ * each side is timed: every latency and wall time of the bridge's side in the client worker (`fetch` to
+ * the bridge, from the request's start to the SSE event), of the bare side in the bare worker (from
+ * `Agent.create` to the SDK's callback), so neither includes IPC or this process's event loop (busy
+ * running the fake backend); CPU and RSS of the bridge's and the bare SDK's processes from /proc, read
+ * here. Each figure is measured alternately on both (order swapped every round) and reported as medians
+ * with the ratio bridge ÷ bare:
  *
  * - first text delta on a new conversation (request → first `text_delta`; bare: create → first text delta);
  * - request → tool_use on a new conversation (bare: create → the custom tool's `execute`);
  * - tool_result → first text delta;
- * - a 10k-delta answer: wall time and process CPU (utime + stime from /proc);
- * - 32 concurrent new conversations: time until the last reaches its tool call (the first burst after
+ * - a 10k-delta answer (7 rounds): wall time (bridge: request → end of the body; bare: create → the
+ *   run's end) and process CPU (utime + stime from /proc);
+ * - 32 concurrent new conversations, started at once in the worker: time from their start until the last
+ *   reaches its tool call (bridge: its tool_use event; bare: `execute`) (the first burst after
  *   the start apart from the two later ones), RSS with all 32 parked (total and above idle);
  * - CPU per new conversation and RSS after a soak of `BENCH_SOAK` (default 288, a multiple of 48) new conversations:
  *   5 s after each side's last soak block (the figure this bench always printed) and after `BENCH_IDLE_MS`
@@ -39,11 +46,19 @@ import { ensureBuilt } from '../test/helpers/ensure-built.js';
 import { serveArgs, waitForServePort } from '../test/helpers/serve-process.js';
 import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
 import type { BareRequest, Reply } from './side-by-side/bare-sdk-worker.js';
+import type {
+  ClientReply,
+  ClientRequest,
+  Message,
+  Post,
+  Posted,
+} from './side-by-side/bridge-client-worker.js';
 
 const rounds = Number(process.env['BENCH_ROUNDS'] ?? 15);
 const soak = Math.max(48, Math.ceil(Number(process.env['BENCH_SOAK'] ?? 288) / 48) * 48);
 const concurrent = 32;
 const streamDeltas = 10_000;
+const streamRounds = 7;
 const here = dirname(fileURLToPath(import.meta.url));
 
 const backend = await startFakeCursorBackend({
@@ -131,20 +146,58 @@ const bareChild = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
   },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
-const pending = new Map<number, (reply: Reply) => void>();
-bareChild.on('message', (reply: Reply) => {
-  pending.get(reply.id)?.(reply);
-  pending.delete(reply.id);
-});
-await new Promise<void>((resolve) => pending.set(0, () => resolve()));
-let nextId = 1;
-type BareOp = BareRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
-const bare = (request: BareOp): Promise<Reply> =>
-  new Promise((resolve, reject) => {
-    const id = nextId++;
-    pending.set(id, (reply) => (reply.error === undefined ? resolve(reply) : reject(new Error(reply.error))));
-    bareChild.send({ ...request, id });
+/**
+ * Requests to a forked worker over IPC: each request carries an `id`, the worker answers once with the
+ * same `id` (and `error` if it failed); it sends `{ id: 0 }` once ready, which `ready` waits for.
+ */
+const ipc = <Request extends { id: number }, Answer extends { id: number; error?: string }>(
+  child: ChildProcess,
+): {
+  ready: Promise<void>;
+  call: (request: Omit<Request, 'id'>) => Promise<Answer>;
+} => {
+  const pending = new Map<number, (reply: Answer) => void>();
+  child.on('message', (reply: Answer) => {
+    pending.get(reply.id)?.(reply);
+    pending.delete(reply.id);
   });
+  // A worker that dies fails what waits on it instead of leaving the bench hanging.
+  child.once('exit', (code, signal) => {
+    for (const [id, answer] of pending) answer({ id, error: `worker exited (${code ?? signal})` } as Answer);
+    pending.clear();
+  });
+  const ready = new Promise<void>((resolve, reject) =>
+    pending.set(0, (reply) => (reply.error === undefined ? resolve() : reject(new Error(reply.error)))),
+  );
+  let nextId = 1;
+  const call = (request: Omit<Request, 'id'>): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, (reply) =>
+        reply.error === undefined ? resolve(reply) : reject(new Error(reply.error)),
+      );
+      child.send({ ...request, id });
+    });
+  return { ready, call };
+};
+type BareOp = BareRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
+const bareIpc = ipc<BareRequest, Reply>(bareChild);
+await bareIpc.ready;
+const bare = (request: BareOp): Promise<Reply> => bareIpc.call(request as Omit<BareRequest, 'id'>);
+
+// ---- the bridge's client: `side-by-side/bridge-client-worker.ts`, its own process --------------------
+// Like a real client and like the bare worker, it times every figure of the bridge's side itself, so
+// neither side's figures include this process's scheduling (the fake backend runs here).
+const clientChild = fork(join(here, 'side-by-side', 'bridge-client-worker.ts'), {
+  execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
+  env: { PATH: baseEnv.PATH, BENCH_BRIDGE_URL: url },
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
+type ClientOp = ClientRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
+const clientIpc = ipc<ClientRequest, ClientReply>(clientChild);
+await clientIpc.ready;
+const client = (request: ClientOp): Promise<ClientReply> =>
+  clientIpc.call(request as Omit<ClientRequest, 'id'>);
 
 // ---- process figures from /proc ---------------------------------------------------------------------
 const rssMb = async (child: ChildProcess): Promise<number> => {
@@ -214,71 +267,10 @@ const procMemory = async (child: ChildProcess): Promise<ProcMemory> => {
 };
 const settle = (ms = 1_500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-// ---- the bridge's client ----------------------------------------------------------------------------
-type Message = { role: 'user' | 'assistant'; content: unknown };
-const tools = [
-  {
-    name: 'Bash',
-    description: 'Run a shell command',
-    input_schema: { type: 'object', properties: { command: { type: 'string' } } },
-  },
-];
-type Posted = {
-  /** ms from the request to the first text delta / tool_use (undefined: none). */
-  textAt?: number;
-  toolAt?: number;
-  endAt: number;
-  content: unknown[];
-};
-/** POST one streaming Messages request; parses the SSE events (not for the 10k stream: `parse: false`). */
-const post = async (session: string, messages: Message[], parse = true): Promise<Posted> => {
-  const start = performance.now();
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-claude-code-session-id': session },
-    body: JSON.stringify({ model: 'composer-2', max_tokens: 50, stream: true, tools, messages }),
-  });
-  if (response.status !== 200)
-    throw new Error(`bridge answered ${response.status}: ${await response.text()}`);
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  const result: Posted = { endAt: 0, content: [] };
-  let buffer = '';
-  let text = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    if (!parse) {
-      if (result.textAt === undefined && decoder.decode(value).includes('text_delta')) {
-        result.textAt = performance.now() - start;
-      }
-      continue;
-    }
-    buffer += decoder.decode(value, { stream: true });
-    let newline: number;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      if (!line.startsWith('data: ')) continue;
-      const event = JSON.parse(line.slice(6)) as {
-        type: string;
-        content_block?: { type: string; id?: string; name?: string };
-        delta?: { type: string; text?: string };
-      };
-      if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta') {
-        result.textAt ??= performance.now() - start;
-        text += event.delta.text ?? '';
-      } else if (event.type === 'content_block_start' && event.content_block?.type === 'tool_use') {
-        result.toolAt ??= performance.now() - start;
-        if (text !== '') result.content.push({ type: 'text', text });
-        text = '';
-        result.content.push({ ...event.content_block, input: { command: 'true' } });
-      }
-    }
-  }
-  result.endAt = performance.now() - start;
-  return result;
-};
+// ---- the bridge's conversations (posted by the client worker) ----------------------------------------
+/** POST one streaming Messages request from the client worker (`parse: false` for the 10k stream). */
+const post = async (session: string, messages: Message[], parse = true): Promise<Posted> =>
+  (await client({ op: 'post', session, messages, parse })).posted![0]!;
 
 type Parked = { session: string; messages: Message[]; answer: Posted };
 const bridgeTool = async (prompt: string): Promise<Parked> => {
@@ -286,6 +278,23 @@ const bridgeTool = async (prompt: string): Promise<Parked> => {
   const messages: Message[] = [{ role: 'user', content: prompt }];
   const answer = await post(session, messages);
   return { session, messages, answer };
+};
+/** `prompts` as new conversations all at once; `ms` from their start until the last tool_use (worker). */
+const bridgeBurst = async (prompts: string[]): Promise<{ ms: number; parked: Parked[] }> => {
+  const posts: Post[] = prompts.map((prompt) => ({
+    session: randomUUID(),
+    messages: [{ role: 'user', content: prompt }],
+    parse: true,
+  }));
+  const reply = await client({ op: 'burst', posts });
+  return {
+    ms: reply.ms!,
+    parked: posts.map(({ session, messages }, index) => ({
+      session,
+      messages,
+      answer: reply.posted![index]!,
+    })),
+  };
 };
 const bridgeResult = async ({ session, messages, answer }: Parked): Promise<number> => {
   const call = answer.content.find((block) => (block as { type: string }).type === 'tool_use') as {
@@ -346,15 +355,17 @@ for (let round = 0; round < rounds; round += 1) {
   });
 }
 
-for (let round = 0; round < 3; round += 1) {
+// Wall time measured in the worker (bridge: request → end of the body; bare: create → the run's end),
+// CPU of the bridge's / the bare SDK's process from /proc.
+for (let round = 0; round < streamRounds; round += 1) {
   await alternate(round, async (side) => {
     const child = side === 'bridge' ? bridgeChild : bareChild;
     const cpuBefore = await cpuMs(child);
-    const start = performance.now();
-    if (side === 'bridge')
-      await post(randomUUID(), [{ role: 'user', content: `long answer ${round}` }], false);
-    else await bare({ op: 'stream', prompt: `long answer ${round}` });
-    record(`${streamDeltas / 1000}k-delta answer: wall time`, side, performance.now() - start);
+    const wall =
+      side === 'bridge'
+        ? (await post(randomUUID(), [{ role: 'user', content: `long answer ${round}` }], false)).endAt
+        : (await bare({ op: 'stream', prompt: `long answer ${round}` })).ms!;
+    record(`${streamDeltas / 1000}k-delta answer: wall time`, side, wall);
     record(`${streamDeltas / 1000}k-delta answer: CPU`, side, (await cpuMs(child)) - cpuBefore);
   });
 }
@@ -369,31 +380,26 @@ for (let round = 0; round < 3; round += 1) {
     const child = side === 'bridge' ? bridgeChild : bareChild;
     await settle();
     const idle = await rssMb(child);
-    const start = performance.now();
+    const prompts = Array.from(
+      { length: concurrent },
+      (_, index) => `use the tool, parked ${round}.${index}`,
+    );
     if (side === 'bridge') {
-      const parked = await Promise.all(
-        Array.from({ length: concurrent }, (_, index) =>
-          bridgeTool(`use the tool, parked ${round}.${index}`),
-        ),
-      );
-      record(burstFigure(round), side, performance.now() - start);
+      const { ms, parked } = await bridgeBurst(prompts);
+      record(burstFigure(round), side, ms);
       await settle();
       const atPark = await rssMb(child);
       record(`RSS, ${concurrent} conversations parked`, side, atPark, 'MB');
       record(`RSS above idle, ${concurrent} parked`, side, atPark - idle, 'MB');
       await Promise.all(parked.map(bridgeResult));
     } else {
-      const parked = await Promise.all(
-        Array.from({ length: concurrent }, (_, index) =>
-          bare({ op: 'tool', prompt: `use the tool, parked ${round}.${index}` }),
-        ),
-      );
-      record(burstFigure(round), side, performance.now() - start);
+      const { ms, conversations } = await bare({ op: 'burst', prompts });
+      record(burstFigure(round), side, ms!);
       await settle();
       const atPark = await rssMb(child);
       record(`RSS, ${concurrent} conversations parked`, side, atPark, 'MB');
       record(`RSS above idle, ${concurrent} parked`, side, atPark - idle, 'MB');
-      await Promise.all(parked.map((reply) => bare({ op: 'result', conversation: reply.conversation! })));
+      await Promise.all(conversations!.map((conversation) => bare({ op: 'result', conversation })));
     }
   });
 }
@@ -547,10 +553,9 @@ for (let index = 0; index < idle.bridge.samples.length; index += 5) {
 }
 
 await bare({ op: 'closeAll' });
-bareChild.kill('SIGTERM');
-bridgeChild.kill('SIGTERM');
+for (const child of [clientChild, bareChild, bridgeChild]) child.kill('SIGTERM');
 await Promise.all(
-  [bareChild, bridgeChild].map(
+  [clientChild, bareChild, bridgeChild].map(
     (child) =>
       new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve))),
   ),

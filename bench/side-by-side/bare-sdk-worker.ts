@@ -20,11 +20,19 @@ import { InMemoryAgentStore } from '../../dist/src/upstream/cursor/in-memory-age
 export type BareRequest =
   | { id: number; op: 'text'; prompt: string }
   | { id: number; op: 'tool'; prompt: string }
+  /** `tool` for all `prompts` at once; `ms` is from their start until the last one's `execute`. */
+  | { id: number; op: 'burst'; prompts: string[] }
   | { id: number; op: 'result'; conversation: string }
   | { id: number; op: 'stream'; prompt: string }
   | { id: number; op: 'closeAll' };
 
-export type Reply = { id: number; ms?: number; conversation?: string; error?: string };
+export type Reply = {
+  id: number;
+  ms?: number;
+  conversation?: string;
+  conversations?: string[];
+  error?: string;
+};
 
 const keep = 32;
 /**
@@ -80,6 +88,36 @@ const open = async (): Promise<{ key: string; conversation: Conversation }> => {
   return { key, conversation };
 };
 
+/** Opens a conversation and sends `prompt`; resolves when the SDK calls the custom tool's `execute`. */
+const park = async (prompt: string): Promise<{ at: number; key: string }> => {
+  const { key, conversation } = await open();
+  const reached = new Promise<number>((resolveReached) => {
+    void conversation.agent
+      .send(prompt, {
+        onDelta: ({ update }) => {
+          if (update.type === 'text-delta') conversation.onText?.();
+        },
+        local: {
+          customTools: {
+            Bash: {
+              description: 'Run a shell command',
+              inputSchema: { type: 'object', properties: { command: { type: 'string' } } },
+              execute: async () => {
+                resolveReached(performance.now());
+                await new Promise<void>((release) => (conversation.release = release));
+                return { content: [{ type: 'text', text: 'parked' }] };
+              },
+            },
+          },
+        },
+      })
+      .then((run) => {
+        conversation.done = run.wait();
+      });
+  });
+  return { at: await reached, key };
+};
+
 const handle = async (request: BareRequest): Promise<Omit<Reply, 'id'>> => {
   switch (request.op) {
     case 'text': {
@@ -97,33 +135,16 @@ const handle = async (request: BareRequest): Promise<Omit<Reply, 'id'>> => {
     }
     case 'tool': {
       const start = performance.now();
-      const { key, conversation } = await open();
-      const reached = new Promise<number>((resolveReached) => {
-        void conversation.agent
-          .send(request.prompt, {
-            onDelta: ({ update }) => {
-              if (update.type === 'text-delta') conversation.onText?.();
-            },
-            local: {
-              customTools: {
-                Bash: {
-                  description: 'Run a shell command',
-                  inputSchema: { type: 'object', properties: { command: { type: 'string' } } },
-                  execute: async () => {
-                    resolveReached(performance.now());
-                    await new Promise<void>((release) => (conversation.release = release));
-                    return { content: [{ type: 'text', text: 'parked' }] };
-                  },
-                },
-              },
-            },
-          })
-          .then((run) => {
-            conversation.done = run.wait();
-          });
-      });
-      const at = await reached;
+      const { at, key } = await park(request.prompt);
       return { ms: at - start, conversation: key };
+    }
+    case 'burst': {
+      const start = performance.now();
+      const parked = await Promise.all(request.prompts.map(park));
+      return {
+        ms: Math.max(...parked.map(({ at }) => at)) - start,
+        conversations: parked.map(({ key }) => key),
+      };
     }
     case 'result': {
       const conversation = conversations.get(request.conversation);
