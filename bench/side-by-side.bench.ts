@@ -370,9 +370,9 @@ for (let round = 0; round < streamRounds; round += 1) {
   });
 }
 
-// Three bursts per side. The first after the start is reported apart from the later ones: the bridge's
-// pre-warmed workspaces are sized by the demand it has seen, so its first burst of new conversations
-// starts (mostly) cold and a later one on workspaces warmed after the previous burst.
+// Three bursts per side. The first after the start is reported apart from the later ones: it finds the
+// bridge's pre-warmed workspaces as the earlier rounds left them (the environment's share of the pool),
+// a later one what the pool refilled after the previous burst.
 const burstFigure = (round: number): string =>
   `${concurrent} concurrent new conversations → last tool_use, ${round === 0 ? 'first burst' : 'later bursts'}`;
 for (let round = 0; round < 3; round += 1) {
