@@ -79,24 +79,26 @@ const until = async (condition: () => Promise<boolean>, what: string): Promise<v
   }
 };
 
-/** A cap of three pre-warmed workspaces: one environment's first conversation fills it. */
-const threeWarm = { cursorWarmWorkspaces: 3 };
+/**
+ * A bridge with a cap of three pre-warmed workspaces (one environment's first conversation fills it),
+ * kept in `wire` for the cleanup, and a reader of its metrics.
+ */
+const startThreeWarm = async (scenario: Scenario) => {
+  const bridge = await startWireBridge({ scenario, config: { cursorWarmWorkspaces: 3 } });
+  wire = bridge;
+  return { bridge, metrics: () => bridge.bridge.metrics.snapshot() };
+};
 
 describe('pre-warmed scratch workspaces', () => {
   it('serve a new conversation from a seen environment with its own rules, hooks and directory, off the request path', async () => {
     const probes: Probe[] = [];
-    wire = await startWireBridge({
-      scenario: probeScenario((probe) => probes.push(probe)),
-      config: threeWarm,
-    });
-    const bridge = wire;
-    const metrics = () => bridge.bridge.metrics.snapshot();
+    const { bridge, metrics } = await startThreeWarm(probeScenario((probe) => probes.push(probe)));
 
     /** `git` lookups forked in a workspace since the last reset (the pool warms others meanwhile). */
     const gitSpawnsIn = (dir: string | undefined): number =>
       spawned.filter((spawn) => spawn.command.startsWith('git rev-parse') && spawn.cwd === dir).length;
     spawned.length = 0;
-    await ask(wire.url, environment('/home/ada/alpha'), 'first conversation');
+    await ask(bridge.url, environment('/home/ada/alpha'), 'first conversation');
     expect(await metrics()).toMatchObject({ warmHits: 0, warmMisses: 1 });
     // The first conversation of an environment fills its share (the whole cap of 3 here).
     await until(async () => (await metrics()).warmWorkspaces === 3, 'three warm workspaces');
@@ -104,7 +106,7 @@ describe('pre-warmed scratch workspaces', () => {
     const coldSpawns = gitSpawnsIn(probes[0]?.workspace);
 
     spawned.length = 0;
-    await ask(wire.url, environment('/home/ada/alpha'), 'second conversation');
+    await ask(bridge.url, environment('/home/ada/alpha'), 'second conversation');
     expect(await metrics()).toMatchObject({ warmHits: 1, warmMisses: 1 });
     const [cold, warm] = probes;
     // The executor (rules, hooks, git root lookups) was built ahead: only the run's own lookup remains.
@@ -122,21 +124,16 @@ describe('pre-warmed scratch workspaces', () => {
       expect(probe?.shellRefusal).toMatch(/rejected|permissionDenied/);
     }
     // The adopted workspace lives under the workspace root like any other.
-    expect((await readdir(wire.workspacesDir)).length).toBeGreaterThanOrEqual(2);
+    expect((await readdir(bridge.workspacesDir)).length).toBeGreaterThanOrEqual(2);
   });
 
   it('never gives a conversation a workspace rendered for another environment', async () => {
     const probes: Probe[] = [];
-    wire = await startWireBridge({
-      scenario: probeScenario((probe) => probes.push(probe)),
-      config: threeWarm,
-    });
-    const bridge = wire;
-    const metrics = () => bridge.bridge.metrics.snapshot();
-    await ask(wire.url, environment('/home/ada/alpha'), 'alpha');
+    const { bridge, metrics } = await startThreeWarm(probeScenario((probe) => probes.push(probe)));
+    await ask(bridge.url, environment('/home/ada/alpha'), 'alpha');
     await until(async () => (await metrics()).warmWorkspaces === 3, 'three warm workspaces');
 
-    await ask(wire.url, environment('/home/bob/beta'), 'beta');
+    await ask(bridge.url, environment('/home/bob/beta'), 'beta');
     expect(await metrics()).toMatchObject({ warmHits: 0, warmMisses: 2 });
     const beta = probes[1];
     expect(beta?.rules).toContain('/home/bob/beta');
@@ -145,15 +142,13 @@ describe('pre-warmed scratch workspaces', () => {
   });
 
   it('removes its warm workspaces and the adopted ones when the bridge closes', async () => {
-    wire = await startWireBridge({ scenario: (run) => void run.text('ok'), config: threeWarm });
-    const bridge = wire;
-    const metrics = () => bridge.bridge.metrics.snapshot();
-    await ask(wire.url, environment('/home/ada/alpha'), 'one');
+    const { bridge, metrics } = await startThreeWarm((run) => void run.text('ok'));
+    await ask(bridge.url, environment('/home/ada/alpha'), 'one');
     await until(async () => (await metrics()).warmWorkspaces === 3, 'three warm workspaces');
-    const dirs = await readdir(wire.workspacesDir);
+    const dirs = await readdir(bridge.workspacesDir);
     expect(dirs).toHaveLength(4);
-    const root = wire.workspacesDir;
-    await wire.close();
+    const root = bridge.workspacesDir;
+    await bridge.close();
     wire = undefined;
     for (const dir of dirs) expect(existsSync(`${root}/${dir}`)).toBe(false);
   });
