@@ -16,8 +16,10 @@
  * // cancel / eviction: broker.settleAll(reason); shutdown: broker.close(), link.close(), host.close()
  * ```
  *
- * The standalone tool host (`cursor-bridge mcp-host`) is `createMcpHostServer`: agents over Streamable
- * HTTP / stdio, tool hosts attached over WebSocket, all sharing one broker through `ToolHostAggregator`.
+ * This entry is what the gateway loads for every session, so it holds only the per-session tool host. The
+ * standalone tool host (`cursor-bridge mcp-host`: agents over Streamable HTTP / stdio, tool hosts attached
+ * over WebSocket, one broker shared through `ToolHostAggregator`) is `./host.js`: its transports (`ws`,
+ * the MCP SDK's HTTP and stdio server transports, ≈ 1 MB of live heap once loaded) stay out of `serve`.
  */
 
 export { AsyncQueue } from './async-queue.js';
@@ -48,14 +50,3 @@ export type {
 export { createErrorResult, createTextResult, toToolCallResult } from './tool-call-result.js';
 export type { ToolCallResult, ToolResultContent } from './tool-call-result.js';
 export type { JsonObject, JsonValue } from './json-value.js';
-export { createMcpHostServer } from './mcp-host-server.js';
-export type { McpHostAddress, McpHostServer, McpHostServerOptions } from './mcp-host-server.js';
-export {
-  DEFAULT_CALL_DEADLINE_MS,
-  DEFAULT_PROGRESS_INTERVAL_MS,
-  ToolHostAggregator,
-  TOOLS_REFUSED_METHOD,
-} from './tool-host-aggregator.js';
-export type { AggregatorSnapshot, HostSnapshot, ToolHostAggregatorOptions } from './tool-host-aggregator.js';
-export { MCP_WEBSOCKET_SUBPROTOCOL, WebSocketServerTransport } from './websocket-server-transport.js';
-export type { WebSocketServerTransportOptions } from './websocket-server-transport.js';

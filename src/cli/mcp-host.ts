@@ -1,4 +1,4 @@
-import { createMcpHostServer } from '../../mcp/index.js';
+import { createMcpHostServer } from '../../mcp/host.js';
 import { createLogger } from '../logging/logger.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { loadCommandConfig } from './load-command-config.js';

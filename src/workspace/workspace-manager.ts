@@ -15,7 +15,7 @@
  */
 
 import { lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
@@ -67,10 +67,17 @@ type LiveWorkspace = {
   /** `<root>/<name>`; the name is the session key, or the reservation key it was adopted from. */
   dir: string;
   facts: HostFacts | undefined;
-  /** Content last written or verified, per relative path: an identical render skips all I/O. */
+  /**
+   * Digest of the content last written or verified, per relative path: an identical render skips all I/O.
+   * A digest, not the content: every workspace's files name its own directory, so the rendered strings
+   * (≈ 8 kB a workspace, the deny-hook most of it) would be kept once per live and reserved workspace.
+   */
   written: Map<string, string>;
   touchedAt: number;
 };
+
+/** What {@link LiveWorkspace.written} keeps of a file's content (one-shot SHA-256: ≈ 5 µs for 8 kB). */
+const contentDigest = (content: string): string => hash('sha256', content, 'base64');
 
 const isMissing = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
@@ -340,7 +347,8 @@ export class WorkspaceManager {
 
   /** Resolves whether the file's bytes on disk changed. */
   async #writeIfChanged(live: LiveWorkspace, file: WorkspaceFile): Promise<boolean> {
-    if (live.written.get(file.path) === file.content) return false;
+    const digest = contentDigest(file.content);
+    if (live.written.get(file.path) === digest) return false;
     const target = join(live.dir, ...file.path.split('/'));
     const existing = await readFile(target, 'utf8').catch(() => undefined);
     if (existing !== file.content) {
@@ -354,7 +362,7 @@ export class WorkspaceManager {
         throw error;
       }
     }
-    live.written.set(file.path, file.content);
+    live.written.set(file.path, digest);
     return existing !== file.content;
   }
 

@@ -1,5 +1,6 @@
 import { lstat, mkdir, readFile, readdir, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { getHeapSnapshot } from 'node:v8';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BridgeError } from '../../src/turn/turn-error.js';
 import type { HostFacts } from '../../src/workspace/host-facts.js';
@@ -46,6 +47,20 @@ const snapshot = async (dir: string) =>
       return { file, mtimeMs: (await stat(path)).mtimeMs, content: await readFile(path, 'utf8') };
     }),
   );
+
+/**
+ * Whether this process's heap holds a string with exactly `needle`'s bytes (ASCII, nothing JSON would
+ * escape): scans a heap snapshot (which collects garbage first) without building the needle as a string.
+ */
+const heapHolds = async (needle: Buffer): Promise<boolean> => {
+  let tail = Buffer.alloc(0);
+  for await (const chunk of getHeapSnapshot()) {
+    const window = Buffer.concat([tail, chunk as Buffer]);
+    if (window.includes(needle)) return true;
+    tail = window.subarray(Math.max(0, window.length - needle.length));
+  }
+  return false;
+};
 
 const age = async (path: string, ms: number) => {
   const seconds = (Date.now() - ms) / 1000;
@@ -152,6 +167,44 @@ describe('WorkspaceManager.ensureWorkspace', () => {
     await expect(manager.ensureWorkspace(key, facts)).rejects.toThrow(/not a directory/);
     expect(await readdir(outside)).toEqual([]);
   });
+});
+
+describe('WorkspaceManager memory', () => {
+  it('keeps a digest of each file it rendered, not the content (every workspace’s files differ)', async () => {
+    const overrides = await temp.make('cb-tpl-');
+    await writeFile(join(overrides, 'AGENTS.md'), 'retained-probe {{scratchDir}} end');
+    const templates = await TemplateStore.load({
+      defaultDir: resolveDefaultTemplateDir(),
+      overrideDir: overrides,
+    });
+    const manager = new WorkspaceManager({
+      root: await temp.make(),
+      templates,
+      logger: createCapturingLogger().logger,
+    });
+    managers.push(manager);
+    const reserved = await manager.reserveWorkspace(facts);
+    const session = createSessionKey();
+    const sessionDir = await manager.ensureWorkspace(session, facts);
+    const rendered = (dir: string): Buffer =>
+      Buffer.concat([Buffer.from('retained-probe '), Buffer.from(dir), Buffer.from(' end')]);
+    expect(await readFile(join(sessionDir, 'AGENTS.md'))).toEqual(rendered(sessionDir));
+
+    // The scan finds such a string while something holds it…
+    let held: string | undefined = await readFile(join(sessionDir, 'AGENTS.md'), 'utf8');
+    expect(await heapHolds(rendered(sessionDir))).toBe(true);
+    expect(held).toHaveLength(rendered(sessionDir).length);
+    held = undefined;
+    // …and neither the session's workspace nor the reservation keeps one.
+    expect(await heapHolds(rendered(sessionDir))).toBe(false);
+    expect(await heapHolds(rendered(reserved.dir))).toBe(false);
+    // Identical turns still skip all I/O; the digest is what they compare.
+    const before = await stat(join(sessionDir, 'AGENTS.md'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await manager.ensureSessionWorkspace(session, facts)).toEqual({ dir: sessionDir, changed: false });
+    expect((await stat(join(sessionDir, 'AGENTS.md'))).mtimeMs).toBe(before.mtimeMs);
+    expect(held).toBeUndefined();
+  }, 60_000);
 });
 
 describe('WorkspaceManager removal', () => {
