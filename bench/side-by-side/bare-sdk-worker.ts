@@ -30,6 +30,8 @@ export type BareRequest =
 export type Reply = {
   id: number;
   ms?: number;
+  /** `stream`: from its start to the first text delta. */
+  firstMs?: number;
   conversation?: string;
   conversations?: string[];
   error?: string;
@@ -41,19 +43,22 @@ const keep = 32;
  * ['project']` for AGENTS.md and the deny-hooks, `tools: ['mcp']`), to split the gap between the SDK's
  * cost of those options and the bridge's own.
  */
-const bridgeOptions = process.env['BENCH_BARE_OPTIONS'] === 'bridge';
+
 /**
  * `BENCH_BARE_VARIANT=<features,…>` (for `stream-probe.ts`, which bisects the bridge's options on the
  * 10k-delta answer): `project` (`settingSources: ['project']`), `agents` (an AGENTS.md in the directory),
  * `hooks` (the bridge's hooks.json and deny-hook script), `mcp` (`tools: ['mcp']`), `tool` (the custom
  * tool on the `stream` op too: the SDK's `custom-user-tools` MCP server), `nosandbox` (`sandboxOptions:
  * { enabled: false }`), `retries` (`enableAgentRetries: true`), `name` (`name: 'cursor-bridge'`),
- * `drain` (read `run.stream()` as well as `onDelta`, as the bridge does).
+ * `drain` (read `run.stream()` as well as `onDelta`, as the bridge does), `bridge` (as
+ * `BENCH_BARE_OPTIONS=bridge`).
  */
 const variant = new Set(
   (process.env['BENCH_BARE_VARIANT'] ?? '').split(',').filter((feature) => feature !== ''),
 );
 const hookScript = process.env['BENCH_BARE_HOOK_SCRIPT'];
+/** `bridge` in the variant is `BENCH_BARE_OPTIONS=bridge`, to combine with the other features. */
+const bridgeOptions = process.env['BENCH_BARE_OPTIONS'] === 'bridge' || variant.has('bridge');
 const apiKey = 'crsr_bench';
 // The driver puts the conversations' directories as deep as the bridge's scratch workspaces: the SDK
 // reads .gitignore / .cursorignore in every ancestor of the files it checks.
@@ -207,8 +212,11 @@ const handle = async (request: BareRequest): Promise<Omit<Reply, 'id'>> => {
         throw new Error(`no conversation ${request.conversation}`);
       }
       const conversation = existing ?? (await open()).conversation;
+      let firstText: number | undefined;
       const run = await conversation.agent.send(request.prompt, {
-        onDelta: () => {},
+        onDelta: ({ update }) => {
+          if (update.type === 'text-delta') firstText ??= performance.now();
+        },
         ...(variant.has('tool')
           ? { local: { customTools: bashTool(async () => ({ content: [{ type: 'text', text: '' }] })) } }
           : {}),
@@ -220,8 +228,9 @@ const handle = async (request: BareRequest): Promise<Omit<Reply, 'id'>> => {
         : undefined;
       await run.wait();
       await drained;
+      const ms = performance.now() - start;
       await forgetOldest();
-      return { ms: performance.now() - start };
+      return { ms, firstMs: (firstText ?? Number.NaN) - start };
     }
     case 'closeAll': {
       for (const [key, conversation] of conversations) {

@@ -6,7 +6,8 @@
  * worker, CPU of the process from /proc).
  *
  * `BENCH_STREAM_SIDES` (`;`-separated, default `bridge;bare:;bare:bridge`): `bridge` is `cursor-bridge
- * serve`, `bridge:nopool` the same with `CURSOR_BRIDGE_WARM_WORKSPACES=0`; `bare:<features>` a bare-SDK worker with `BENCH_BARE_VARIANT=<features>` (see the worker;
+ * serve`, `bridge:nopool` the same with `CURSOR_BRIDGE_WARM_WORKSPACES=0`, `bridge:other` the CLI of the
+ * checkout in `BENCH_OTHER_BRIDGE` (built; e.g. `main`, for an A/B); `bare:<features>` a bare-SDK worker with `BENCH_BARE_VARIANT=<features>` (see the worker;
  * `bare:bridge` is `BENCH_BARE_OPTIONS=bridge`). `BENCH_STREAM_ROUNDS` (default 7, after one warm-up
  * round); `BENCH_CPU_PROF=<dir>` writes a CPU profile of every side there on exit. Run with
  * `node_modules/.bin/tsx bench/side-by-side/stream-probe.ts`.
@@ -15,7 +16,7 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -99,7 +100,7 @@ type Side = {
   /** A one-delta answer on a new conversation: wall ms and the conversation. */
   short: (prompt: string) => Promise<{ wall: number; conversation: Conversation }>;
   /** The 10k-delta answer: on a new conversation, or as the next turn of `conversation`. */
-  stream: (prompt: string, conversation?: Conversation) => Promise<number>;
+  stream: (prompt: string, conversation?: Conversation) => Promise<{ wall: number; first: number }>;
   stop: () => void;
 };
 
@@ -118,7 +119,16 @@ const startBridge = async (name: string, index: number): Promise<Side[]> => {
   const settings = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => name.startsWith('CURSOR_BRIDGE_')),
   );
-  const bridge = spawn(process.execPath, serveArgs(configPath, [...probeArgs, ...profileArgs]), {
+  // `bridge:other` runs the CLI of another checkout (`BENCH_OTHER_BRIDGE=<dir>`, built), for an A/B of a
+  // change in one interleaved run.
+  const args = serveArgs(configPath, [...probeArgs, ...profileArgs]);
+  const other = process.env['BENCH_OTHER_BRIDGE'];
+  if (name === 'bridge:other') {
+    if (other === undefined) throw new Error('bridge:other needs BENCH_OTHER_BRIDGE=<checkout>');
+    const cli = args.findIndex((arg) => arg.endsWith(join('bin', 'cursor-bridge.js')));
+    args[cli] = join(other, 'bin', 'cursor-bridge.js');
+  }
+  const bridge = spawn(process.execPath, args, {
     cwd: root,
     env: {
       ...baseEnv,
@@ -168,7 +178,8 @@ const startBridge = async (name: string, index: number): Promise<Side[]> => {
           messages: [...(conversation?.bridge?.messages ?? []), { role: 'user', content: prompt }],
           parse: false,
         };
-        return (await channel.call(request)).posted![0]!.endAt;
+        const posted = (await channel.call(request)).posted![0]!;
+        return { wall: posted.endAt, first: posted.textAt ?? Number.NaN };
       },
       stop: () => {
         client.kill('SIGTERM');
@@ -223,16 +234,28 @@ const startBare = async (features: string, index: number): Promise<Side> => {
         prompt,
         ...(conversation?.bare === undefined ? {} : { conversation: conversation.bare }),
       };
-      return (await channel.call(request)).ms!;
+      const reply = await channel.call(request);
+      return { wall: reply.ms!, first: reply.firstMs ?? Number.NaN };
     },
     stop: () => worker.disconnect(),
   };
 };
 
+/**
+ * CPU time of all the process's threads (ms): the sum of `/proc/<pid>/task/<tid>/schedstat` (ns on CPU),
+ * not `/proc/<pid>/stat`'s 10 ms ticks, which are as coarse as the differences this probe looks for.
+ */
 const cpuMs = async (child: ChildProcess): Promise<number> => {
-  const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const tasks = await readdir(`/proc/${child.pid}/task`);
+  let ns = 0;
+  for (const task of tasks) {
+    try {
+      ns += Number((await readFile(`/proc/${child.pid}/task/${task}/schedstat`, 'utf8')).split(' ')[0]);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return ns / 1e6;
 };
 const rssMb = async (child: ChildProcess): Promise<number> => {
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
@@ -245,13 +268,22 @@ for (const [index, spec] of sides.entries()) {
   else started.push(await startBare(spec.replace(/^bare:/, ''), index));
 }
 type Figures = Record<
-  'wall' | 'cpu' | 'shortWall' | 'shortCpu' | 'settleCpu' | 'turnWall' | 'turnCpu',
+  'wall' | 'cpu' | 'shortWall' | 'shortCpu' | 'settleCpu' | 'turnWall' | 'turnCpu' | 'turnFirst',
   number[]
 >;
 const figures = new Map<string, Figures>(
   started.map((side) => [
     side.name,
-    { wall: [], cpu: [], shortWall: [], shortCpu: [], settleCpu: [], turnWall: [], turnCpu: [] },
+    {
+      wall: [],
+      cpu: [],
+      shortWall: [],
+      shortCpu: [],
+      settleCpu: [],
+      turnWall: [],
+      turnCpu: [],
+      turnFirst: [],
+    },
   ]),
 );
 const load = loadavg()[0];
@@ -270,12 +302,15 @@ for (let round = -1; round < rounds; round += 1) {
     const settleCpu = (await cpuMs(side.process)) - shortBefore - shortCpu;
     // The 10k-delta answer on a new conversation (the side-by-side bench's figure)…
     const before = await cpuMs(side.process);
-    const wall = turnTwoOnly ? Number.NaN : await side.stream(`long answer ${round}`);
+    const wall = turnTwoOnly ? Number.NaN : (await side.stream(`long answer ${round}`)).wall;
     const cpu = (await cpuMs(side.process)) - before;
     if (!turnTwoOnly) await pause();
     // …and as the second turn of the short answer's conversation: the streaming alone.
     const turnBefore = await cpuMs(side.process);
-    const turnWall = await side.stream(`long answer, turn 2 ${round}`, short.conversation);
+    const { wall: turnWall, first: turnFirst } = await side.stream(
+      `long answer, turn 2 ${round}`,
+      short.conversation,
+    );
     const turnCpu = (await cpuMs(side.process)) - turnBefore;
     await pause();
     if (round < 0) continue;
@@ -287,6 +322,7 @@ for (let round = -1; round < rounds; round += 1) {
     entry.settleCpu.push(settleCpu);
     entry.turnWall.push(turnWall);
     entry.turnCpu.push(turnCpu);
+    entry.turnFirst.push(turnFirst);
   }
 }
 const median = (values: number[]): number => {
@@ -302,7 +338,7 @@ console.log(
 );
 console.log(
   '  new conversation: wall, CPU; 1-delta answer: wall, CPU, CPU in the pause after it; 10k − 1-delta CPU;' +
-    ' 10k as turn 2: wall, CPU',
+    ' 10k as turn 2: wall, CPU, first text delta',
 );
 const cell = (value: number, ratio?: number): string =>
   `${value.toFixed(0).padStart(5)}${ratio === undefined ? '' : ` ${ratio.toFixed(2)}`}`;
@@ -316,8 +352,8 @@ for (const side of started) {
   console.log(
     `${side.name.slice(0, 34).padEnd(34)} ${cell(...of('wall'))} ${cell(...of('cpu'))} |` +
       ` ${cell(median(entry.shortWall))} ${cell(median(entry.shortCpu))} ${cell(median(entry.settleCpu))} |` +
-      ` ${cell(beyond(entry), beyond(entry) / beyond(reference))} | ${cell(...of('turnWall'))} ${cell(...of('turnCpu'))}` +
-      ` | RSS ${(await rssMb(side.process)).toFixed(0)} | turn-2 CPU ${entry.turnCpu.join(' ')}`,
+      ` ${cell(beyond(entry), beyond(entry) / beyond(reference))} | ${cell(...of('turnWall'))} ${cell(...of('turnCpu'))} ${cell(...of('turnFirst'))}` +
+      ` | RSS ${(await rssMb(side.process)).toFixed(0)} | turn-2 CPU ${entry.turnCpu.map((ms) => ms.toFixed(0)).join(' ')}`,
   );
 }
 if (probeDir !== undefined) {
