@@ -14,7 +14,8 @@
  * - request → tool_use on a new conversation (bare: create → the custom tool's `execute`);
  * - tool_result → first text delta;
  * - a 10k-delta answer (7 rounds): wall time (bridge: request → end of the body; bare: create → the
- *   run's end) and process CPU (utime + stime from /proc);
+ *   run's end) and process CPU (utime + stime from /proc); then the same as the second turn of a
+ *   conversation (bare: send → the run's end), which leaves out creating the conversation;
  * - 32 concurrent new conversations, started at once in the worker: time from their start until the last
  *   reaches its tool call (bridge: its tool_use event; bare: `execute`) (the first burst after
  *   the start apart from the two later ones), RSS with all 32 parked (total and above idle);
@@ -367,6 +368,32 @@ for (let round = 0; round < streamRounds; round += 1) {
         : (await bare({ op: 'stream', prompt: `long answer ${round}` })).ms!;
     record(`${streamDeltas / 1000}k-delta answer: wall time`, side, wall);
     record(`${streamDeltas / 1000}k-delta answer: CPU`, side, (await cpuMs(child)) - cpuBefore);
+  });
+}
+
+// The same answer as the second turn of a conversation a one-delta answer opened (and 300 ms after it, so
+// what follows a new conversation, such as the bridge's pool refill, is done): the streaming alone, apart
+// from creating the conversation.
+for (let round = 0; round < streamRounds; round += 1) {
+  await alternate(round, async (side) => {
+    const child = side === 'bridge' ? bridgeChild : bareChild;
+    let next: () => Promise<number>;
+    if (side === 'bridge') {
+      const session = randomUUID();
+      const messages: Message[] = [{ role: 'user', content: `short answer ${round}` }];
+      const first = await post(session, messages);
+      const history: Message[] = [...messages, { role: 'assistant', content: first.content }];
+      next = async () =>
+        (await post(session, [...history, { role: 'user', content: `long answer ${round}` }], false)).endAt;
+    } else {
+      const { conversation } = await bare({ op: 'text', prompt: `short answer ${round}` });
+      next = async () =>
+        (await bare({ op: 'stream', prompt: `long answer ${round}`, conversation: conversation! })).ms!;
+    }
+    await settle(300);
+    const cpuBefore = await cpuMs(child);
+    record(`${streamDeltas / 1000}k-delta answer, second turn: wall time`, side, await next());
+    record(`${streamDeltas / 1000}k-delta answer, second turn: CPU`, side, (await cpuMs(child)) - cpuBefore);
   });
 }
 
