@@ -2,15 +2,20 @@
  * The 10k-delta answer alone, on the bridge and on any number of bare-SDK variants, interleaved: to bisect
  * which of the bridge's agent options cost the SDK time on a long streamed answer, and to measure the
  * bridge's own delta path before and after a change without the ≈ 80 s of the whole side-by-side bench.
- * Same fake backend scenario, same workers and same timing as `side-by-side.bench.ts` (wall time in the
- * worker, CPU of the process from /proc).
+ * Same fake backend scenario and workers as `side-by-side.bench.ts`; wall time in the worker, CPU as the
+ * sum of every thread's `/proc/<pid>/task/<tid>/schedstat`. Each round, per side: a one-delta answer on
+ * a new conversation, a pause, the 10k-delta answer on a new conversation, a pause, the 10k-delta answer
+ * as the second turn of the one-delta answer's conversation, a pause (`BENCH_STREAM_SETTLE_MS`, 200).
  *
  * `BENCH_STREAM_SIDES` (`;`-separated, default `bridge;bare:;bare:bridge`): `bridge` is `cursor-bridge
  * serve`, `bridge:nopool` the same with `CURSOR_BRIDGE_WARM_WORKSPACES=0`, `bridge:other` the CLI of the
- * checkout in `BENCH_OTHER_BRIDGE` (built; e.g. `main`, for an A/B); `bare:<features>` a bare-SDK worker with `BENCH_BARE_VARIANT=<features>` (see the worker;
- * `bare:bridge` is `BENCH_BARE_OPTIONS=bridge`). `BENCH_STREAM_ROUNDS` (default 7, after one warm-up
- * round); `BENCH_CPU_PROF=<dir>` writes a CPU profile of every side there on exit. Run with
- * `node_modules/.bin/tsx bench/side-by-side/stream-probe.ts`.
+ * checkout in `BENCH_OTHER_BRIDGE` (built; e.g. `main`, for an A/B); `bare:<features>` a bare-SDK worker
+ * with `BENCH_BARE_VARIANT=<features>` (see the worker; `bare:bridge` is `BENCH_BARE_OPTIONS=bridge`).
+ * `BENCH_STREAM_ROUNDS` (default 7, after one warm-up round); `BENCH_STREAM_TURN2_ONLY=1` skips the answer
+ * on a new conversation; `BENCH_CPU_PROF=<dir>` writes a CPU profile of every side there on exit;
+ * `BENCH_PROBE_DIR=<dir>` (with `BENCH_HEAP_SNAPSHOT=1`) a memory report (and heap snapshot) of every
+ * side after the rounds; `BENCH_BRIDGE_LOG=<file>` keeps the bridge's log, at debug. Run with
+ * `node_modules/.bin/node --import tsx bench/side-by-side/stream-probe.ts` (Node 22, for the SDK).
  */
 
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -263,6 +268,10 @@ const rssMb = async (child: ChildProcess): Promise<number> => {
 };
 
 const started: Side[] = [];
+// A probe that fails midway still stops what it started (by PID).
+process.on('exit', () => {
+  for (const side of started) if (side.process.exitCode === null) side.process.kill('SIGKILL');
+});
 for (const [index, spec] of sides.entries()) {
   if (spec.startsWith('bridge')) started.push(...(await startBridge(spec, index)));
   else started.push(await startBare(spec.replace(/^bare:/, ''), index));
