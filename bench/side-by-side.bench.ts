@@ -14,7 +14,8 @@
  * - request → tool_use on a new conversation (bare: create → the custom tool's `execute`);
  * - tool_result → first text delta;
  * - a 10k-delta answer (7 rounds): wall time (bridge: request → end of the body; bare: create → the
- *   run's end) and process CPU (utime + stime from /proc);
+ *   run's end) and process CPU (every thread's schedstat); then the same as the second turn of a
+ *   conversation (bare: send → the run's end), which leaves out creating the conversation;
  * - 32 concurrent new conversations, started at once in the worker: time from their start until the last
  *   reaches its tool call (bridge: its tool_use event; bare: `execute`) (the first burst after
  *   the start apart from the two later ones), RSS with all 32 parked (total and above idle);
@@ -37,7 +38,7 @@
 
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -210,6 +211,21 @@ const cpuMs = async (child: ChildProcess): Promise<number> => {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
+/**
+ * CPU time of all of a child's threads in ms, from each thread's `/proc/<pid>/task/<tid>/schedstat` (ns):
+ * for the 10k-delta answer, where the 10 ms ticks of `cpuMs` are a tenth of the differences looked for.
+ */
+const threadCpuMs = async (child: ChildProcess): Promise<number> => {
+  let ns = 0;
+  for (const task of await readdir(`/proc/${child.pid}/task`)) {
+    try {
+      ns += Number((await readFile(`/proc/${child.pid}/task/${task}/schedstat`, 'utf8')).split(' ')[0]);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return ns / 1e6;
+};
 /** What `side-by-side/memory-probe.mjs` writes on SIGUSR2 (bytes). */
 type ProbeReport = {
   memoryUsage: NodeJS.MemoryUsage;
@@ -360,13 +376,43 @@ for (let round = 0; round < rounds; round += 1) {
 for (let round = 0; round < streamRounds; round += 1) {
   await alternate(round, async (side) => {
     const child = side === 'bridge' ? bridgeChild : bareChild;
-    const cpuBefore = await cpuMs(child);
+    const cpuBefore = await threadCpuMs(child);
     const wall =
       side === 'bridge'
         ? (await post(randomUUID(), [{ role: 'user', content: `long answer ${round}` }], false)).endAt
         : (await bare({ op: 'stream', prompt: `long answer ${round}` })).ms!;
     record(`${streamDeltas / 1000}k-delta answer: wall time`, side, wall);
-    record(`${streamDeltas / 1000}k-delta answer: CPU`, side, (await cpuMs(child)) - cpuBefore);
+    record(`${streamDeltas / 1000}k-delta answer: CPU`, side, (await threadCpuMs(child)) - cpuBefore);
+  });
+}
+
+// The same answer as the second turn of a conversation a one-delta answer opened (and 300 ms after it, so
+// what follows a new conversation, such as the bridge's pool refill, is done): the streaming alone, apart
+// from creating the conversation.
+for (let round = 0; round < streamRounds; round += 1) {
+  await alternate(round, async (side) => {
+    const child = side === 'bridge' ? bridgeChild : bareChild;
+    let next: () => Promise<number>;
+    if (side === 'bridge') {
+      const session = randomUUID();
+      const messages: Message[] = [{ role: 'user', content: `short answer ${round}` }];
+      const first = await post(session, messages);
+      const history: Message[] = [...messages, { role: 'assistant', content: first.content }];
+      next = async () =>
+        (await post(session, [...history, { role: 'user', content: `long answer ${round}` }], false)).endAt;
+    } else {
+      const { conversation } = await bare({ op: 'text', prompt: `short answer ${round}` });
+      next = async () =>
+        (await bare({ op: 'stream', prompt: `long answer ${round}`, conversation: conversation! })).ms!;
+    }
+    await settle(300);
+    const cpuBefore = await threadCpuMs(child);
+    record(`${streamDeltas / 1000}k-delta answer, second turn: wall time`, side, await next());
+    record(
+      `${streamDeltas / 1000}k-delta answer, second turn: CPU`,
+      side,
+      (await threadCpuMs(child)) - cpuBefore,
+    );
   });
 }
 

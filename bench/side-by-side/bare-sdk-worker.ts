@@ -7,8 +7,8 @@
  * conversations' agents and closes (and removes the directory of) older ones.
  */
 
-import { Agent, type SDKAgent } from '@cursor/sdk';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { Agent, type SDKAgent, type SDKCustomTool } from '@cursor/sdk';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -23,12 +23,15 @@ export type BareRequest =
   /** `tool` for all `prompts` at once; `ms` is from their start until the last one's `execute`. */
   | { id: number; op: 'burst'; prompts: string[] }
   | { id: number; op: 'result'; conversation: string }
-  | { id: number; op: 'stream'; prompt: string }
+  /** A new conversation, or with `conversation` (from a `text` reply) its next turn. */
+  | { id: number; op: 'stream'; prompt: string; conversation?: string }
   | { id: number; op: 'closeAll' };
 
 export type Reply = {
   id: number;
   ms?: number;
+  /** `stream`: from its start to the first text delta. */
+  firstMs?: number;
   conversation?: string;
   conversations?: string[];
   error?: string;
@@ -40,7 +43,22 @@ const keep = 32;
  * ['project']` for AGENTS.md and the deny-hooks, `tools: ['mcp']`), to split the gap between the SDK's
  * cost of those options and the bridge's own.
  */
-const bridgeOptions = process.env['BENCH_BARE_OPTIONS'] === 'bridge';
+
+/**
+ * `BENCH_BARE_VARIANT=<features,…>` (for `stream-probe.ts`, which bisects the bridge's options on the
+ * 10k-delta answer): `project` (`settingSources: ['project']`), `agents` (an AGENTS.md in the directory),
+ * `hooks` (the bridge's hooks.json and deny-hook script), `mcp` (`tools: ['mcp']`), `tool` (the custom
+ * tool on the `stream` op too: the SDK's `custom-user-tools` MCP server), `nosandbox` (`sandboxOptions:
+ * { enabled: false }`), `retries` (`enableAgentRetries: true`), `name` (`name: 'cursor-bridge'`),
+ * `drain` (read `run.stream()` as well as `onDelta`, as the bridge does), `bridge` (as
+ * `BENCH_BARE_OPTIONS=bridge`).
+ */
+const variant = new Set(
+  (process.env['BENCH_BARE_VARIANT'] ?? '').split(',').filter((feature) => feature !== ''),
+);
+const hookScript = process.env['BENCH_BARE_HOOK_SCRIPT'];
+/** `bridge` in the variant is `BENCH_BARE_OPTIONS=bridge`, to combine with the other features. */
+const bridgeOptions = process.env['BENCH_BARE_OPTIONS'] === 'bridge' || variant.has('bridge');
 const apiKey = 'crsr_bench';
 // The driver puts the conversations' directories as deep as the bridge's scratch workspaces: the SDK
 // reads .gitignore / .cursorignore in every ancestor of the files it checks.
@@ -73,14 +91,33 @@ const open = async (): Promise<{ key: string; conversation: Conversation }> => {
   counter += 1;
   const key = `c${counter}`;
   const dir = await mkdtemp(join(root, 'ws-'));
+  if (variant.has('agents')) {
+    await writeFile(join(dir, 'AGENTS.md'), '# Rules\n\nUse only the tools the client gave you.\n');
+  }
+  if (variant.has('hooks')) {
+    await mkdir(join(dir, '.cursor', 'hooks'), { recursive: true });
+    const script = join(dir, '.cursor', 'hooks', 'deny-builtin.mjs');
+    if (hookScript !== undefined) await copyFile(hookScript, script);
+    const command = JSON.stringify(`'${process.execPath}' '${script}'`);
+    const hook = `{ "command": ${command}, "timeout": 15, "failClosed": true }`;
+    await writeFile(
+      join(dir, '.cursor', 'hooks.json'),
+      `{ "version": 1, "hooks": { "preToolUse": [{ "command": ${command}, "matcher": "^(?!MCP:)", "timeout": 15, "failClosed": true }], ` +
+        `"beforeShellExecution": [${hook}], "beforeReadFile": [${hook}], "subagentStart": [${hook}] } }`,
+    );
+  }
   const agent = await Agent.create({
     apiKey,
     model: { id: 'composer-2' },
-    ...(bridgeOptions ? { tools: ['mcp'] } : {}),
+    ...(bridgeOptions || variant.has('mcp') ? { tools: ['mcp'] } : {}),
+    ...(variant.has('name') ? { name: 'cursor-bridge' } : {}),
     local: {
       cwd: dir,
       store: new InMemoryAgentStore(),
       ...(bridgeOptions ? { settingSources: ['project' as const], sandboxOptions: { enabled: false } } : {}),
+      ...(variant.has('project') ? { settingSources: ['project' as const] } : {}),
+      ...(variant.has('nosandbox') ? { sandboxOptions: { enabled: false } } : {}),
+      ...(variant.has('retries') ? { enableAgentRetries: true } : {}),
     },
   });
   const conversation: Conversation = { agent, dir };
@@ -89,6 +126,17 @@ const open = async (): Promise<{ key: string; conversation: Conversation }> => {
 };
 
 /** Opens a conversation and sends `prompt`; resolves when the SDK calls the custom tool's `execute`. */
+/** The one custom tool (the bridge's client offers `Bash`), with its `execute`. */
+const bashTool = (
+  execute: () => Promise<{ content: { type: 'text'; text: string }[] }>,
+): Record<string, SDKCustomTool> => ({
+  Bash: {
+    description: 'Run a shell command',
+    inputSchema: { type: 'object', properties: { command: { type: 'string' } } },
+    execute,
+  },
+});
+
 const park = async (prompt: string): Promise<{ at: number; key: string }> => {
   const { key, conversation } = await open();
   const reached = new Promise<number>((resolveReached) => {
@@ -98,17 +146,11 @@ const park = async (prompt: string): Promise<{ at: number; key: string }> => {
           if (update.type === 'text-delta') conversation.onText?.();
         },
         local: {
-          customTools: {
-            Bash: {
-              description: 'Run a shell command',
-              inputSchema: { type: 'object', properties: { command: { type: 'string' } } },
-              execute: async () => {
-                resolveReached(performance.now());
-                await new Promise<void>((release) => (conversation.release = release));
-                return { content: [{ type: 'text', text: 'parked' }] };
-              },
-            },
-          },
+          customTools: bashTool(async () => {
+            resolveReached(performance.now());
+            await new Promise<void>((release) => (conversation.release = release));
+            return { content: [{ type: 'text', text: 'parked' }] };
+          }),
         },
       })
       .then((run) => {
@@ -122,7 +164,7 @@ const handle = async (request: BareRequest): Promise<Omit<Reply, 'id'>> => {
   switch (request.op) {
     case 'text': {
       const start = performance.now();
-      const { conversation } = await open();
+      const { key, conversation } = await open();
       let firstText: number | undefined;
       const run = await conversation.agent.send(request.prompt, {
         onDelta: ({ update }) => {
@@ -131,7 +173,7 @@ const handle = async (request: BareRequest): Promise<Omit<Reply, 'id'>> => {
       });
       await run.wait();
       await forgetOldest();
-      return { ms: (firstText ?? Number.NaN) - start };
+      return { ms: (firstText ?? Number.NaN) - start, conversation: key };
     }
     case 'tool': {
       const start = performance.now();
@@ -164,11 +206,31 @@ const handle = async (request: BareRequest): Promise<Omit<Reply, 'id'>> => {
     }
     case 'stream': {
       const start = performance.now();
-      const { conversation } = await open();
-      const run = await conversation.agent.send(request.prompt, { onDelta: () => {} });
+      const existing =
+        request.conversation === undefined ? undefined : conversations.get(request.conversation);
+      if (request.conversation !== undefined && existing === undefined) {
+        throw new Error(`no conversation ${request.conversation}`);
+      }
+      const conversation = existing ?? (await open()).conversation;
+      let firstText: number | undefined;
+      const run = await conversation.agent.send(request.prompt, {
+        onDelta: ({ update }) => {
+          if (update.type === 'text-delta') firstText ??= performance.now();
+        },
+        ...(variant.has('tool')
+          ? { local: { customTools: bashTool(async () => ({ content: [{ type: 'text', text: '' }] })) } }
+          : {}),
+      });
+      const drained = variant.has('drain')
+        ? (async () => {
+            for await (const message of run.stream()) void message;
+          })()
+        : undefined;
       await run.wait();
+      await drained;
+      const ms = performance.now() - start;
       await forgetOldest();
-      return { ms: performance.now() - start };
+      return { ms, firstMs: (firstText ?? Number.NaN) - start };
     }
     case 'closeAll': {
       for (const [key, conversation] of conversations) {
@@ -188,4 +250,7 @@ process.on('message', (request: BareRequest) => {
       process.send?.({ id: request.id, error: error instanceof Error ? error.stack : String(error) }),
   );
 });
+// Without the driver there is nothing left to do (`stream-probe.ts` disconnects to stop it; exiting, not
+// being killed, lets `--cpu-prof` write its profile).
+process.on('disconnect', () => process.exit(0));
 process.send?.({ id: 0 } satisfies Reply);

@@ -95,6 +95,8 @@ const post = async ({ session, messages, parse }: Post, start = performance.now(
     }
   }
   result.endAt = performance.now() - start;
+  // The answer's text after its last tool_use too, so the next turn can send the whole answer back.
+  if (text !== '') result.content.push({ type: 'text', text });
   return result;
 };
 

@@ -119,6 +119,13 @@ export class CursorRun implements UpstreamRun {
    * the same kind is appended to it instead of queued (see {@link CursorRun.#pushDelta}).
    */
   #tail: { type: 'text-delta' | 'reasoning-delta'; text: string } | undefined;
+  /**
+   * A delta held back to the end of the event-loop turn (see {@link CursorRun.#pushDelta}); it is also the
+   * `#tail` while it waits, so later deltas of its kind append to it.
+   */
+  #held: { type: 'text-delta' | 'reasoning-delta'; text: string } | undefined;
+  /** The delta kinds already handed to the consumer in this event-loop turn (reset by `setImmediate`). */
+  readonly #sentThisTurn = new Set<'text-delta' | 'reasoning-delta'>();
 
   constructor(options: CursorRunOptions) {
     this.#options = {
@@ -350,25 +357,52 @@ export class CursorRun implements UpstreamRun {
   }
 
   /**
-   * Queue a delta, or append it to the previous one of the same kind while that still waits in the queue
-   * (the consumer is behind): a backlog of a thousand small deltas then crosses the engine and the socket
-   * as one event, not a thousand, and a consumer that keeps up still gets every delta as it came. Nothing
-   * waits for a merge, so no latency is added.
+   * Queue a delta, or append it to the previous one of the same kind while that one still waits: in the
+   * queue (the consumer is behind), or held back to the end of this event-loop turn. The first delta of
+   * each kind in a turn is queued at once, so the first text after a tool result or a pause adds no
+   * latency; the rest of the turn's deltas leave as one event when the turn ends (`setImmediate`). The
+   * SDK hands over each delta of a backend read in its own microtask, and a consumer that keeps up takes
+   * each one in between, so without holding a 10k-delta answer crossed the engine and the socket as ≈ 800
+   * events (one SSE frame each, ≈ 100 bytes of framing per 5-byte delta) before the consumer fell behind;
+   * those writes sat corked in the socket until the end of the turn anyway (see `SseWriter`).
    */
   #pushDelta(type: 'text-delta' | 'reasoning-delta', text: string): void {
     const tail = this.#tail;
-    // The tail is the queue's last item exactly while the queue is not empty (`#push` clears it otherwise).
-    if (tail !== undefined && tail.type === type && this.events.size > 0) {
+    // The tail is the queue's last item while the queue is not empty (`#push` clears it otherwise), or the
+    // held delta.
+    if (tail !== undefined && tail.type === type && (tail === this.#held || this.events.size > 0)) {
       tail.text += text;
       return;
     }
     const event = { type, text };
-    this.#push(event);
+    if (!this.#sentThisTurn.has(type)) {
+      if (this.#sentThisTurn.size === 0) setImmediate(this.#endTurn);
+      this.#sentThisTurn.add(type);
+      this.#push(event);
+    } else {
+      this.#release();
+      this.#held = event;
+    }
     this.#tail = event;
   }
 
-  /** Queue an event; whatever was the mergeable tail is no longer the queue's last item. */
+  /** The event-loop turn ended: what was held leaves, and the next delta of each kind goes at once. */
+  readonly #endTurn = (): void => {
+    this.#sentThisTurn.clear();
+    this.#release();
+  };
+
+  /** Queue the held delta, if any; it stays the tail while the consumer has not taken it. */
+  #release(): void {
+    const held = this.#held;
+    if (held === undefined) return;
+    this.#held = undefined;
+    this.events.push(held);
+  }
+
+  /** Queue an event after whatever delta is held; that delta is no longer the queue's last item. */
   #push(event: UpstreamEvent): void {
+    this.#release();
     this.#tail = undefined;
     this.events.push(event);
   }

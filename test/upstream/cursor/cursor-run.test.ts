@@ -151,6 +151,55 @@ describe('CursorRun', () => {
     ]);
   });
 
+  it('hands a consumer that keeps up the first delta of an event-loop turn at once and the rest of the turn as one event', async () => {
+    const { cursorRun, fake, delta } = createRun();
+    const received: Array<{ event: UpstreamEvent; turn: number }> = [];
+    let turn = 0;
+    const consumer = (async () => {
+      for await (const event of cursorRun.events) received.push({ event, turn });
+    })();
+    // As the SDK delivers one backend read: every delta in its own microtask chain, long enough for the
+    // consumer to take each one in between (without holding, each would be an event of its own).
+    const settle = async (): Promise<void> => {
+      for (let step = 0; step < 8; step += 1) await Promise.resolve();
+    };
+    const burst = async (prefix: string, count: number): Promise<void> => {
+      for (let index = 0; index < count; index += 1) {
+        delta({ type: 'text-delta', text: `${prefix}${index} ` });
+        await settle();
+      }
+    };
+    await burst('a', 500);
+    // The first delta left in the same turn; the rest is held until the turn ends.
+    expect(received).toEqual([{ event: { type: 'text-delta', text: 'a0 ' }, turn: 0 }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    turn = 1;
+    // Thinking then text in one turn: each kind's first delta goes at once, in order.
+    delta({ type: 'thinking-delta', text: 't0 ' });
+    await settle();
+    delta({ type: 'thinking-delta', text: 't1 ' });
+    await settle();
+    delta({ type: 'text-delta', text: 'b0 ' });
+    await settle();
+    await burst('c', 3);
+    await new Promise((resolve) => setImmediate(resolve));
+    turn = 2;
+    fake.finish({ status: 'finished' });
+    await consumer;
+    const a = Array.from({ length: 499 }, (_, index) => `a${index + 1} `).join('');
+    expect(received).toEqual([
+      { event: { type: 'text-delta', text: 'a0 ' }, turn: 0 },
+      { event: { type: 'text-delta', text: a }, turn: 0 },
+      { event: { type: 'reasoning-delta', text: 't0 ' }, turn: 1 },
+      // Text closes the thinking: the held thinking delta goes first, then the end of thinking.
+      { event: { type: 'reasoning-delta', text: 't1 ' }, turn: 1 },
+      { event: { type: 'reasoning-end' }, turn: 1 },
+      { event: { type: 'text-delta', text: 'b0 ' }, turn: 1 },
+      { event: { type: 'text-delta', text: 'c0 c1 c2 ' }, turn: 1 },
+      { event: { type: 'end', status: 'finished' }, turn: 2 },
+    ]);
+  });
+
   it('swallows what an SDK retry replays and passes on what is new', async () => {
     const { cursorRun, fake, delta } = createRun();
     delta({ type: 'step-started', stepId: 1 });
