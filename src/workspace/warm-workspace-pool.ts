@@ -109,7 +109,12 @@ const maxWantedKeys = 256;
 type Entry = WarmWorkspace & { readyAt: number };
 
 /** A recycle in flight; `waiter`: the one claim waiting for it. */
-type Pending = { renderKey: string; waiter: ((entry: WarmWorkspace | undefined) => void) | undefined };
+type Pending = {
+  renderKey: string;
+  waiter: ((entry: WarmWorkspace | undefined) => void) | undefined;
+  /** When the recycle was announced (its session's removal started). */
+  since: number;
+};
 
 type Wanted = { facts: HostFacts | undefined; lastWantedAt: number };
 
@@ -183,7 +188,7 @@ export class WarmWorkspacePool {
    */
   expectRecycle(renderKey: string, generation: number): RecycleTicket | undefined {
     if (!this.#accepts(renderKey, generation)) return undefined;
-    const pending: Pending = { renderKey, waiter: undefined };
+    const pending: Pending = { renderKey, waiter: undefined, since: Date.now() };
     this.#pending.push(pending);
     let settled = false;
     const settle = (): boolean => {
@@ -206,11 +211,20 @@ export class WarmWorkspacePool {
           else this.#entries.push(entry);
           this.#options.onRecycled?.();
           this.#options.logger.debug(
-            { workspace: workspace.key, toClaim: waiter !== undefined, ready: this.#entries.length },
+            {
+              workspace: workspace.key,
+              toClaim: waiter !== undefined,
+              ready: this.#entries.length,
+              ms: Date.now() - pending.since,
+            },
             "recycled an evicted conversation's scratch workspace and executor",
           );
         } else {
           waiter?.(undefined);
+          this.#options.logger.debug(
+            { workspace: workspace.key, ms: Date.now() - pending.since },
+            'not recycling a scratch workspace: the pool no longer wants it',
+          );
         }
         this.#schedule(this.#quietMs);
         return taken;
@@ -289,6 +303,10 @@ export class WarmWorkspacePool {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         pending.waiter = undefined;
+        this.#options.logger.debug(
+          { waitedMs: this.#recycleWaitMs, sinceEvictionMs: Date.now() - pending.since },
+          'a recycled scratch workspace was not ready in time; the new conversation starts cold',
+        );
         resolve(undefined);
       }, this.#recycleWaitMs);
       pending.waiter = (entry) => {
