@@ -109,7 +109,7 @@ export class WorkspaceService {
       lease === undefined || removal.recycleAfter === undefined
         ? undefined
         : this.#pool?.expectRecycle(lease.renderKey, lease.generation);
-    const disposed = (await removal.recycleAfter) ?? true;
+    const disposed = (await removal.recycleAfter?.catch(() => false)) ?? true;
     if (ticket !== undefined && lease !== undefined) {
       const reserved = disposed
         ? await this.#manager.recycleWorkspace(sessionKey, lease.renderKey).catch((error: unknown) => {
