@@ -211,4 +211,17 @@ describe('Session transitions', () => {
     await new Promise((resolve) => setTimeout(resolve, 150)); // retireTimeoutMs 100
     expect(removals[0]).toMatchObject({ recycle: true, disposed: false });
   });
+
+  it('does not offer a workspace for recycling while draining', async () => {
+    const { registry, removals } = createRegistry({ maxSessions: 2 });
+    const idle = registry.admit(request([user('b')], withId('b')));
+    idle.release();
+    registry.admit(request([user('a')], withId('a'))); // in flight
+    registry.startDraining();
+    // A side call of the conversation in flight is still admitted, and evicts the idle session.
+    const side = registry.admit(request([user('a title, please')], withId('a')));
+    expect(side.created).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(removals).toEqual([{ key: idle.session.key, recycle: false }]);
+  });
 });
