@@ -220,6 +220,10 @@ describe('pre-warmed scratch workspaces', () => {
       expect(d?.shellRefusal).toMatch(/rejected|permissionDenied/);
       // Nothing of B: not in D's prompt, rules or the whole run request the SDK sent, not on disk.
       const dRequest = bridge.runRequests().at(-1);
+      // (B's own run request carried it: the check below can see it.)
+      expect(bridge.runRequests().some((run) => JSON.stringify(run.json).includes('PELICAN-7f3a'))).toBe(
+        true,
+      );
       expect(dRequest?.text).toContain('conversation D');
       for (const seen of [d?.prompt, d?.rules, JSON.stringify(dRequest?.json)])
         expect(seen).not.toContain('PELICAN-7f3a');
