@@ -4,10 +4,10 @@
  * builds it from a {@link WorkspaceManager} and a {@link PromptGrounding} sharing one template store.
  */
 
+import type { Logger } from 'pino';
 import type { TurnRequest } from '../turn/turn-request.js';
 import { collectHostFactTexts, extractHostFacts, type HostFacts } from './host-facts.js';
 import type { PromptGrounding } from './prompt-grounding.js';
-import type { Logger } from 'pino';
 import type { WarmWorkspace, WarmWorkspacePool } from './warm-workspace-pool.js';
 import type { WorkspaceManager } from './workspace-manager.js';
 
