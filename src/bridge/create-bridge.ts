@@ -233,6 +233,11 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
           logger,
           size: config.warmWorkspaces,
           onClaim: (hit) => metrics.warmWorkspaceClaimed(hit),
+          onRecycled: () => metrics.warmWorkspaceRecycled(),
+          // Every live session's workspace holds an executor: at the cap, the pool stops warming at a few
+          // more, and the new conversations get the executors of the sessions they evict.
+          executorsInUse: () => workspaces.liveCount,
+          executorLimit: config.maxSessions + config.warmWorkspacesAtCap,
         })
       : undefined;
   metrics.readWarmWorkspacesFrom(() => pool?.size ?? 0);
@@ -264,7 +269,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
   const engine = new Engine({
     upstream,
     metrics,
-    workspace: new WorkspaceService(workspaces, new PromptGrounding(templates), pool),
+    workspace: new WorkspaceService(workspaces, new PromptGrounding(templates), pool, logger),
     guard,
     logger,
     mode: cursor.mode,

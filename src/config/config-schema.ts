@@ -111,6 +111,14 @@ export const configFileSchema = z.looseObject({
   cursorWarmWorkspaces: integerSchema
     .refine((n) => n >= 0, { error: 'expected a non-negative integer' })
     .optional(),
+  /**
+   * Pre-warmed workspaces the bridge still builds when its sessions fill the cap (the pool's own
+   * warm-ups stop at `cursorMaxSessions` + this many executors; evicted sessions' executors are recycled
+   * instead), default 4; `CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP` wins.
+   */
+  cursorWarmWorkspacesAtCap: integerSchema
+    .refine((n) => n >= 0, { error: 'expected a non-negative integer' })
+    .optional(),
 });
 export type ConfigFile = z.infer<typeof configFileSchema>;
 

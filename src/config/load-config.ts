@@ -87,6 +87,11 @@ export type BridgeConfig = {
    * (0: none; default the session cap, at most 32).
    */
   warmWorkspaces: number;
+  /**
+   * `cursorWarmWorkspacesAtCap` / `CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP`: the pool warms only while its
+   * entries plus the sessions' executors are below `maxSessions` + this (default 4).
+   */
+  warmWorkspacesAtCap: number;
   /** Things the user should know (defaults substituted, unsafe settings overridden). */
   warnings: string[];
 };
@@ -95,6 +100,8 @@ export const defaultMaxSessions = 32;
 export const defaultStallTimeoutMs = 30_000;
 /** The most pre-warmed workspaces kept by default (never more than the session cap). */
 export const defaultWarmWorkspaces = 32;
+/** Pre-warmed workspaces still built at the session cap, by default. */
+export const defaultWarmWorkspacesAtCap = 4;
 
 /** A non-negative integer from the environment, which wins over the file; a bad value is a ConfigError. */
 const countFromEnv = (env: Env, name: string, file: string): number | undefined => {
@@ -251,6 +258,10 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
       countFromEnv(options.env, 'CURSOR_BRIDGE_WARM_WORKSPACES', file) ??
       config.cursorWarmWorkspaces ??
       Math.min(defaultWarmWorkspaces, maxSessions),
+    warmWorkspacesAtCap:
+      countFromEnv(options.env, 'CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP', file) ??
+      config.cursorWarmWorkspacesAtCap ??
+      defaultWarmWorkspacesAtCap,
     warnings,
   };
 };

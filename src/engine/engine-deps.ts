@@ -22,8 +22,12 @@ export interface WorkspacePort {
    * the prompt grounding.
    */
   prepare(sessionKey: string, request: TurnRequest): Promise<PreparedWorkspace>;
-  /** Remove the session's scratch workspace (only ever inside the workspace root). */
-  remove(sessionKey: string): Promise<void>;
+  /**
+   * Remove the session's scratch workspace (only ever inside the workspace root). `recycleAfter` (an
+   * eviction, called as the disposal starts): resolves whether the session's agent was disposed; the
+   * workspace waits for it and may then be kept for a new conversation instead (see `WorkspaceService`).
+   */
+  remove(sessionKey: string, removal?: { recycleAfter?: Promise<boolean> }): Promise<void>;
 }
 
 export type ToolCallCheck = { forward: true } | { forward: false; correction: string };

@@ -184,22 +184,29 @@ export class SessionRegistry {
           : 'evicted an idle conversation',
       );
     this.#options.onEvicted?.(session);
-    await this.#dispose(entry.session);
+    // An evicted session's workspace may serve the next new conversation (not while draining).
+    await this.#dispose(entry.session, !this.#draining);
   }
 
-  /** Dispose the agent, then forget the session everywhere; failures are logged, never thrown. */
-  async #dispose(session: Session): Promise<void> {
+  /**
+   * Dispose the agent, then forget the session everywhere; failures are logged, never thrown. With
+   * `recycle`, the workspace learns of its removal as the disposal starts (a new conversation admitted
+   * right now may wait for its recycled executor) and acts once the agent is disposed.
+   */
+  async #dispose(session: Session, recycle = false): Promise<void> {
     this.#index.forget(session.key);
     this.#options.onForgotten?.(session);
-    try {
-      await session.dispose();
-    } catch (error) {
+    const disposed = session.dispose().catch((error: unknown) => {
       this.#options.logger.warn({ err: error, session: session.key }, 'could not dispose a session');
-    } finally {
-      this.#options.guard.forget(session.key);
-      await this.#options.workspace.remove(session.key).catch((error: unknown) => {
-        this.#options.logger.warn({ err: error, session: session.key }, 'could not remove workspace');
-      });
-    }
+      return false;
+    });
+    const removal = recycle
+      ? this.#options.workspace.remove(session.key, { recycleAfter: disposed })
+      : disposed.then(() => this.#options.workspace.remove(session.key));
+    await disposed;
+    this.#options.guard.forget(session.key);
+    await removal.catch((error: unknown) => {
+      this.#options.logger.warn({ err: error, session: session.key }, 'could not remove workspace');
+    });
   }
 }

@@ -43,8 +43,12 @@ export type SessionState =
     };
 
 /** Settles like `promise`, or after `timeoutMs` when it has not settled by then. */
-const boundedBy = (promise: Promise<unknown>, timeoutMs: number): Promise<unknown> =>
-  Promise.race([promise, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+/** Resolves whether `promise` settled within `timeoutMs` (rejects with it). */
+const boundedBy = (promise: Promise<unknown>, timeoutMs: number): Promise<boolean> =>
+  Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref()),
+  ]);
 
 export class Session {
   /** 32 hex chars; names the scratch workspace. Opaque, never derived from conversation text. */
@@ -131,26 +135,31 @@ export class Session {
   /**
    * Any → idle: cancel the run (settling its parked calls), bounded so a stuck SDK cannot hang us. A
    * run cut short checkpoints nothing, so the agent holds what it held before the run; after a failure
-   * that is unknown. Calling it when idle only records a failure.
+   * that is unknown. Calling it when idle only records a failure. Resolves whether the run (if any)
+   * retired within the bound.
    */
-  async retireRun(options: { failed?: boolean } = {}): Promise<void> {
+  async retireRun(options: { failed?: boolean } = {}): Promise<boolean> {
     this.#clearParkDeadline();
     const state = this.#state;
     if (state.kind === 'idle') {
       if (options.failed === true) this.#state = { kind: 'idle', committed: undefined, interrupted: false };
-      return;
+      return true;
     }
     const held = options.failed === true ? undefined : state.active.heldBeforeRun;
     this.#state = { kind: 'idle', committed: held, interrupted: held !== undefined };
-    await boundedBy(state.active.run.cancel(), this.#retireTimeoutMs);
+    return boundedBy(state.active.run.cancel(), this.#retireTimeoutMs);
   }
 
-  /** Retire the run and release the agent; the session then holds nothing. */
-  async dispose(): Promise<void> {
-    await this.retireRun({ failed: true });
+  /**
+   * Retire the run and release the agent; the session then holds nothing. Resolves whether both ended
+   * within the bound (`false`: something of them may still run in their executor).
+   */
+  async dispose(): Promise<boolean> {
+    const retired = await this.retireRun({ failed: true });
     const agent = this.#agent;
     this.#agent = undefined;
-    if (agent !== undefined) await boundedBy(agent.dispose(), this.#retireTimeoutMs);
+    const released = agent === undefined || (await boundedBy(agent.dispose(), this.#retireTimeoutMs));
+    return retired && released;
   }
 
   #clearParkDeadline(): void {

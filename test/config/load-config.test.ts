@@ -64,6 +64,7 @@ describe('resolveConfig', () => {
       maxSessions: 32,
       stallTimeoutMs: 30_000,
       warmWorkspaces: 32,
+      warmWorkspacesAtCap: 4,
       warnings: [],
     });
   });
@@ -446,6 +447,20 @@ describe('pre-warmed workspaces (issue 11, item 11)', () => {
     );
     expect(configErrorOf(() => resolve({}, { CURSOR_BRIDGE_WARM_WORKSPACES: 'some' })).message).toContain(
       'CURSOR_BRIDGE_WARM_WORKSPACES',
+    );
+  });
+
+  it('keeps 4 warm beyond the session cap by default; the file sets it; the environment wins', () => {
+    expect(resolve({})).toMatchObject({ warmWorkspacesAtCap: 4 });
+    expect(resolve({ cursorWarmWorkspacesAtCap: 0 })).toMatchObject({ warmWorkspacesAtCap: 0 });
+    expect(
+      resolve({ cursorWarmWorkspacesAtCap: 2 }, { CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP: '6' }),
+    ).toMatchObject({ warmWorkspacesAtCap: 6 });
+    expect(configErrorOf(() => resolve({ cursorWarmWorkspacesAtCap: -1 })).message).toContain(
+      'cursorWarmWorkspacesAtCap',
+    );
+    expect(configErrorOf(() => resolve({}, { CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP: 'x' })).message).toContain(
+      'CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP',
     );
   });
 });

@@ -17,9 +17,17 @@ const createRegistry = (options: { maxSessions?: number; idleTtlMs?: number } = 
     endTurn: () => {},
     forget: (key) => forgotten.push(key),
   };
+  /** Per removal: whether it was an eviction's (with the disposal's outcome, once known). */
+  const removals: Array<{ key: string; recycle: boolean; disposed?: boolean }> = [];
   const workspace: WorkspacePort = {
     prepare: async () => ({ workspaceDir: '/tmp/x', grounding: { head: '', tail: '' } }),
-    remove: async (key) => {
+    remove: async (key, removal) => {
+      const record: (typeof removals)[number] = {
+        key,
+        recycle: removal?.recycleAfter !== undefined,
+      };
+      removals.push(record);
+      if (removal?.recycleAfter !== undefined) record.disposed = await removal.recycleAfter;
       removed.push(key);
     },
   };
@@ -33,7 +41,7 @@ const createRegistry = (options: { maxSessions?: number; idleTtlMs?: number } = 
     onEvicted: (session) => evicted.push(session.key),
     now: () => now,
   });
-  return { registry, forgotten, removed, evicted, advance: (ms: number) => (now += ms) };
+  return { registry, forgotten, removed, removals, evicted, advance: (ms: number) => (now += ms) };
 };
 
 const scriptedRun = async () => {
@@ -170,5 +178,50 @@ describe('Session transitions', () => {
     expect(session.state).toEqual({ kind: 'idle', committed: undefined, interrupted: false });
     await session.dispose();
     expect(session.agent).toBeUndefined();
+  });
+
+  it('tells the workspace of an eviction as its disposal starts (it may recycle it), never at close', async () => {
+    const { registry, removals } = createRegistry({ maxSessions: 1 });
+    const { agent } = await scriptedRun();
+    let disposeAgent = (): void => {};
+    const agentDisposed = new Promise<void>((resolve) => (disposeAgent = resolve));
+    agent.dispose = () => agentDisposed;
+    const a = registry.admit(request([user('a')], withId('a')));
+    await a.session.ensureAgent(async () => agent);
+    a.release();
+    const b = registry.admit(request([user('b')], withId('b')));
+    // The workspace heard of it before the agent is gone, and waits for it.
+    expect(removals).toEqual([{ key: a.session.key, recycle: true }]);
+    disposeAgent();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(removals[0]?.disposed).toBe(true);
+    b.release();
+    await registry.close();
+    expect(removals[1]).toEqual({ key: b.session.key, recycle: false });
+  });
+
+  it('reports a disposal that timed out, so the workspace is not recycled', async () => {
+    const { registry, removals } = createRegistry({ maxSessions: 1 });
+    const { agent } = await scriptedRun();
+    agent.dispose = () => new Promise<void>(() => {});
+    const a = registry.admit(request([user('a')], withId('a')));
+    await a.session.ensureAgent(async () => agent);
+    a.release();
+    registry.admit(request([user('b')], withId('b')));
+    await new Promise((resolve) => setTimeout(resolve, 150)); // retireTimeoutMs 100
+    expect(removals[0]).toMatchObject({ recycle: true, disposed: false });
+  });
+
+  it('does not offer a workspace for recycling while draining', async () => {
+    const { registry, removals } = createRegistry({ maxSessions: 2 });
+    const idle = registry.admit(request([user('b')], withId('b')));
+    idle.release();
+    registry.admit(request([user('a')], withId('a'))); // in flight
+    registry.startDraining();
+    // A side call of the conversation in flight is still admitted, and evicts the idle session.
+    const side = registry.admit(request([user('a title, please')], withId('a')));
+    expect(side.created).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(removals).toEqual([{ key: idle.session.key, recycle: false }]);
   });
 });

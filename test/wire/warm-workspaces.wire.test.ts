@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import type * as ChildProcessModule from 'node:child_process';
 import { createRequire } from 'node:module';
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { fakeShellArgs } from '../fakes/cursor-backend/exec-args.js';
@@ -42,7 +42,7 @@ afterAll(async () => {
   await closeWireBackend();
 });
 
-type Probe = { rules: string; workspace: string; shellRefusal: string };
+type Probe = { rules: string; workspace: string; shellRefusal: string; prompt: string };
 
 /** Asks the SDK for its request context and to run a shell built-in, then answers. */
 const probeScenario =
@@ -57,6 +57,7 @@ const probeScenario =
       rules: context.rules.map((rule) => rule.content).join('\n'),
       workspace: context.env.workspacePaths[0] ?? '',
       shellRefusal: JSON.stringify(shell),
+      prompt: run.prompt,
     });
     run.text('probed');
   };
@@ -166,5 +167,86 @@ describe('pre-warmed scratch workspaces', () => {
       warmWorkspaces: 0,
     });
     expect(await readdir(wire.workspacesDir)).toHaveLength(1);
+  });
+
+  describe('at the session cap', () => {
+    /**
+     * A bridge with a cap of two sessions whose pool warms nothing beyond it (`cursorWarmWorkspacesAtCap`
+     * 0): A starts cold and fills the one slot left (the executor bound: 1 session + 1 entry), B takes it,
+     * C starts cold (nothing warm: 2 sessions at the cap) and evicts A (cold: nothing to recycle); D
+     * evicts B, whose adopted workspace and executor may serve D.
+     */
+    const fourConversations = async (beforeD?: (bWorkspace: string) => Promise<void>) => {
+      const probes: Probe[] = [];
+      wire = await startWireBridge({
+        scenario: probeScenario((probe) => probes.push(probe)),
+        config: { cursorWarmWorkspaces: 2, cursorMaxSessions: 2, cursorWarmWorkspacesAtCap: 0 },
+      });
+      const bridge = wire;
+      const metrics = () => bridge.bridge.metrics.snapshot();
+      const alpha = environment('/home/ada/alpha');
+      await ask(bridge.url, alpha, 'conversation A');
+      await until(async () => (await metrics()).warmWorkspaces === 1, 'one warm workspace');
+      await ask(bridge.url, alpha, 'conversation B: the secret word is PELICAN-7f3a');
+      await ask(bridge.url, alpha, 'conversation C');
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      // At the cap the pool warms nothing more: the two sessions hold the executors.
+      expect(await metrics()).toMatchObject({
+        warmHits: 1,
+        warmMisses: 2,
+        warmWorkspaces: 0,
+        warmRecycled: 0,
+      });
+      const bWorkspace = probes[1]?.workspace ?? '';
+      await beforeD?.(bWorkspace);
+      spawned.length = 0;
+      await ask(bridge.url, alpha, 'conversation D');
+      const d = probes[3];
+      return { bridge, metrics, probes, bWorkspace, d };
+    };
+
+    it('serves a new conversation with the executor of the session it evicts, and nothing of that conversation reaches it', async () => {
+      const { bridge, metrics, bWorkspace, d } = await fourConversations();
+      expect(await metrics()).toMatchObject({ warmHits: 2, warmMisses: 2, warmRecycled: 1, evicted: 2 });
+      // D runs in B's directory, on B's executor: no `git` lookups of its own beyond the run's.
+      expect(d?.workspace).toBe(bWorkspace);
+      const gitSpawns = spawned.filter(
+        (spawn) => spawn.command.startsWith('git rev-parse') && spawn.cwd === d?.workspace,
+      ).length;
+      expect(gitSpawns).toBeLessThanOrEqual(1);
+      // Its own rules and hooks (the same render: its directory, its host root).
+      expect(d?.rules).toContain(bWorkspace);
+      expect(d?.rules).toContain('/home/ada/alpha');
+      expect(d?.shellRefusal).toMatch(/rejected|permissionDenied/);
+      // Nothing of B: not in D's prompt, rules or the whole run request the SDK sent, not on disk.
+      const dRequest = bridge.runRequests().at(-1);
+      // (B's own run request carried it: the check below can see it.)
+      expect(bridge.runRequests().some((run) => JSON.stringify(run.json).includes('PELICAN-7f3a'))).toBe(
+        true,
+      );
+      expect(dRequest?.text).toContain('conversation D');
+      for (const seen of [d?.prompt, d?.rules, JSON.stringify(dRequest?.json)])
+        expect(seen).not.toContain('PELICAN-7f3a');
+      const files = await readdir(bWorkspace, { recursive: true });
+      expect(files.sort()).toEqual([
+        '.cursor',
+        '.cursor/hooks',
+        '.cursor/hooks.json',
+        '.cursor/hooks/deny-builtin.mjs',
+        'AGENTS.md',
+      ]);
+      expect((await readdir(bridge.workspacesDir)).length).toBe(2); // C's and D's
+    });
+
+    it('never recycles a workspace something wrote into: the new conversation starts on a fresh one', async () => {
+      const { bridge, metrics, bWorkspace, d } = await fourConversations((dir) =>
+        writeFile(`${dir}/notes.txt`, 'left by a hook'),
+      );
+      expect(await metrics()).toMatchObject({ warmRecycled: 0, evicted: 2 });
+      expect(d?.workspace).not.toBe(bWorkspace);
+      expect(existsSync(bWorkspace)).toBe(false);
+      expect(d?.rules).toContain(d?.workspace);
+      expect((await readdir(bridge.workspacesDir)).length).toBe(2);
+    });
   });
 });

@@ -83,12 +83,12 @@ describe('WarmWorkspacePool', () => {
   it("fills a key's share after its first conversation, one entry at a time; a hit hands one over and is replaced", async () => {
     const world = createWorld(() => pause(2));
     const { pool, claims } = createPool(world);
-    expect(pool.claim('alpha', alpha)).toBeUndefined();
+    expect(await pool.claim('alpha', alpha)).toBeUndefined();
     await waitFor(() => pool.size === 4);
     expect([...world.reserved.values()]).toEqual([alpha, alpha, alpha, alpha]);
     expect(world.mostAtOnce()).toBe(1);
 
-    const warm = pool.claim('alpha', alpha);
+    const warm = await pool.claim('alpha', alpha);
     expect(warm?.dir).toBe(world.warmed[0]);
     expect(pool.size).toBe(3);
     await waitFor(() => pool.size === 4);
@@ -105,16 +105,16 @@ describe('WarmWorkspacePool', () => {
   it('never hands out an entry rendered for another key', async () => {
     const world = createWorld();
     const { pool, claims } = createPool(world);
-    pool.claim('alpha', alpha);
+    await pool.claim('alpha', alpha);
     await waitFor(() => pool.size === 4);
-    expect(pool.claim('beta', beta)).toBeUndefined();
+    expect(await pool.claim('beta', beta)).toBeUndefined();
     expect(claims).toEqual([false, false]);
   });
 
   it('grows with a burst of new conversations, up to its size', async () => {
     const world = createWorld();
     const { pool } = createPool(world, { size: 5 });
-    for (let index = 0; index < 10; index += 1) pool.claim('alpha', alpha);
+    for (let index = 0; index < 10; index += 1) await pool.claim('alpha', alpha);
     await waitFor(() => pool.size === 5);
     await pause(50);
     expect(pool.size).toBe(5);
@@ -124,11 +124,11 @@ describe('WarmWorkspacePool', () => {
   it('shares the cap among active keys: a new key takes the surplus of the others, never more than their share', async () => {
     const world = createWorld();
     const { pool } = createPool(world, { size: 4 });
-    pool.claim('alpha', alpha);
+    await pool.claim('alpha', alpha);
     await waitFor(() => pool.size === 4);
     const alphaKeys = [...world.reserved.keys()];
 
-    pool.claim('beta', beta);
+    await pool.claim('beta', beta);
     await waitFor(() => world.warmed.length === 6);
     await pause(50);
     expect(world.warmed).toHaveLength(6);
@@ -138,12 +138,12 @@ describe('WarmWorkspacePool', () => {
     expect(world.leases.size).toBe(4);
 
     // Three keys on four: one each, and the remainder to the most recently wanted.
-    pool.claim('gamma', gamma);
+    await pool.claim('gamma', gamma);
     await waitFor(() => world.warmed.length === 8);
     await pause(50);
     expect(world.warmed).toHaveLength(8);
     expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 1, '/home/cy/gamma': 2 });
-    expect(pool.claim('alpha', alpha)).toBeDefined();
+    expect(await pool.claim('alpha', alpha)).toBeDefined();
   });
 
   it('serves only the most recently wanted keys when more are active than it holds entries', async () => {
@@ -154,7 +154,7 @@ describe('WarmWorkspacePool', () => {
       ['beta', beta],
       ['gamma', gamma],
     ] as const) {
-      pool.claim(key, facts);
+      await pool.claim(key, facts);
       await waitFor(() => world.byRoot()[facts.root ?? ''] !== undefined);
       await pause(30);
     }
@@ -167,7 +167,7 @@ describe('WarmWorkspacePool', () => {
     const { pool } = createPool(world, { quietMs: 60 });
     const until = Date.now() + 200;
     while (Date.now() < until) {
-      pool.claim('alpha', alpha);
+      await pool.claim('alpha', alpha);
       await pause(10);
     }
     expect(world.warmed).toHaveLength(0);
@@ -180,7 +180,7 @@ describe('WarmWorkspacePool', () => {
       if (fail) throw new Error('backend down');
     });
     const { pool, records } = createPool(world, { failureBackoffMs: 150 });
-    pool.claim('alpha', alpha);
+    await pool.claim('alpha', alpha);
     await waitFor(() => records.some((record) => record['level'] === 40));
     const warning = records.find((record) => record['level'] === 40);
     expect(warning?.['msg']).toContain('new conversations start cold');
@@ -188,7 +188,7 @@ describe('WarmWorkspacePool', () => {
     expect(world.released).toHaveLength(1);
     // Demand during the back-off is not warmed until it passes.
     fail = false;
-    pool.claim('alpha', alpha);
+    await pool.claim('alpha', alpha);
     await pause(60);
     expect(pool.size).toBe(0);
     expect(records.filter((record) => record['level'] === 40)).toHaveLength(1);
@@ -198,7 +198,7 @@ describe('WarmWorkspacePool', () => {
   it('releases every entry on invalidate and on close, forgets the stale keys, and warms nothing after close', async () => {
     const world = createWorld();
     const { pool } = createPool(world);
-    pool.claim('alpha', alpha);
+    await pool.claim('alpha', alpha);
     await waitFor(() => pool.size === 4);
     await pool.invalidate();
     expect(pool.size).toBe(0);
@@ -208,12 +208,12 @@ describe('WarmWorkspacePool', () => {
     await pause(40);
     expect(world.warmed).toHaveLength(4);
 
-    pool.claim('alpha', alpha);
+    await pool.claim('alpha', alpha);
     await waitFor(() => pool.size === 4);
     await pool.close();
     expect(world.leases.size).toBe(0);
     expect(world.reserved.size).toBe(0);
-    expect(pool.claim('alpha', alpha)).toBeUndefined();
+    expect(await pool.claim('alpha', alpha)).toBeUndefined();
     await pause(30);
     expect(world.warmed).toHaveLength(8);
   });
@@ -222,7 +222,7 @@ describe('WarmWorkspacePool', () => {
     let finish = (): void => {};
     const world = createWorld(() => new Promise<void>((resolve) => (finish = resolve)));
     const { pool } = createPool(world);
-    pool.claim('alpha', alpha);
+    await pool.claim('alpha', alpha);
     await waitFor(() => world.reserved.size === 1);
     await pool.invalidate();
     finish();
@@ -235,7 +235,7 @@ describe('WarmWorkspacePool', () => {
   it('is inert with size 0', async () => {
     const world = createWorld();
     const { pool, claims } = createPool(world, { size: 0 });
-    expect(pool.claim('alpha', alpha)).toBeUndefined();
+    expect(await pool.claim('alpha', alpha)).toBeUndefined();
     await pause(30);
     expect(world.warmed).toHaveLength(0);
     expect(claims).toEqual([]);
@@ -245,7 +245,7 @@ describe('WarmWorkspacePool', () => {
     let finish = (): void => {};
     const world = createWorld(() => new Promise<void>((resolve) => (finish = resolve)));
     const { pool } = createPool(world);
-    pool.claim('alpha', alpha);
+    await pool.claim('alpha', alpha);
     await waitFor(() => world.reserved.size === 1);
     const started = Date.now();
     await pool.close(100);
@@ -253,6 +253,134 @@ describe('WarmWorkspacePool', () => {
     finish();
     await waitFor(() => world.reserved.size === 0 && world.leases.size === 0);
     expect(pool.size).toBe(0);
+  });
+
+  describe('recycling evicted sessions and the executor bound', () => {
+    /** A session's adopted workspace given back: a reservation of `world` again, its lease held. */
+    const giveBack = (world: ReturnType<typeof createWorld>, facts: HostFacts, name: string) => {
+      const key = name.padStart(32, 'r');
+      world.reserved.set(key, facts);
+      world.leases.add(`/ws/${key}`);
+      return {
+        key,
+        dir: `/ws/${key}`,
+        release: async () => {
+          world.leases.delete(`/ws/${key}`);
+        },
+      };
+    };
+
+    it('takes an offer while its key is active and below its target, and refuses it at the target, when full, or after invalidate', async () => {
+      const world = createWorld();
+      const recycled: number[] = [];
+      const { pool } = createPool(world, { size: 2, onRecycled: () => recycled.push(1) });
+      const first = await pool.claim('alpha', alpha);
+      expect(first).toBeUndefined();
+      await waitFor(() => pool.size === 2);
+      const warm = await pool.claim('alpha', alpha);
+      expect(warm).toBeDefined();
+      // Not active: never wanted.
+      expect(pool.expectRecycle('beta', warm?.generation ?? -1)).toBeUndefined();
+      // Below the target (one entry of two): taken, with the TTL restarted.
+      const ticket = pool.expectRecycle(warm?.renderKey ?? '', warm?.generation ?? -1);
+      expect(ticket).toBeDefined();
+      // The recycle in flight counts: a second one would be over the target.
+      expect(pool.expectRecycle('alpha', warm?.generation ?? -1)).toBeUndefined();
+      expect(ticket?.offer(giveBack(world, alpha, '1'))).toBe(true);
+      expect(pool.size).toBe(2);
+      expect(recycled).toEqual([1]);
+      // Its refill does not overshoot.
+      await pause(40);
+      expect(pool.size).toBe(2);
+      expect(world.warmed).toHaveLength(2);
+      // At the target: refused.
+      expect(pool.expectRecycle('alpha', warm?.generation ?? -1)).toBeUndefined();
+      // The key's entries make the pool full for any key.
+      await pool.claim('beta', beta);
+      expect(pool.expectRecycle('beta', warm?.generation ?? -1)).toBeUndefined();
+
+      expect(recycled).toEqual([1]);
+    });
+
+    it('refuses an offer made after the templates changed (invalidate), and one from an older generation', async () => {
+      const world = createWorld(() => pause(100));
+      const { pool } = createPool(world, { size: 2 });
+      await pool.claim('alpha', alpha);
+      const stale = pool.expectRecycle('alpha', 0);
+      expect(stale).toBeDefined();
+      await pool.invalidate();
+      expect(stale?.offer(giveBack(world, alpha, '2'))).toBe(false);
+      await pool.claim('alpha', alpha);
+      expect(pool.expectRecycle('alpha', 0)).toBeUndefined();
+      expect(pool.expectRecycle('alpha', 1)).toBeDefined();
+    });
+
+    it('hands a claim with no ready entry the recycle in flight for its key; one claim per recycle waits', async () => {
+      const world = createWorld(() => pause(200));
+      const { pool, claims } = createPool(world, { size: 4, recycleWaitMs: 1_000 });
+      await pool.claim('alpha', alpha); // alpha is wanted; nothing ready
+      const ticket = pool.expectRecycle('alpha', 0);
+      expect(ticket).toBeDefined();
+      const waiting = pool.claim('alpha', alpha);
+      const second = await pool.claim('alpha', alpha); // only one waits; this one starts cold
+      expect(second).toBeUndefined();
+      await pause(20);
+      const offered = giveBack(world, alpha, '3');
+      expect(ticket?.offer(offered)).toBe(true);
+      const got = await waiting;
+      expect(got?.dir).toBe(offered.dir);
+      expect(got?.renderKey).toBe('alpha');
+      // Handed straight over, not kept as an entry; the claims counted in the order they resolved.
+      expect(pool.size).toBe(0);
+      expect(claims).toEqual([false, false, true]);
+    });
+
+    it('gives up waiting after recycleWaitMs (a miss), and a failed recycle ends the wait at once', async () => {
+      const world = createWorld(() => pause(500));
+      const { pool, claims } = createPool(world, { size: 4, recycleWaitMs: 60 });
+      await pool.claim('alpha', alpha);
+      const late = pool.expectRecycle('alpha', 0);
+      const started = Date.now();
+      expect(await pool.claim('alpha', alpha)).toBeUndefined();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(55);
+      // The late offer is still welcome, as an entry.
+      expect(late?.offer(giveBack(world, alpha, '4'))).toBe(true);
+      expect(pool.size).toBe(1);
+
+      await pool.claim('alpha', alpha); // takes it
+      const failing = pool.expectRecycle('alpha', 0);
+      const waiting = pool.claim('alpha', alpha);
+      const before = Date.now();
+      failing?.cancel();
+      expect(await waiting).toBeUndefined();
+      expect(Date.now() - before).toBeLessThan(40);
+      expect(claims).toEqual([false, false, true, false]);
+    });
+
+    it('warms only while its entries and the executors in use stay below the limit; recycled offers may exceed it', async () => {
+      const world = createWorld();
+      let inUse = 4;
+      const { pool } = createPool(world, {
+        size: 4,
+        executorLimit: 6,
+        executorsInUse: () => inUse,
+      });
+      await pool.claim('alpha', alpha);
+      await waitFor(() => pool.size === 2);
+      await pause(40);
+      expect(pool.size).toBe(2);
+      // A session ends: one more may be warmed.
+      inUse = 3;
+      pool.executorReleased();
+      await waitFor(() => pool.size === 3);
+      await pause(40);
+      expect(pool.size).toBe(3);
+      expect(world.warmed).toHaveLength(3);
+      // At the limit, an evicted session's executor still comes back (it replaces its own).
+      const ticket = pool.expectRecycle('alpha', 0);
+      expect(ticket?.offer(giveBack(world, alpha, '5'))).toBe(true);
+      expect(pool.size).toBe(4);
+    });
   });
 
   describe('over time (fake clock)', () => {
@@ -272,10 +400,10 @@ describe('WarmWorkspacePool', () => {
       // Each warm-up takes 100 ms, so alpha's last entries are ready long after alpha was last wanted.
       const world = createWorld(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
       const { pool } = createPool(world, { size: 4, idleTtlMs: 1_000 });
-      pool.claim('alpha', alpha); // t = 0: alpha active until t = 1000
+      await pool.claim('alpha', alpha); // t = 0: alpha active until t = 1000
       await advance(450);
       expect(world.byRoot()).toEqual({ '/home/ada/alpha': 4 }); // ready at ≈ 105, 205, 305, 405
-      pool.claim('beta', beta); // t = 450: beta takes its share, alpha keeps its own
+      await pool.claim('beta', beta); // t = 450: beta takes its share, alpha keeps its own
       await advance(400);
       expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
       const releasedBefore = world.released.length;
@@ -286,20 +414,20 @@ describe('WarmWorkspacePool', () => {
       await advance(200);
       expect(world.byRoot()).toEqual({ '/home/bob/beta': 4 });
       expect(world.released.length - releasedBefore).toBe(2);
-      expect(pool.claim('beta', beta)).toBeDefined();
+      expect(await pool.claim('beta', beta)).toBeDefined();
     });
 
     it('makes room from the least recently wanted key first', async () => {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
       const world = createWorld(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
       const { pool } = createPool(world, { size: 4 });
-      pool.claim('alpha', alpha);
+      await pool.claim('alpha', alpha);
       await advance(450);
-      pool.claim('beta', beta);
+      await pool.claim('beta', beta);
       await advance(250);
       expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
       // Gamma's share (2, with the remainder) comes from alpha's surplus, then from beta's.
-      pool.claim('gamma', gamma);
+      await pool.claim('gamma', gamma);
       await advance(50);
       expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 2, '/home/cy/gamma': 1 });
       await advance(200);
@@ -310,10 +438,10 @@ describe('WarmWorkspacePool', () => {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
       const world = createWorld();
       const { pool } = createPool(world, { size: 4, idleTtlMs: 1_000 });
-      pool.claim('alpha', alpha); // t = 0
+      await pool.claim('alpha', alpha); // t = 0
       await advance(50);
       expect(pool.size).toBe(4);
-      const hit = pool.claim('alpha', alpha); // t = 50: alpha active until t = 1050; the hit is replaced
+      const hit = await pool.claim('alpha', alpha); // t = 50: alpha active until t = 1050; the hit is replaced
       expect(hit).toBeDefined();
       await advance(50);
       expect(pool.size).toBe(4);
