@@ -38,10 +38,12 @@
  * new conversation's admission evicts a session whose disposal is still under way; one claim per
  * recycle in flight waits, the others miss.
  *
- * Cost (measured on the fake backend): an entry holds ≈ 0.5 MB of RSS (a directory and an idle
- * executor) and costs ≈ 20–40 ms of CPU to warm, off the request path but on the same cores as live
- * turns. One key alone fills `size` entries (32 by default: ≈ 16 MB and ≈ 1 s of CPU), once per key per
- * TTL while it stays in use, plus one warm-up per hit.
+ * Cost (measured on the fake backend, heap snapshots): an entry holds ≈ 0.56 MB live (a directory and an
+ * idle executor: ≈ 0.49 MB of V8 heap, half of it lru-cache slot arrays the SDK's ignore service
+ * allocates at their maximum size, and ≈ 0.07 MB of buffers), more in RSS through the heap growth it
+ * causes, and a warm-up allocates ≈ 2.6 MB and costs ≈ 20–40 ms of CPU, off the request path but on the
+ * same cores as live turns. One key alone fills `size` entries (32 by default: ≈ 18 MB live and ≈ 1 s of
+ * CPU), once per key per TTL while it stays in use, plus one warm-up per hit below the session cap.
  */
 
 import type { Logger } from 'pino';
