@@ -33,7 +33,7 @@
  * for what stays, and with `BENCH_BARE_OPTIONS=bridge` for the SDK's own cost of the bridge's options.
  *
  * `BENCH_ROUNDS` (default 15) sets the latency rounds; `BENCH_BARE_OPTIONS=bridge` gives the bare SDK the
- * agent options the bridge needs (see the worker). Benchmarks measure; they never fail on a number.
+ * agent options the bridge needs, `BENCH_BARE_VARIANT` more of the bridge's workspace (see the worker). Benchmarks measure; they never fail on a number.
  */
 
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -144,6 +144,21 @@ const bareChild = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
     ...(process.env['BENCH_BARE_OPTIONS'] === undefined
       ? {}
       : { BENCH_BARE_OPTIONS: process.env['BENCH_BARE_OPTIONS'] }),
+    // `BENCH_BARE_VARIANT=bridge,agents,hooks`: the bare SDK also in a directory with an AGENTS.md and the
+    // bridge's hooks.json and deny-hook script (see the worker), the whole workspace the bridge renders.
+    ...(process.env['BENCH_BARE_VARIANT'] === undefined
+      ? {}
+      : {
+          BENCH_BARE_VARIANT: process.env['BENCH_BARE_VARIANT'],
+          BENCH_BARE_HOOK_SCRIPT: join(
+            here,
+            '..',
+            'workspace-templates',
+            '.cursor',
+            'hooks',
+            'deny-builtin.mjs',
+          ),
+        }),
   },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
