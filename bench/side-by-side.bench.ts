@@ -38,7 +38,7 @@
 
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -47,6 +47,7 @@ import { ensureBuilt } from '../test/helpers/ensure-built.js';
 import { serveArgs, waitForServePort } from '../test/helpers/serve-process.js';
 import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
 import type { BareRequest, Reply } from './side-by-side/bare-sdk-worker.js';
+import { cpuMs, ipc, rssMb, threadCpuMs } from './side-by-side/child-process.js';
 import type {
   ClientReply,
   ClientRequest,
@@ -162,40 +163,6 @@ const bareChild = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
   },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
-/**
- * Requests to a forked worker over IPC: each request carries an `id`, the worker answers once with the
- * same `id` (and `error` if it failed); it sends `{ id: 0 }` once ready, which `ready` waits for.
- */
-const ipc = <Request extends { id: number }, Answer extends { id: number; error?: string }>(
-  child: ChildProcess,
-): {
-  ready: Promise<void>;
-  call: (request: Omit<Request, 'id'>) => Promise<Answer>;
-} => {
-  const pending = new Map<number, (reply: Answer) => void>();
-  child.on('message', (reply: Answer) => {
-    pending.get(reply.id)?.(reply);
-    pending.delete(reply.id);
-  });
-  // A worker that dies fails what waits on it instead of leaving the bench hanging.
-  child.once('exit', (code, signal) => {
-    for (const [id, answer] of pending) answer({ id, error: `worker exited (${code ?? signal})` } as Answer);
-    pending.clear();
-  });
-  const ready = new Promise<void>((resolve, reject) =>
-    pending.set(0, (reply) => (reply.error === undefined ? resolve() : reject(new Error(reply.error)))),
-  );
-  let nextId = 1;
-  const call = (request: Omit<Request, 'id'>): Promise<Answer> =>
-    new Promise((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, (reply) =>
-        reply.error === undefined ? resolve(reply) : reject(new Error(reply.error)),
-      );
-      child.send({ ...request, id });
-    });
-  return { ready, call };
-};
 type BareOp = BareRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
 const bareIpc = ipc<BareRequest, Reply>(bareChild);
 await bareIpc.ready;
@@ -216,31 +183,6 @@ const client = (request: ClientOp): Promise<ClientReply> =>
   clientIpc.call(request as Omit<ClientRequest, 'id'>);
 
 // ---- process figures from /proc ---------------------------------------------------------------------
-const rssMb = async (child: ChildProcess): Promise<number> => {
-  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
-};
-/** utime + stime in ms (clock ticks of 10 ms). */
-const cpuMs = async (child: ChildProcess): Promise<number> => {
-  const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
-/**
- * CPU time of all of a child's threads in ms, from each thread's `/proc/<pid>/task/<tid>/schedstat` (ns):
- * for the 10k-delta answer, where the 10 ms ticks of `cpuMs` are a tenth of the differences looked for.
- */
-const threadCpuMs = async (child: ChildProcess): Promise<number> => {
-  let ns = 0;
-  for (const task of await readdir(`/proc/${child.pid}/task`)) {
-    try {
-      ns += Number((await readFile(`/proc/${child.pid}/task/${task}/schedstat`, 'utf8')).split(' ')[0]);
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return ns / 1e6;
-};
 /** What `side-by-side/memory-probe.mjs` writes on SIGUSR2 (bytes). */
 type ProbeReport = {
   memoryUsage: NodeJS.MemoryUsage;

@@ -21,7 +21,7 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -29,7 +29,8 @@ import { startFakeCursorBackend } from '../../test/fakes/cursor-backend/fake-cur
 import { ensureBuilt } from '../../test/helpers/ensure-built.js';
 import { serveArgs, waitForServePort } from '../../test/helpers/serve-process.js';
 import type { BareRequest, Reply } from './bare-sdk-worker.js';
-import type { ClientReply, Message, Post } from './bridge-client-worker.js';
+import type { ClientReply, ClientRequest, Message, Post } from './bridge-client-worker.js';
+import { ipc, rssMb, threadCpuMs } from './child-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const deltas = 10_000;
@@ -68,33 +69,6 @@ const baseEnv = {
   PATH: process.env['PATH'] ?? '/usr/bin:/bin',
   CURSOR_API_KEY: 'crsr_bench',
   CURSOR_BACKEND_URL: backend.url,
-};
-
-/** One request/answer channel to a forked worker (see `side-by-side.bench.ts`). */
-const ipc = <Answer extends { id: number; error?: string }>(
-  child: ChildProcess,
-): { ready: Promise<void>; call: (request: object) => Promise<Answer> } => {
-  const pending = new Map<number, (reply: Answer) => void>();
-  child.on('message', (reply: Answer) => {
-    pending.get(reply.id)?.(reply);
-    pending.delete(reply.id);
-  });
-  child.once('exit', (code, signal) => {
-    for (const [id, answer] of pending) answer({ id, error: `worker exited (${code ?? signal})` } as Answer);
-  });
-  const ready = new Promise<void>((resolve, reject) =>
-    pending.set(0, (reply) => (reply.error === undefined ? resolve() : reject(new Error(reply.error)))),
-  );
-  let nextId = 1;
-  const call = (request: object): Promise<Answer> =>
-    new Promise((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, (reply) =>
-        reply.error === undefined ? resolve(reply) : reject(new Error(reply.error)),
-      );
-      child.send({ ...request, id });
-    });
-  return { ready, call };
 };
 
 /** A conversation one side has open: what its next turn needs. */
@@ -158,7 +132,7 @@ const startBridge = async (name: string, index: number): Promise<Side[]> => {
     env: { PATH: baseEnv.PATH, BENCH_BRIDGE_URL: `http://127.0.0.1:${port}/v1/messages` },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const channel = ipc<ClientReply>(client);
+  const channel = ipc<ClientRequest, ClientReply>(client);
   await channel.ready;
   return [
     {
@@ -222,7 +196,7 @@ const startBare = async (features: string, index: number): Promise<Side> => {
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const channel = ipc<Reply>(worker);
+  const channel = ipc<BareRequest, Reply>(worker);
   await channel.ready;
   return {
     name: `bare:${features}`,
@@ -244,27 +218,6 @@ const startBare = async (features: string, index: number): Promise<Side> => {
     },
     stop: () => worker.disconnect(),
   };
-};
-
-/**
- * CPU time of all the process's threads (ms): the sum of `/proc/<pid>/task/<tid>/schedstat` (ns on CPU),
- * not `/proc/<pid>/stat`'s 10 ms ticks, which are as coarse as the differences this probe looks for.
- */
-const cpuMs = async (child: ChildProcess): Promise<number> => {
-  const tasks = await readdir(`/proc/${child.pid}/task`);
-  let ns = 0;
-  for (const task of tasks) {
-    try {
-      ns += Number((await readFile(`/proc/${child.pid}/task/${task}/schedstat`, 'utf8')).split(' ')[0]);
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return ns / 1e6;
-};
-const rssMb = async (child: ChildProcess): Promise<number> => {
-  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
 };
 
 const started: Side[] = [];
@@ -304,23 +257,23 @@ for (let round = -1; round < rounds; round += 1) {
     // A one-delta answer on a new conversation first: what the 10k-delta answer costs beyond it is the
     // streaming itself, apart from the conversation's creation; the pause after it takes what follows a
     // new conversation (the bridge's pool refill) out of the next figure ("after").
-    const shortBefore = await cpuMs(side.process);
+    const shortBefore = await threadCpuMs(side.process);
     const short = await side.short(`short answer ${round}`);
-    const shortCpu = (await cpuMs(side.process)) - shortBefore;
+    const shortCpu = (await threadCpuMs(side.process)) - shortBefore;
     await pause();
-    const settleCpu = (await cpuMs(side.process)) - shortBefore - shortCpu;
+    const settleCpu = (await threadCpuMs(side.process)) - shortBefore - shortCpu;
     // The 10k-delta answer on a new conversation (the side-by-side bench's figure)…
-    const before = await cpuMs(side.process);
+    const before = await threadCpuMs(side.process);
     const wall = turnTwoOnly ? Number.NaN : (await side.stream(`long answer ${round}`)).wall;
-    const cpu = (await cpuMs(side.process)) - before;
+    const cpu = (await threadCpuMs(side.process)) - before;
     if (!turnTwoOnly) await pause();
     // …and as the second turn of the short answer's conversation: the streaming alone.
-    const turnBefore = await cpuMs(side.process);
+    const turnBefore = await threadCpuMs(side.process);
     const { wall: turnWall, first: turnFirst } = await side.stream(
       `long answer, turn 2 ${round}`,
       short.conversation,
     );
-    const turnCpu = (await cpuMs(side.process)) - turnBefore;
+    const turnCpu = (await threadCpuMs(side.process)) - turnBefore;
     await pause();
     if (round < 0) continue;
     const entry = figures.get(side.name)!;

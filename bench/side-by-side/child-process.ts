@@ -1,0 +1,71 @@
+/**
+ * What the side-by-side bench and its stream probe share about their forked workers: a request/answer
+ * channel over IPC and the figures read from `/proc` (Linux only, like the bench).
+ */
+
+import type { ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+
+/**
+ * Requests to a forked worker over IPC: each request carries an `id`, the worker answers once with the
+ * same `id` (and `error` if it failed); it sends `{ id: 0 }` once ready, which `ready` waits for. A
+ * worker that dies fails what waits on it instead of leaving the caller hanging.
+ */
+export const ipc = <Request extends { id: number }, Answer extends { id: number; error?: string }>(
+  child: ChildProcess,
+): {
+  ready: Promise<void>;
+  call: (request: Omit<Request, 'id'>) => Promise<Answer>;
+} => {
+  const pending = new Map<number, (reply: Answer) => void>();
+  child.on('message', (reply: Answer) => {
+    pending.get(reply.id)?.(reply);
+    pending.delete(reply.id);
+  });
+  child.once('exit', (code, signal) => {
+    for (const [id, answer] of pending) answer({ id, error: `worker exited (${code ?? signal})` } as Answer);
+    pending.clear();
+  });
+  const ready = new Promise<void>((resolve, reject) =>
+    pending.set(0, (reply) => (reply.error === undefined ? resolve() : reject(new Error(reply.error)))),
+  );
+  let nextId = 1;
+  const call = (request: Omit<Request, 'id'>): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, (reply) =>
+        reply.error === undefined ? resolve(reply) : reject(new Error(reply.error)),
+      );
+      child.send({ ...request, id });
+    });
+  return { ready, call };
+};
+
+/** The child's resident set (MB), from `/proc/<pid>/status`. */
+export const rssMb = async (child: ChildProcess): Promise<number> => {
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
+};
+
+/** The child's utime + stime in ms, from `/proc/<pid>/stat` (clock ticks of 10 ms). */
+export const cpuMs = async (child: ChildProcess): Promise<number> => {
+  const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+/**
+ * CPU time of all of a child's threads in ms, from each thread's `/proc/<pid>/task/<tid>/schedstat` (ns
+ * on CPU): for figures where the 10 ms ticks of {@link cpuMs} are as coarse as the differences looked for.
+ */
+export const threadCpuMs = async (child: ChildProcess): Promise<number> => {
+  let ns = 0;
+  for (const task of await readdir(`/proc/${child.pid}/task`)) {
+    try {
+      ns += Number((await readFile(`/proc/${child.pid}/task/${task}/schedstat`, 'utf8')).split(' ')[0]);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return ns / 1e6;
+};
