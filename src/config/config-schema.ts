@@ -10,6 +10,7 @@ import { z } from 'zod';
 const integerSchema = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)], {
   error: 'expected an integer',
 });
+const countSchema = integerSchema.refine((n) => n >= 0, { error: 'expected a non-negative integer' });
 
 const optionsSchema = z.record(z.string(), z.unknown(), { error: 'expected an options object' });
 
@@ -108,17 +109,13 @@ export const configFileSchema = z.looseObject({
    * The most pre-warmed scratch workspaces (each with its Cursor executor) kept for new conversations,
    * default the session cap (at most 32); 0 disables; `CURSOR_BRIDGE_WARM_WORKSPACES` wins.
    */
-  cursorWarmWorkspaces: integerSchema
-    .refine((n) => n >= 0, { error: 'expected a non-negative integer' })
-    .optional(),
+  cursorWarmWorkspaces: countSchema.optional(),
   /**
    * Pre-warmed workspaces the bridge still builds when its sessions fill the cap (the pool's own
    * warm-ups stop at `cursorMaxSessions` + this many executors; evicted sessions' executors are recycled
    * instead), default 4; `CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP` wins.
    */
-  cursorWarmWorkspacesAtCap: integerSchema
-    .refine((n) => n >= 0, { error: 'expected a non-negative integer' })
-    .optional(),
+  cursorWarmWorkspacesAtCap: countSchema.optional(),
 });
 export type ConfigFile = z.infer<typeof configFileSchema>;
 
