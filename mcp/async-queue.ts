@@ -11,19 +11,28 @@ export class AsyncQueue<T> implements AsyncIterableIterator<T> {
   #head = 0;
   readonly #waiting: Array<(result: IteratorResult<T, undefined>) => void> = [];
   readonly #onReturn: (() => void) | undefined;
+  readonly #onTake: ((item: T) => void) | undefined;
   #ended = false;
 
-  /** `onReturn` runs once when the queue ends, whether by `end()` or by the consumer's `return()`. */
-  constructor(onReturn?: () => void) {
+  /**
+   * `onReturn` runs once when the queue ends, whether by `end()` or by the consumer's `return()`;
+   * `onTake` runs for each item as the consumer takes it (a producer's measure of what waits).
+   */
+  constructor(onReturn?: () => void, onTake?: (item: T) => void) {
     this.#onReturn = onReturn;
+    this.#onTake = onTake;
   }
 
   /** Appends an item; ignored once the queue has ended. */
   push(item: T): void {
     if (this.#ended) return;
     const waiter = this.#waiting.shift();
-    if (waiter) waiter({ value: item, done: false });
-    else this.#buffer.push(item);
+    if (waiter === undefined) {
+      this.#buffer.push(item);
+      return;
+    }
+    this.#onTake?.(item);
+    waiter({ value: item, done: false });
   }
 
   /** How many items are buffered for the consumer. */
@@ -51,6 +60,7 @@ export class AsyncQueue<T> implements AsyncIterableIterator<T> {
         this.#buffer = this.#buffer.slice(this.#head);
         this.#head = 0;
       }
+      this.#onTake?.(value);
       return Promise.resolve({ value, done: false });
     }
     if (this.#ended) return Promise.resolve({ value: undefined, done: true });

@@ -18,11 +18,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let produced = 0;
 let cancelledRuns = 0;
+/** Per 'burst' run: the backend's unsent bytes, last sampled before the bridge cancelled it. */
+const burstBacklogs = new Map<string, number>();
 /** A long answer, produced as fast as the bridge takes it, stopping when the bridge cancels. */
 const scenario: Scenario = async (run) => {
   if (run.text.length > 0 && run.request.text.includes('short')) {
     run.text('ok');
     run.turnEnded();
+    return;
+  }
+  if (run.request.text.includes('burst')) {
+    // The whole answer at once: what the bridge does not read stays in the backend's write buffer.
+    for (let index = 0; index < chunksPerAnswer; index += 1) run.text(chunk);
+    while (!run.signal.aborted) {
+      burstBacklogs.set(run.request.text, run.writeBacklog);
+      await sleep(50);
+    }
     return;
   }
   for (let index = 0; index < chunksPerAnswer; index += 1) {
@@ -61,6 +72,12 @@ const neverReading = (port: number, text: string): Promise<Socket> =>
   });
 
 let bridge: BridgeProcess;
+const warmUp = () =>
+  fetch(`${bridge.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test' },
+    body: body('short warm-up'),
+  });
 beforeAll(async () => {
   bridge = await startBridgeProcess({
     scenario,
@@ -71,12 +88,7 @@ afterAll(async () => bridge?.close());
 
 describe('slow and never-reading clients (issue 11, item 1)', () => {
   it('5 clients never reading a 32 MiB answer: the runs are cancelled at the stall deadline, RSS stays bounded', async () => {
-    const warm = await fetch(`${bridge.url}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test' },
-      body: body('short warm-up'),
-    });
-    await warm.text();
+    await (await warmUp()).text();
     await sleep(500);
     const baseline = await bridge.rssMb();
     const sockets = await Promise.all(
@@ -130,5 +142,44 @@ describe('slow and never-reading clients (issue 11, item 1)', () => {
     expect(peak - baseline).toBeLessThan(200);
     // Nothing of the dropped responses is in flight any more.
     expect(metrics).toMatch(/^cursor_bridge_sessions_in_flight 0$/m);
+  }, 60_000);
+
+  it('a backend that sends a whole 32 MiB answer at once is held back by the clients that do not read it', async () => {
+    // Each test may run alone: the first conversation's one-time cost is not the answers'.
+    await (await warmUp()).text();
+    await sleep(500);
+    const baseline = await bridge.rssMb();
+    const sockets = await Promise.all(
+      Array.from({ length: clients }, (_, index) => neverReading(bridge.port, `burst answer ${index}`)),
+    );
+    let peak = baseline;
+    const startedAt = Date.now();
+    while (Date.now() - startedAt < stallTimeoutMs + 3_000) {
+      peak = Math.max(peak, await bridge.rssMb());
+      await sleep(100);
+    }
+    for (const socket of sockets) socket.destroy();
+    const answerBytes = chunk.length * chunksPerAnswer;
+    const backlogs = [...burstBacklogs.values()];
+    console.log(
+      `[slow-clients] ${clients} never-reading clients, the backend sending ${(answerBytes / 2 ** 20).toFixed(0)} MiB at once: ` +
+        `RSS baseline ${baseline} MB, peak ${peak} MB (+${peak - baseline}); the backend's unsent bytes when the ` +
+        `stall deadline cancelled the runs: ${backlogs.map((bytes) => (bytes / 2 ** 20).toFixed(2)).join(', ')} MiB`,
+    );
+    // Backpressure reached the backend: the bridge took at most a few MiB of each answer (its bound on
+    // pending text, the SDK's and the sockets' buffers). Without it the SDK read every answer whole
+    // (0 bytes left unsent, +520 MB of RSS at the peak).
+    expect(backlogs).toHaveLength(clients);
+    for (const bytes of backlogs) expect(bytes).toBeGreaterThan(answerBytes - 12 * 2 ** 20);
+    expect(peak - baseline).toBeLessThan(150);
+    const deadline = Date.now() + 5_000;
+    while (
+      Date.now() < deadline &&
+      !/^cursor_bridge_sessions_in_flight 0$/m.test(await (await fetch(`${bridge.url}/metrics`)).text())
+    )
+      await sleep(100);
+    expect(await (await fetch(`${bridge.url}/metrics`)).text()).toMatch(
+      /^cursor_bridge_sessions_in_flight 0$/m,
+    );
   }, 60_000);
 });

@@ -11,6 +11,7 @@ import { AsyncQueue, type ParkedCall, type ToolCallResult } from '../../../mcp/i
 import { createTurnError } from '../../turn/turn-error.js';
 import type { TurnUserPart } from '../../turn/turn-request.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';
+import { BackendFlow, type BackendFlowOptions } from './backend-flow.js';
 import { DeltaMerger } from './delta-merger.js';
 import { mapCursorRunError } from './map-cursor-error.js';
 import { mapCursorUsage } from './map-cursor-usage.js';
@@ -44,12 +45,24 @@ export type CursorRunOptions = {
    * client or a built-in tool runs locally; 0 disables. Default {@link DEFAULT_IDLE_TIMEOUT_MS}.
    */
   idleTimeoutMs?: number;
+  /**
+   * Text and reasoning the consumer has not taken yet (UTF-16 units) past which the run stops reading
+   * the backend, until half of it was taken. Default {@link DEFAULT_MAX_PENDING_CHARS}.
+   */
+  maxPendingChars?: number;
+  /** While paused, the trickle that keeps the SDK's own stall detector quiet (see {@link BackendFlow}). */
+  flow?: BackendFlowOptions;
 };
 
 /** Default bound on the wait for a run's first upstream event (the SDK's own retries take minutes). */
 export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 45_000;
 /** Default bound on the silence between upstream events while the run is not parked. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
+/** Default bound on the text a run holds for a consumer that does not take it: 1 Mi UTF-16 units. */
+export const DEFAULT_MAX_PENDING_CHARS = 1 << 20;
+
+/** Whether the warning that the SDK's backend stream was not recognised was logged (once per process). */
+let warnedUnrecognisedStream = false;
 
 const backendMessageTypes: ReadonlySet<SDKMessage['type']> = new Set([
   'assistant',
@@ -94,9 +107,13 @@ const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } 
 };
 
 export class CursorRun implements UpstreamRun {
-  readonly events = new AsyncQueue<UpstreamEvent>();
+  readonly events = new AsyncQueue<UpstreamEvent>(undefined, (event) => this.#taken(event));
+  /** The backend streams of this run; the send runs under it (see {@link BackendFlow.run}). */
+  readonly flow: BackendFlow;
   #run: Run | undefined;
-  readonly #options: Required<CursorRunOptions>;
+  readonly #options: Required<Omit<CursorRunOptions, 'flow'>>;
+  /** Text and reasoning handed over by the SDK that the consumer has not taken (held, queued or merged). */
+  #pendingChars = 0;
   readonly #text = new DeltaMerger();
   readonly #thinking = new DeltaMerger();
   /** Every host tool call of this run under both its ids, and the current tool batch. */
@@ -133,8 +150,10 @@ export class CursorRun implements UpstreamRun {
       drainMs: 500,
       firstEventTimeoutMs: DEFAULT_FIRST_EVENT_TIMEOUT_MS,
       idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
+      maxPendingChars: DEFAULT_MAX_PENDING_CHARS,
       ...options,
     };
+    this.flow = new BackendFlow(options.flow);
     this.#expired = new Promise((resolve) => (this.#onExpired = resolve));
     this.#watchdog = new RunWatchdog({
       firstEventMs: this.#options.firstEventTimeoutMs,
@@ -367,6 +386,12 @@ export class CursorRun implements UpstreamRun {
    * those writes sat corked in the socket until the end of the turn anyway (see `SseWriter`).
    */
   #pushDelta(type: 'text-delta' | 'reasoning-delta', text: string): void {
+    this.#pendingChars += text.length;
+    this.#queueDelta(type, text);
+    if (this.#pendingChars > this.#options.maxPendingChars && !this.flow.paused) this.#pauseBackend();
+  }
+
+  #queueDelta(type: 'text-delta' | 'reasoning-delta', text: string): void {
     const tail = this.#tail;
     // The tail is the queue's last item while the queue is not empty (`#push` clears it otherwise), or the
     // held delta.
@@ -384,6 +409,38 @@ export class CursorRun implements UpstreamRun {
       this.#held = event;
     }
     this.#tail = event;
+  }
+
+  /** The consumer took `event`: once it took half of what was pending, the backend is read again. */
+  #taken(event: UpstreamEvent): void {
+    if (event.type !== 'text-delta' && event.type !== 'reasoning-delta') return;
+    this.#pendingChars -= event.text.length;
+    if (this.flow.paused && this.#pendingChars <= this.#options.maxPendingChars / 2) {
+      this.flow.resume();
+      this.#updateWatchdog();
+    }
+  }
+
+  /**
+   * The consumer is behind by more than the bound: stop reading the backend (its writes block) instead of
+   * holding the rest of the answer. The silence that follows is the consumer's, so the silence bound is
+   * suspended meanwhile; a consumer that never reads again is cut off by its own stall deadline.
+   */
+  #pauseBackend(): void {
+    if (this.#finished) return;
+    this.flow.pause();
+    this.#updateWatchdog();
+    this.#options.logger.debug(
+      { runId: this.id || undefined, pendingChars: this.#pendingChars },
+      'the consumer is behind; pausing the backend stream',
+    );
+    if (this.flow.attached === 0 && !warnedUnrecognisedStream) {
+      warnedUnrecognisedStream = true;
+      this.#options.logger.warn(
+        'the SDK read the backend through a stream the bridge does not recognise: a client that stops ' +
+          'reading holds the rest of its answer in memory until its stall deadline',
+      );
+    }
   }
 
   /** The event-loop turn ended: what was held leaves, and the next delta of each kind goes at once. */
@@ -432,9 +489,14 @@ export class CursorRun implements UpstreamRun {
     this.#push({ type: 'tool-batch-end' });
   }
 
-  /** The bound is suspended while the run waits on the client (parked calls) or on a local tool. */
+  /**
+   * The bound is suspended while the run waits on the client (parked calls, or the backend paused for a
+   * consumer that is behind) or on a local tool.
+   */
   #updateWatchdog(): void {
-    this.#watchdog.setSuspended(this.#calls.pending().length > 0 || this.#localCalls.size > 0);
+    this.#watchdog.setSuspended(
+      this.#calls.pending().length > 0 || this.#localCalls.size > 0 || this.flow.paused,
+    );
   }
 
   /**
@@ -475,6 +537,7 @@ export class CursorRun implements UpstreamRun {
     if (this.#batchTimer) clearTimeout(this.#batchTimer);
     clearTimeout(this.#holdTimer);
     this.#finished = true;
+    this.flow.dispose();
     this.#options.host.settleAll('the run ended');
     this.#calls.abandonAll();
     this.#push(event);

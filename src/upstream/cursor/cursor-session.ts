@@ -25,6 +25,7 @@ import {
 import { BridgeError, createTurnError } from '../../turn/turn-error.js';
 import type { TurnTool } from '../../turn/turn-request.js';
 import type { UpstreamMode, UpstreamRun, UpstreamRunInput, UpstreamSession } from '../upstream-port.js';
+import { BackendFlow } from './backend-flow.js';
 import { CursorRun, type CursorRunOptions } from './cursor-run.js';
 import { mapCursorSdkError } from './map-cursor-error.js';
 
@@ -154,16 +155,22 @@ export class CursorSession implements UpstreamSession {
     const current = agent.model?.id ?? this.#bound?.id;
     const modelOverride = current !== undefined && current !== selection.id ? { model: selection } : {};
     try {
-      const sending = agent.send(
-        {
-          text: input.prompt.text,
-          ...(input.prompt.images.length === 0
-            ? {}
-            : {
-                images: input.prompt.images.map((image) => ({ data: image.data, mimeType: image.mediaType })),
-              }),
-        },
-        { onDelta: run.onDelta, local: { customTools }, ...modelOverride },
+      // Under the run's flow, so the backend streams the SDK opens for it can be paused (see BackendFlow).
+      const sending = BackendFlow.run(run.flow, () =>
+        agent.send(
+          {
+            text: input.prompt.text,
+            ...(input.prompt.images.length === 0
+              ? {}
+              : {
+                  images: input.prompt.images.map((image) => ({
+                    data: image.data,
+                    mimeType: image.mediaType,
+                  })),
+                }),
+          },
+          { onDelta: run.onDelta, local: { customTools }, ...modelOverride },
+        ),
       );
       // On a dead backend `send()` itself can take minutes: past the first-event bound the run already
       // holds its error, and the late SDK run is cancelled as soon as it exists.

@@ -13,9 +13,9 @@
  * `onDelta`; then the live `run.stream()` push and `appendRunMessage`) all run inside that chain. So a
  * slow consumer only grows the SDK's chain of pending updates; the socket keeps being read.
  *
- * If this test fails after an SDK upgrade, the SDK started awaiting its handlers: returning a pending
- * promise from `onDelta` would then pause the backend, and the bridge's run could apply real
- * backpressure (a high-water mark on the response's buffer).
+ * So the bridge pauses the backend stream itself, below the SDK (`src/upstream/cursor/backend-flow.ts`,
+ * tested end to end in `backend-flow-sdk.test.ts`). If this test fails after an SDK upgrade, the SDK
+ * started awaiting its handlers, and a pending `onDelta` would be the simpler way to the same effect.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,0 +1,163 @@
+/**
+ * BackendFlow on real Node HTTP/1.1 and HTTP/2 streams, read the way Connect's Node client reads them
+ * (the body's async iterator): a paused flow stops the reads, so the server's writes block; other
+ * requests are untouched; a paused flow lets its trickle through; resuming delivers the rest intact.
+ * The SDK end to end is in backend-flow-sdk.test.ts.
+ */
+
+import http from 'node:http';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { BackendFlow } from '../../../src/upstream/cursor/backend-flow.js';
+
+const total = 16 * 1024 * 1024;
+const chunkBytes = 16 * 1024;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Bytes each response's server side handed to Node so far, by path. */
+const written = new Map<string, number>();
+
+/** Writes `total` bytes of a repeating byte pattern, respecting backpressure. */
+const produce = (
+  path: string,
+  write: (chunk: Buffer) => boolean,
+  onDrain: (resume: () => void) => void,
+  end: () => void,
+) => {
+  const chunk = Buffer.alloc(chunkBytes, path.length % 256);
+  written.set(path, 0);
+  const pump = (): void => {
+    while ((written.get(path) ?? 0) < total) {
+      written.set(path, (written.get(path) ?? 0) + chunk.length);
+      if (!write(chunk)) return onDrain(pump);
+    }
+    end();
+  };
+  pump();
+};
+
+/** Reads a body to its end through its async iterator, as Connect does; resolves with the byte count. */
+const readAll = async (body: Readable, progress = { bytes: 0 }): Promise<number> => {
+  for await (const chunk of body) progress.bytes += (chunk as Buffer).length;
+  return progress.bytes;
+};
+
+let h1: http.Server;
+let h2: http2.Http2Server;
+
+beforeAll(async () => {
+  h1 = http.createServer((request, response) => {
+    response.writeHead(200);
+    produce(
+      request.url ?? '',
+      (chunk) => response.write(chunk),
+      (resume) => response.once('drain', resume),
+      () => response.end(),
+    );
+  });
+  h2 = http2.createServer();
+  h2.on('stream', (stream, headers) => {
+    stream.respond({ ':status': 200 });
+    produce(
+      String(headers[':path']),
+      (chunk) => stream.write(chunk),
+      (resume) => stream.once('drain', resume),
+      () => stream.end(),
+    );
+  });
+  await Promise.all([
+    new Promise<void>((resolve) => h1.listen(0, '127.0.0.1', resolve)),
+    new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve)),
+  ]);
+});
+
+afterAll(async () => {
+  h1.closeAllConnections();
+  await new Promise((resolve) => h1.close(resolve));
+  await new Promise((resolve) => h2.close(resolve));
+});
+
+const h1Get = (path: string): Promise<http.IncomingMessage> =>
+  new Promise((resolve, reject) => {
+    const request = http.get(
+      { host: '127.0.0.1', port: (h1.address() as AddressInfo).port, path, agent: false },
+      resolve,
+    );
+    request.on('error', reject);
+  });
+
+describe('BackendFlow', () => {
+  it('HTTP/1.1: a paused run stream stops the server; the trickle passes; resuming delivers every byte', async () => {
+    const flow = new BackendFlow({ trickleIntervalMs: 200, trickleBytes: 256 * 1024 });
+    flow.pause();
+    const response = await BackendFlow.run(flow, () => h1Get('/agent.v1.AgentService/RunSSE'));
+    expect(flow.attached).toBe(1);
+    const progress = { bytes: 0 };
+    const reading = readAll(response, progress);
+    await sleep(150);
+    // Socket buffers hold some megabytes at most; the server is blocked far before the end.
+    expect(written.get('/agent.v1.AgentService/RunSSE')).toBeLessThan(total / 2);
+    expect(progress.bytes).toBe(0);
+    await sleep(1_000);
+    // ≈ 5 intervals of 256 KiB (a read may overshoot by a chunk), nowhere near the free-running rate.
+    expect(progress.bytes).toBeGreaterThanOrEqual(3 * 256 * 1024);
+    expect(progress.bytes).toBeLessThan(2 * 1024 * 1024);
+    expect(written.get('/agent.v1.AgentService/RunSSE')).toBeLessThan(total / 2);
+
+    // A request outside the run's streams is not gated, even under the flow.
+    const other = await BackendFlow.run(flow, () => h1Get('/aiserver.v1.BidiService/BidiAppend'));
+    expect(await readAll(other)).toBe(total);
+    expect(flow.attached).toBe(1);
+
+    flow.resume();
+    expect(await reading).toBe(total);
+  });
+
+  it('HTTP/2: only the paused run stream stops; the session keeps serving its other streams', async () => {
+    const session = http2.connect(`http://127.0.0.1:${(h2.address() as AddressInfo).port}`);
+    try {
+      const flow = new BackendFlow();
+      const stream = BackendFlow.run(flow, () => session.request({ ':path': '/agent.v1.AgentService/Run' }));
+      expect(flow.attached).toBe(1);
+      flow.pause();
+      const reading = readAll(stream);
+      await sleep(300);
+      const pausedAt = written.get('/agent.v1.AgentService/Run') ?? 0;
+      // The stream's flow-control window and the readable's buffer: well under a megabyte.
+      expect(pausedAt).toBeLessThan(1024 * 1024);
+
+      const other = session.request({ ':path': '/other' });
+      expect(await readAll(other)).toBe(total);
+      expect(written.get('/agent.v1.AgentService/Run')).toBe(pausedAt);
+
+      flow.resume();
+      expect(await reading).toBe(total);
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it('a stream that closes while paused releases its waiting read, and a disposed flow never pauses', async () => {
+    const flow = new BackendFlow();
+    flow.pause();
+    const response = await BackendFlow.run(flow, () => h1Get('/agent.v1.AgentService/RunSSE'));
+    const reading = readAll(response).catch((error: unknown) => error);
+    await sleep(100);
+    response.destroy(new Error('cancelled'));
+    expect(await reading).toBeInstanceOf(Error);
+
+    flow.dispose();
+    expect(flow.paused).toBe(false);
+    flow.pause();
+    expect(flow.paused).toBe(false);
+  });
+
+  it('a stream opened outside any flow is left alone', async () => {
+    const response = await h1Get('/agent.v1.AgentService/RunSSE');
+    expect(Object.hasOwn(response, Symbol.asyncIterator)).toBe(false);
+    expect(await readAll(response)).toBe(total);
+  });
+});
