@@ -16,6 +16,10 @@ const clients = 5;
 const stallTimeoutMs = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A reader slower than the backend: 8 MiB, ≈ 2 ms per read of the body. */
+const slowReaderChunks = 512;
+const markedChunk = (index: number): string => `[${index}]`.padEnd(chunk.length, '.');
+
 let produced = 0;
 let cancelledRuns = 0;
 /** Per 'burst' run: the backend's unsent bytes, last sampled before the bridge cancelled it. */
@@ -24,6 +28,13 @@ const burstBacklogs = new Map<string, number>();
 const scenario: Scenario = async (run) => {
   if (run.text.length > 0 && run.request.text.includes('short')) {
     run.text('ok');
+    run.turnEnded();
+    return;
+  }
+  if (run.request.text.includes('slow reader')) {
+    // The whole answer at once, each chunk marked with its index; the turn ends once the bridge took it.
+    for (let index = 0; index < slowReaderChunks; index += 1) run.text(markedChunk(index));
+    while (run.open && run.writeBacklog > 0) await sleep(20);
     run.turnEnded();
     return;
   }
@@ -81,7 +92,7 @@ const warmUp = () =>
 beforeAll(async () => {
   bridge = await startBridgeProcess({
     scenario,
-    env: { CURSOR_BRIDGE_STALL_TIMEOUT_MS: String(stallTimeoutMs) },
+    env: { CURSOR_BRIDGE_STALL_TIMEOUT_MS: String(stallTimeoutMs), LOG_LEVEL: 'debug' },
   });
 }, 60_000);
 afterAll(async () => bridge?.close());
@@ -181,5 +192,39 @@ describe('slow and never-reading clients (issue 11, item 1)', () => {
     expect(await (await fetch(`${bridge.url}/metrics`)).text()).toMatch(
       /^cursor_bridge_sessions_in_flight 0$/m,
     );
+  }, 60_000);
+
+  it('a client reading slower than the backend sends gets the whole answer, in order, through the pauses', async () => {
+    const response = await fetch(`${bridge.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test' },
+      body: body('slow reader'),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    let text = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (!line.startsWith('data: ')) continue;
+        const event = JSON.parse(line.slice(6)) as { type: string; delta?: { type: string; text?: string } };
+        if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta')
+          text += event.delta.text;
+        if (event.type === 'error') throw new Error(`the answer failed: ${line}`);
+      }
+      await sleep(2);
+    }
+    const expected = Array.from({ length: slowReaderChunks }, (_, index) => markedChunk(index)).join('');
+    expect(text.length).toBe(expected.length);
+    expect(text === expected).toBe(true);
+    // The bridge held the backend back at least once on the way (its debug line per pause).
+    expect(bridge.log()).toContain('pausing the backend stream');
   }, 60_000);
 });
