@@ -96,7 +96,10 @@ export class BackendFlow {
     return storage.run(flow, fn);
   }
 
-  /** How many backend streams joined this flow; 0 after a pause means the SDK's transport was not recognised. */
+  /**
+   * How many backend streams of this flow are read through its iterator. 0 once the run streamed means the
+   * SDK's transport was not recognised (or no longer reads bodies that way) and pausing does nothing.
+   */
   get attached(): number {
     return this.#attached;
   }
@@ -132,7 +135,6 @@ export class BackendFlow {
 
   /** Give `stream`'s consumer (Connect) an iterator that waits while this flow is paused. */
   attach(stream: Readable): void {
-    this.#attached += 1;
     // The prototype's iterator, bound before the instance's own property shadows it.
     const iterate = stream[Symbol.asyncIterator].bind(stream) as () => AsyncIterator<unknown>;
     let closed = false;
@@ -141,6 +143,7 @@ export class BackendFlow {
       this.#release();
     });
     const gated = (): AsyncIterator<unknown> => {
+      this.#attached += 1;
       const inner = iterate();
       return {
         next: async () => {

@@ -94,9 +94,9 @@ describe('BackendFlow', () => {
     const flow = new BackendFlow({ trickleIntervalMs: 200, trickleBytes: 256 * 1024 });
     flow.pause();
     const response = await BackendFlow.run(flow, () => h1Get('/agent.v1.AgentService/RunSSE'));
-    expect(flow.attached).toBe(1);
     const progress = { bytes: 0 };
     const reading = readAll(response, progress);
+    expect(flow.attached).toBe(1);
     await sleep(150);
     // Socket buffers hold some megabytes at most; the server is blocked far before the end.
     expect(written.get('/agent.v1.AgentService/RunSSE')).toBeLessThan(total / 2);
@@ -121,9 +121,9 @@ describe('BackendFlow', () => {
     try {
       const flow = new BackendFlow();
       const stream = BackendFlow.run(flow, () => session.request({ ':path': '/agent.v1.AgentService/Run' }));
-      expect(flow.attached).toBe(1);
       flow.pause();
       const reading = readAll(stream);
+      expect(flow.attached).toBe(1);
       await sleep(300);
       const pausedAt = written.get('/agent.v1.AgentService/Run') ?? 0;
       // The stream's flow-control window and the readable's buffer: well under a megabyte.

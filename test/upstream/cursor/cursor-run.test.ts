@@ -34,7 +34,9 @@ const createFakeRun = () => {
   };
 };
 
-const createRun = (bounds: { firstEventTimeoutMs?: number; idleTimeoutMs?: number } = {}) => {
+const createRun = (
+  bounds: { firstEventTimeoutMs?: number; idleTimeoutMs?: number; maxPendingChars?: number } = {},
+) => {
   const resolved: string[] = [];
   const settled: string[] = [];
   const cursorRun = new CursorRun({
@@ -382,5 +384,40 @@ describe('CursorRun', () => {
       error: { kind: 'overloaded', message: expect.stringMatching(/in the middle of the answer/) },
     });
     expect(fake.cancelled).toBe(true);
+  });
+});
+
+describe('CursorRun backpressure', () => {
+  it('pauses the backend once the consumer is behind by the bound, and resumes when it took half of it', async () => {
+    const { cursorRun, fake, delta } = createRun({ maxPendingChars: 100, idleTimeoutMs: 50 });
+    delta({ type: 'text-delta', text: 'x'.repeat(60) });
+    delta({ type: 'thinking-delta', text: 'r' });
+    expect(cursorRun.flow.paused).toBe(false);
+    delta({ type: 'text-delta', text: 'y'.repeat(50) });
+    expect(cursorRun.flow.paused).toBe(true);
+    // The pause is the consumer's silence, not the backend's: the silence bound does not run.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect((await cursorRun.events.next()).value).toEqual({ type: 'text-delta', text: 'x'.repeat(60) });
+    // 51 pending is still more than half of the bound.
+    expect(cursorRun.flow.paused).toBe(true);
+    expect((await cursorRun.events.next()).value).toEqual({ type: 'reasoning-delta', text: 'r' });
+    expect(cursorRun.flow.paused).toBe(false);
+    fake.finish({ status: 'finished' });
+    const events = await drain(cursorRun);
+    expect(events).toEqual([
+      { type: 'reasoning-end' },
+      { type: 'text-delta', text: 'y'.repeat(50) },
+      { type: 'end', status: 'finished' },
+    ]);
+  });
+
+  it('never stays paused once the run ended', async () => {
+    const { cursorRun, fake, delta } = createRun({ maxPendingChars: 10 });
+    delta({ type: 'text-delta', text: 'x'.repeat(11) });
+    delta({ type: 'text-delta', text: 'x'.repeat(11) });
+    expect(cursorRun.flow.paused).toBe(true);
+    fake.finish({ status: 'finished' });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(cursorRun.flow.paused).toBe(false);
   });
 });
