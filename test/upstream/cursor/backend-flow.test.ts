@@ -2,9 +2,11 @@
  * BackendFlow on real Node HTTP/1.1 and HTTP/2 streams, read the way Connect's Node client reads them
  * (the body's async iterator): a paused flow stops the reads, so the server's writes block; other
  * requests are untouched; a paused flow lets its trickle through; resuming delivers the rest intact.
- * The SDK end to end is in backend-flow-sdk.test.ts.
+ * The SDK end to end (HTTP/1.1, as against the fake) is in backend-flow-sdk.test.ts; HTTP/2, which the SDK
+ * uses against Cursor, runs here through Connect's Node client, the copy the SDK resolves.
  */
 
+import { createNodeHttpClient, Http2SessionManager } from '@connectrpc/connect-node';
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -137,6 +139,38 @@ describe('BackendFlow', () => {
       expect(await reading).toBe(total);
     } finally {
       session.destroy();
+    }
+  });
+
+  it('HTTP/2 through Connect’s Node client (the SDK’s transport): the paused stream is not read', async () => {
+    const url = `http://127.0.0.1:${(h2.address() as AddressInfo).port}`;
+    const manager = new Http2SessionManager(url);
+    const client = createNodeHttpClient({ httpVersion: '2', sessionProvider: () => manager });
+    try {
+      const flow = new BackendFlow();
+      flow.pause();
+      const response = await BackendFlow.run(flow, () =>
+        client({
+          url: `${url}/agent.v1.AgentService/Run`,
+          method: 'POST',
+          header: new Headers({ 'content-type': 'application/connect+proto' }),
+          body: (async function* () {})(),
+        }),
+      );
+      expect(response.status).toBe(200);
+      let bytes = 0;
+      const reading = (async () => {
+        for await (const chunk of response.body) bytes += chunk.length;
+      })();
+      await sleep(300);
+      expect(flow.attached).toBe(1);
+      expect(bytes).toBe(0);
+      expect(written.get('/agent.v1.AgentService/Run')).toBeLessThan(1024 * 1024);
+      flow.resume();
+      await reading;
+      expect(bytes).toBe(total);
+    } finally {
+      manager.abort();
     }
   });
 
