@@ -1,7 +1,7 @@
 /**
  * The files of one scratch workspace, rendered from the templates and the current host facts: the
- * AGENTS.md rules Cursor injects, the hooks.json that registers the deny-hook, and the hook script with
- * the denial message (which states the real topology and the host facts) baked in.
+ * AGENTS.md rules Cursor injects, the hooks.json that registers the deny-hook, the hook script with
+ * the denial message (which states the real topology and the host facts) baked in, and a `.git` boundary.
  */
 
 import { join } from 'node:path';
@@ -14,6 +14,20 @@ export const hookScriptPath = '.cursor/hooks/deny-builtin.mjs';
 
 /** One rendered file: its path relative to the workspace (with `/`) and its content. */
 export type WorkspaceFile = { path: string; content: string };
+
+/**
+ * A `.git` file in every workspace that is not a gitfile: a boundary, not a repository. The SDK takes
+ * `git rev-parse --show-toplevel` of its cwd as the project whose rules and hooks it loads
+ * (`findGitRoot`). Under an enclosing work tree (a HOME kept in git, a workspaces root inside a
+ * checkout) that would be the enclosing repository, and the workspace's AGENTS.md and deny-hooks would
+ * not load. git stops at an invalid `.git` with an error, exactly as outside any repository.
+ */
+export const gitBoundaryFile: WorkspaceFile = {
+  path: '.git',
+  content:
+    'Not a git repository: this file stops git (and the Cursor SDK) from taking an enclosing repository\n' +
+    "as this scratch workspace's project. Written by cursor-bridge.\n",
+};
 
 const quotePosix = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
 const quotePowerShell = (value: string): string => `'${value.replaceAll("'", "''")}'`;
@@ -52,5 +66,8 @@ export const renderWorkspaceFiles = (
     .render('deny-message.md', buildTemplateContext(facts, { scratchDir, hookCommand }))
     .trim();
   const context = buildTemplateContext(facts, { scratchDir, hookCommand, denyMessage });
-  return workspaceFileTemplates.map((name) => ({ path: name, content: templates.render(name, context) }));
+  return [
+    ...workspaceFileTemplates.map((name) => ({ path: name, content: templates.render(name, context) })),
+    gitBoundaryFile,
+  ];
 };

@@ -9,6 +9,7 @@
  * `writeArgs` for built-in tools) and records the SDK's answers.
  */
 
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -236,6 +237,35 @@ describe('host environment grounding with the real @cursor/sdk', () => {
           `Use the tools of the \`custom-user-tools\` MCP server instead. ${noRootWording}${sdkBlockedNote}`,
       );
     }
+    expect(existsSync(targets.shellMarker)).toBe(false);
+    expect(existsSync(targets.writeMarker)).toBe(false);
+  }, 15_000);
+
+  it('a workspaces root inside a git work tree (a HOME kept in git) still grounds the SDK in the scratch workspace', async () => {
+    // The SDK takes `git rev-parse --show-toplevel` of its cwd as the project whose rules and hooks it
+    // loads: without a boundary it would load the enclosing repository's instead of the workspace's.
+    const repo = await mkdtemp(join(scratch, 'repo-'));
+    execFileSync('git', ['init', '-q', repo], { stdio: 'ignore' });
+    await writeFile(join(repo, 'AGENTS.md'), "the enclosing repository's rules\n");
+    const targets = await newTargets('in-repo');
+    let probe: Probe | undefined;
+    wire = await startWireBridge({
+      scenario: probeScenario(targets, (found) => (probe = found)),
+      config: { cursorWorkspacesDir: join(repo, 'workspaces') },
+    });
+    expect(await ask(wire.url, environment)).toBe('probed');
+    if (probe === undefined) throw new Error('the scenario did not run');
+    const context = requestContextOf(probe.context);
+    const workspace = context.env.workspacePaths[0] ?? '';
+    expect(dirname(workspace)).toBe(join(repo, 'workspaces'));
+    expect(context.rules.map(({ fullPath }) => fullPath)).toEqual([join(workspace, 'AGENTS.md')]);
+    expect(context.hooksConfig?.configuredSteps).toContain('beforeShellExecution');
+    for (const [answer, key] of [
+      [probe.shell, 'shellResult'],
+      [probe.read, 'readResult'],
+      [probe.write, 'writeResult'],
+    ] as const)
+      expect(refusalOf(answer, key)).toContain('is disabled in bridge mode');
     expect(existsSync(targets.shellMarker)).toBe(false);
     expect(existsSync(targets.writeMarker)).toBe(false);
   }, 15_000);

@@ -233,6 +233,7 @@ describe('pre-warmed scratch workspaces', () => {
         '.cursor/hooks',
         '.cursor/hooks.json',
         '.cursor/hooks/deny-builtin.mjs',
+        '.git',
         'AGENTS.md',
       ]);
       expect((await readdir(bridge.workspacesDir)).length).toBe(2); // C's and D's

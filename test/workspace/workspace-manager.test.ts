@@ -147,7 +147,8 @@ describe('WorkspaceManager.ensureWorkspace', () => {
     expect(byFile(after, 'AGENTS.md')?.mtimeMs).not.toBe(byFile(before, 'AGENTS.md')?.mtimeMs);
     expect(byFile(after, '.cursor/hooks.json')).toEqual(byFile(before, '.cursor/hooks.json'));
     expect(byFile(after, '.cursor/hooks/deny-builtin.mjs')?.content).toContain(String.raw`\/home\/me\/other`);
-    expect((await readdir(dir)).sort()).toEqual(['.cursor', 'AGENTS.md']);
+    expect(byFile(after, '.git')).toEqual(byFile(before, '.git'));
+    expect((await readdir(dir)).sort()).toEqual(['.cursor', '.git', 'AGENTS.md']);
   });
 
   it('rejects keys that are not session keys', async () => {
