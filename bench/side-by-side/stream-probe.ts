@@ -12,7 +12,10 @@
  * checkout in `BENCH_OTHER_BRIDGE` (built; e.g. `main`, for an A/B); `bare:<features>` a bare-SDK worker
  * with `BENCH_BARE_VARIANT=<features>` (see the worker; `bare:bridge` is `BENCH_BARE_OPTIONS=bridge`).
  * `BENCH_STREAM_ROUNDS` (default 7, after one warm-up round); `BENCH_STREAM_TURN2_ONLY=1` skips the answer
- * on a new conversation; `BENCH_CPU_PROF=<dir>` writes a CPU profile of every side there on exit;
+ * on a new conversation; `BENCH_STREAM_TOOL=1` adds a tool round trip to every round (a new conversation
+ * whose answer is one call of the client's tool, a pause, the tool's result and the answer after it:
+ * request → tool_use and tool_result → first text delta, timed as in the side-by-side bench), and
+ * `BENCH_STREAM_TOOL=only` runs just that (an A/B of the tool path with `bridge:other` in ≈ 1 s a round); `BENCH_CPU_PROF=<dir>` writes a CPU profile of every side there on exit;
  * `BENCH_PROBE_DIR=<dir>` (with `BENCH_HEAP_SNAPSHOT=1`) a memory report (and heap snapshot) of every
  * side after the rounds; `BENCH_BRIDGE_LOG=<file>` keeps the bridge's log, at debug. Run with
  * `node_modules/.bin/node --import tsx bench/side-by-side/stream-probe.ts` (Node 22, for the SDK).
@@ -40,6 +43,9 @@ const profileDir = process.env['BENCH_CPU_PROF'];
 const logFile = process.env['BENCH_BRIDGE_LOG'];
 /** `BENCH_STREAM_TURN2_ONLY=1`: skip the answer on a new conversation (to profile the streaming alone). */
 const turnTwoOnly = process.env['BENCH_STREAM_TURN2_ONLY'] === '1';
+/** `BENCH_STREAM_TOOL=1`: a tool round trip in every round too; `only`: nothing else. */
+const toolTrips = process.env['BENCH_STREAM_TOOL'] === '1' || process.env['BENCH_STREAM_TOOL'] === 'only';
+const toolOnly = process.env['BENCH_STREAM_TOOL'] === 'only';
 /** Pause after each answer, so work that follows one (the bridge's pool refill) is not counted in the next. */
 const settleMs = Number(process.env['BENCH_STREAM_SETTLE_MS'] ?? 200);
 // `BENCH_HEAP_SNAPSHOT=1`: every side writes a heap snapshot after the rounds (to `BENCH_PROBE_DIR`), read
@@ -55,7 +61,10 @@ const profileArgs = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-d
 
 const backend = await startFakeCursorBackend({
   scenario: async (run) => {
-    if (run.prompt.includes('long answer')) {
+    if (run.prompt.includes('use the tool')) {
+      const [result] = await run.toolCalls([{ toolName: 'Bash', args: { command: 'true' } }]);
+      run.text(`done ${result?.status ?? ''}`);
+    } else if (run.prompt.includes('long answer')) {
       for (let index = 0; index < deltas; index += 1) run.text(`d${index} `);
     } else {
       run.text('hello');
@@ -80,6 +89,8 @@ type Side = {
   short: (prompt: string) => Promise<{ wall: number; conversation: Conversation }>;
   /** The 10k-delta answer: on a new conversation, or as the next turn of `conversation`. */
   stream: (prompt: string, conversation?: Conversation) => Promise<{ wall: number; first: number }>;
+  /** A new conversation answered with a tool call: request → tool_use; `result` posts the tool's result. */
+  tool: (prompt: string) => Promise<{ toolUse: number; result: () => Promise<number> }>;
   stop: () => void;
 };
 
@@ -160,6 +171,29 @@ const startBridge = async (name: string, index: number): Promise<Side[]> => {
         const posted = (await channel.call(request)).posted![0]!;
         return { wall: posted.endAt, first: posted.textAt ?? Number.NaN };
       },
+      tool: async (prompt) => {
+        const session = randomUUID();
+        const messages: Message[] = [{ role: 'user', content: prompt }];
+        const post = async (all: Message[]) => {
+          const request: Post & { op: 'post' } = { op: 'post', session, messages: all, parse: true };
+          return (await channel.call(request)).posted![0]!;
+        };
+        const answer = await post(messages);
+        const call = answer.content.find((block) => (block as { type: string }).type === 'tool_use') as {
+          id: string;
+        };
+        return {
+          toolUse: answer.toolAt ?? Number.NaN,
+          result: async () =>
+            (
+              await post([
+                ...messages,
+                { role: 'assistant', content: answer.content },
+                { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'parked' }] },
+              ])
+            ).textAt ?? Number.NaN,
+        };
+      },
       stop: () => {
         client.kill('SIGTERM');
         bridge.kill('SIGTERM');
@@ -216,6 +250,15 @@ const startBare = async (features: string, index: number): Promise<Side> => {
       const reply = await channel.call(request);
       return { wall: reply.ms!, first: reply.firstMs ?? Number.NaN };
     },
+    tool: async (prompt) => {
+      const toolRequest: Omit<Extract<BareRequest, { op: 'tool' }>, 'id'> = { op: 'tool', prompt };
+      const parked = await channel.call(toolRequest);
+      const resultRequest: Omit<Extract<BareRequest, { op: 'result' }>, 'id'> = {
+        op: 'result',
+        conversation: parked.conversation!,
+      };
+      return { toolUse: parked.ms!, result: async () => (await channel.call(resultRequest)).ms! };
+    },
     stop: () => worker.disconnect(),
   };
 };
@@ -230,7 +273,16 @@ for (const [index, spec] of sides.entries()) {
   else started.push(await startBare(spec.replace(/^bare:/, ''), index));
 }
 type Figures = Record<
-  'wall' | 'cpu' | 'shortWall' | 'shortCpu' | 'settleCpu' | 'turnWall' | 'turnCpu' | 'turnFirst',
+  | 'wall'
+  | 'cpu'
+  | 'shortWall'
+  | 'shortCpu'
+  | 'settleCpu'
+  | 'turnWall'
+  | 'turnCpu'
+  | 'turnFirst'
+  | 'toolUse'
+  | 'toolResult',
   number[]
 >;
 const figures = new Map<string, Figures>(
@@ -245,6 +297,8 @@ const figures = new Map<string, Figures>(
       turnWall: [],
       turnCpu: [],
       turnFirst: [],
+      toolUse: [],
+      toolResult: [],
     },
   ]),
 );
@@ -254,6 +308,19 @@ for (let round = -1; round < rounds; round += 1) {
   const order = started.map((_, index) => started[(index + Math.max(round, 0)) % started.length]!);
   for (const side of order) {
     const pause = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, settleMs));
+    if (toolTrips) {
+      // The pause between the tool call and its result keeps the bridge's pool refill after the new
+      // conversation out of the result's figure.
+      const trip = await side.tool(`please use the tool ${round}`);
+      await pause();
+      const result = await trip.result();
+      await pause();
+      if (round >= 0) {
+        figures.get(side.name)!.toolUse.push(trip.toolUse);
+        figures.get(side.name)!.toolResult.push(result);
+      }
+      if (toolOnly) continue;
+    }
     // A one-delta answer on a new conversation first: what the 10k-delta answer costs beyond it is the
     // streaming itself, apart from the conversation's creation; the pause after it takes what follows a
     // new conversation (the bridge's pool refill) out of the next figure ("after").
@@ -294,18 +361,33 @@ const median = (values: number[]): number => {
 };
 const referenceName = started.find((side) => side.name === 'bare:')?.name ?? started[0]!.name;
 const reference = figures.get(referenceName)!;
-console.log(
-  `${deltas / 1000}k-delta answer, ${rounds} rounds: medians (ms) and ratios against ${referenceName}; ` +
-    `load ${load?.toFixed(2)} → ${loadavg()[0]?.toFixed(2)}`,
-);
-console.log(
-  '  new conversation: wall, CPU; 1-delta answer: wall, CPU, CPU in the pause after it; 10k − 1-delta CPU;' +
-    ' 10k as turn 2: wall, CPU, first text delta',
-);
+console.log(`load ${load?.toFixed(2)} → ${loadavg()[0]?.toFixed(2)}`);
+if (!toolOnly) {
+  console.log(
+    `${deltas / 1000}k-delta answer, ${rounds} rounds: medians (ms) and ratios against ${referenceName}`,
+  );
+  console.log(
+    '  new conversation: wall, CPU; 1-delta answer: wall, CPU, CPU in the pause after it; 10k − 1-delta CPU;' +
+      ' 10k as turn 2: wall, CPU, first text delta',
+  );
+}
 const cell = (value: number, ratio?: number): string =>
   `${value.toFixed(0).padStart(5)}${ratio === undefined ? '' : ` ${ratio.toFixed(2)}`}`;
 const beyond = (entry: Figures): number => median(entry.cpu) - median(entry.shortCpu);
-for (const side of started) {
+if (toolTrips) {
+  console.log(`tool round trip, ${rounds} rounds: medians (ms) and ratios against ${referenceName}`);
+  console.log('  request → tool_use; tool_result → first text delta (then every round)');
+  for (const side of started) {
+    const entry = figures.get(side.name)!;
+    const figure = (name: 'toolUse' | 'toolResult'): string =>
+      `${median(entry[name]).toFixed(2).padStart(7)} ${(median(entry[name]) / median(reference[name])).toFixed(2)}`;
+    console.log(
+      `${side.name.slice(0, 34).padEnd(34)} ${figure('toolUse')} | ${figure('toolResult')} |` +
+        ` ${entry.toolResult.map((ms) => ms.toFixed(1)).join(' ')}`,
+    );
+  }
+}
+for (const side of toolOnly ? [] : started) {
   const entry = figures.get(side.name)!;
   const of = (name: keyof Figures): [number, number] => [
     median(entry[name]),
