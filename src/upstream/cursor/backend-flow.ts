@@ -42,14 +42,17 @@ export type BackendFlowOptions = {
 };
 
 const storage = new AsyncLocalStorage<BackendFlow>();
-/** HTTP/1.1 requests of a flow, between the request's start and its response. */
+/** HTTP/1.1 requests of a flow, between the request's creation and its response. */
 const requests = new WeakMap<ClientRequest, BackendFlow>();
 let subscribed = false;
 
 const subscribe = (): void => {
   if (subscribed) return;
   subscribed = true;
-  diagnostics.subscribe('http.client.request.start', (message) => {
+  // `created`, not `start`: it is published inside `http.request()`, in the caller's async context; `start`
+  // comes when the request ends, which Connect does once a socket is assigned, and a keep-alive socket is
+  // handed over from the context of the request that freed it.
+  diagnostics.subscribe('http.client.request.created', (message) => {
     const { request } = message as { request: ClientRequest };
     const flow = storage.getStore();
     if (flow !== undefined && runStreamPaths.has(request.path.split('?')[0] ?? ''))

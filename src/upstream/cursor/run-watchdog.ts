@@ -25,6 +25,7 @@ export type RunWatchdogOptions = {
 export class RunWatchdog {
   readonly #options: RunWatchdogOptions;
   #timer: NodeJS.Timeout | undefined;
+  #recheck: NodeJS.Immediate | undefined;
   #sawEvent = false;
   /** When the current silence began (epoch ms). */
   #since = Date.now();
@@ -67,14 +68,23 @@ export class RunWatchdog {
     const phase = this.#sawEvent ? 'idle' : 'first-event';
     const afterMs = phase === 'idle' ? this.#options.idleMs : this.#options.firstEventMs;
     if (afterMs <= 0) return;
+    const check = (): boolean => {
+      const left = this.#since + afterMs - Date.now();
+      if (left > 0) wait(left);
+      return left <= 0;
+    };
     const wait = (delayMs: number): void => {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
-        if (this.#stopped) return;
-        const left = this.#since + afterMs - Date.now();
-        if (left > 0) return wait(left);
-        this.#stopped = true;
-        this.#options.onExpired({ phase, afterMs });
+        if (this.#stopped || !check()) return;
+        // Past the bound by the clock. An event loop that was starved (CPU, a long GC) runs its due timers
+        // before the I/O that arrived meanwhile: decide once that I/O ran (`setImmediate` follows the poll).
+        this.#recheck = setImmediate(() => {
+          this.#recheck = undefined;
+          if (this.#stopped || !check()) return;
+          this.#stopped = true;
+          this.#options.onExpired({ phase, afterMs });
+        });
       }, delayMs);
       this.#timer.unref();
     };
@@ -84,5 +94,7 @@ export class RunWatchdog {
   #clear(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    if (this.#recheck !== undefined) clearImmediate(this.#recheck);
+    this.#recheck = undefined;
   }
 }

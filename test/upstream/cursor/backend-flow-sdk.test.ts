@@ -61,8 +61,9 @@ const startRun = async () => {
   const run = new CursorRun({
     host: { resolve: () => false, settleAll: () => undefined },
     logger: pino({ level: 'silent' }),
-    // Far shorter than the pauses below: the pause must not count as the backend's silence.
-    idleTimeoutMs: 1_000,
+    // Far shorter than the pauses below: the pause must not count as the backend's silence. (Not shorter:
+    // a starved test process can take a second between two of the SDK's deltas.)
+    idleTimeoutMs: 2_000,
     maxPendingChars,
   });
   const progress = { delivered: 0 };
@@ -91,15 +92,17 @@ describe('BackendFlow through @cursor/sdk', () => {
   it('a consumer that stops taking events stops the backend; reading again delivers the answer whole', async () => {
     const { agent, run, progress } = await startRun();
     try {
-      await sleep(2_000);
+      await sleep(4_000);
       // The backend is blocked with most of the answer unsent, and the SDK holds about the bound.
       expect(run.flow.attached).toBe(1);
       expect(run.flow.paused).toBe(true);
-      expect(backlog.length).toBeGreaterThanOrEqual(15);
-      expect(Math.min(...backlog.slice(-10))).toBeGreaterThan(8 * 1024 * 1024);
+      // Sampled every 100 ms (fewer on a busy machine) since the backend wrote the answer.
+      expect(backlog.length).toBeGreaterThanOrEqual(5);
+      expect(Math.min(...backlog.slice(-5))).toBeGreaterThan(8 * 1024 * 1024);
       expect(progress.delivered).toBeLessThan(6 * 1024 * 1024);
 
       const { text, events } = await readAll(run);
+      expect(events.filter((event) => event.type === 'error')).toEqual([]);
       expect(events.at(-1)).toEqual({ type: 'end', status: 'finished' });
       expect(text.length).toBe(expected.length);
       expect(text === expected).toBe(true);

@@ -1,3 +1,4 @@
+import { createServer, connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { RunWatchdog } from '../../../src/upstream/cursor/run-watchdog.js';
 
@@ -55,5 +56,35 @@ describe('RunWatchdog', () => {
     await sleep(80);
     expect(disabled.expired).toEqual([]);
     expect(stopped.expired).toEqual([]);
+  });
+
+  it('an event loop starved past the bound still takes the I/O that arrived meanwhile before expiring', async () => {
+    const { watchdog, expired } = watch(1000, 50);
+    watchdog.activity();
+    const server = createServer((socket) => socket.on('data', () => watchdog.activity()));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    await new Promise((resolve) => client.once('connect', resolve));
+    await sleep(20);
+    try {
+      // The backend's event arrives while the loop is busy for twice the bound (a GC, a CPU-bound burst).
+      // Busy in the check phase, so the next loop iteration runs its due timers before the poll for I/O.
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          client.write('event');
+          const busyUntil = Date.now() + 100;
+          while (Date.now() < busyUntil);
+          resolve();
+        }),
+      );
+      await sleep(20);
+      expect(expired).toEqual([]);
+      // A real silence still ends it.
+      await sleep(150);
+      expect(expired).toMatchObject([{ phase: 'idle', afterMs: 50 }]);
+    } finally {
+      client.destroy();
+      server.close();
+    }
   });
 });
