@@ -89,7 +89,9 @@ export const runTemplatesRender = async (
   const title = (name: TemplateName, what: string = name): string => `${what} (${store.source(name).origin})`;
   for (const file of renderWorkspaceFiles(store, facts, options)) {
     const name = findTemplateName(file.path);
-    io.stdout(section(name === undefined ? file.path : title(name), file.content));
+    io.stdout(
+      section(name === undefined ? `${file.path} (fixed, not a template)` : title(name), file.content),
+    );
   }
   const hookCommand = buildHookCommand(
     options.nodePath,

@@ -174,6 +174,7 @@ describe('templates render', () => {
         'AGENTS.md (default)',
         '.cursor/hooks.json (default)',
         '.cursor/hooks/deny-builtin.mjs (default)',
+        '.git (fixed, not a template)',
         'deny-message.md, baked into the hook script (default)',
         'prompt head (default)',
         'prompt tail (default)',
