@@ -19,6 +19,7 @@ import { buildFullPrompt, buildSlimPrompt } from './prompt-builder.js';
 import type { Session } from './session.js';
 import { SessionRegistry } from './session-registry.js';
 import { assistantDigest, messageDigest } from './transcript-digest.js';
+import { releaseOnEnd } from './release-on-end.js';
 import { planTurn, type Plan } from './turn-planner.js';
 import { classifyTrailingTurn, type TrailingTurn } from './turn-classifier.js';
 import { TurnCoalescer, type FinishedFlight } from './turn-coalescer.js';
@@ -211,7 +212,7 @@ export class Engine {
           replays,
         },
       );
-      return this.#releasing(events, (served) => {
+      return releaseOnEnd(events, (served) => {
         if (served && !started) this.#metrics.retryReplayed(request.protocol);
         release();
       });
@@ -249,22 +250,6 @@ export class Engine {
     await this.#coalescer.close();
     await this.#sessions.close();
     await this.#options.upstream.close();
-  }
-
-  /** Release the admission however the response ends; `served`: at least one event was yielded. */
-  async *#releasing(
-    events: AsyncIterable<TurnEvent>,
-    release: (served: boolean) => void,
-  ): AsyncGenerator<TurnEvent, void> {
-    let served = false;
-    try {
-      for await (const event of events) {
-        served = true;
-        yield event;
-      }
-    } finally {
-      release(served);
-    }
   }
 
   async *#turn(turn: TurnContext, signal: AbortSignal): AsyncGenerator<TurnEvent, void> {
