@@ -210,7 +210,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       onStall: () =>
         log.warn({ stallTimeoutMs: options.stallTimeoutMs }, 'client stopped reading; cancelling'),
     });
-    await writer.write(encoder.start());
+    writer.start(encoder.start());
     try {
       // Leaving the loop stops this subscriber, which cancels the run (unless a tool call committed it).
       for await (const event of events) {

@@ -61,6 +61,22 @@ export class SseWriter {
   }
 
   /**
+   * Write the response's opening frames (e.g. `message_start`). Unlike {@link write}, they are not handed
+   * to the socket at once: they leave with the headers in one write once the current chain of microtasks
+   * has run (Node's own uncork), or with the first {@link write} before that. So the work the turn starts
+   * right after — resuming a parked run with the client's tool results, which the SDK then sends on — is
+   * not behind a socket write (measured: ≈ 30 µs of tool_result → first text delta); the stream still
+   * opens before the upstream produced anything.
+   */
+  start(frames: readonly SseFrame[]): void {
+    if (frames.length === 0 || this.closed) return;
+    this.#arm();
+    let text = '';
+    for (const frame of frames) text += serializeSseFrame(frame);
+    this.#response.write(text);
+  }
+
+  /**
    * Write frames as one chunk. Returns undefined when the socket can take more, so the caller needs no
    * promise per event; otherwise a promise that resolves after `drain` — or, past the stall deadline,
    * without it (the writer is then `stalled`). What waits in the socket is what `write` accepted.
