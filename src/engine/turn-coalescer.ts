@@ -141,6 +141,7 @@ class Flight<T> {
   #pumpWake = deferred();
 
   constructor(
+    readonly key: string,
     readonly group: string | undefined,
     readonly tag: string | undefined,
     readonly maxBuffered: number,
@@ -263,6 +264,8 @@ type Start<T> = () => CoalescedProducer<T> | Promise<CoalescedProducer<T>>;
 /** Coalesces identical requests onto one bounded, replayable producer per key; serialises groups. */
 export class TurnCoalescer<T> {
   readonly #flights = new Map<string, Flight<T>>();
+  /** `#flights` of each group, so a group's turn finds its own flights without scanning everyone's. */
+  readonly #groups = new Map<string, Map<string, Flight<T>>>();
   /** Flights whose producer may still run: running, draining after its terminal event, or retiring. */
   readonly #live = new Set<Flight<T>>();
   readonly #maxBuffered: number;
@@ -320,9 +323,9 @@ export class TurnCoalescer<T> {
 
   /** Forget the finished flights of `group` (e.g. its conversation ended), so nothing replays them. */
   forgetGroup(group: string): void {
-    for (const [key, flight] of this.#flights) {
-      if (flight.group === group && this.#isDone(flight)) this.#drop(key, flight);
-    }
+    const flights = this.#groups.get(group);
+    if (flights === undefined) return;
+    for (const [key, flight] of [...flights]) if (this.#isDone(flight)) this.#drop(key, flight);
   }
 
   /** Cancel every live producer (its subscribers get an `overloaded` error) and await their retirement. */
@@ -338,6 +341,7 @@ export class TurnCoalescer<T> {
       flights.map((flight) => (flight.state.kind === 'cancelled' ? flight.state.retirement : undefined)),
     );
     this.#flights.clear();
+    this.#groups.clear();
   }
 
   #isDone(flight: Flight<T>): boolean {
@@ -440,9 +444,9 @@ export class TurnCoalescer<T> {
       }
       // Synchronous from the group check to here: two waiting joins cannot both start.
       if (group !== undefined) this.forgetGroup(group);
-      const flight = new Flight<T>(group, options.tag, this.#maxBuffered, this.#maxBytes, this.#sizeOf);
+      const flight = new Flight<T>(key, group, options.tag, this.#maxBuffered, this.#maxBytes, this.#sizeOf);
       const cursor = flight.subscribe();
-      this.#flights.set(key, flight);
+      this.#store(flight);
       this.#live.add(flight);
       void this.#pump(key, flight, start);
       return { flight, cursor };
@@ -498,7 +502,7 @@ export class TurnCoalescer<T> {
     clearTimeout(flight.orphanTimer);
     if (this.#flights.get(key) !== flight) return;
     if (this.#closed || this.#retainMs <= 0 || flight.base > 0 || flight.bytes > flight.maxBytes) {
-      this.#flights.delete(key);
+      this.#unstore(flight);
       return;
     }
     flight.retainTimer = setTimeout(() => this.#drop(key, flight), this.#retainMs);
@@ -507,7 +511,28 @@ export class TurnCoalescer<T> {
 
   #drop(key: string, flight: Flight<T>): void {
     clearTimeout(flight.retainTimer);
-    if (this.#flights.get(key) === flight) this.#flights.delete(key);
+    if (this.#flights.get(key) === flight) this.#unstore(flight);
+  }
+
+  /** Make `flight` the one of its key (and of its group's keys). */
+  #store(flight: Flight<T>): void {
+    const previous = this.#flights.get(flight.key);
+    if (previous !== undefined) this.#unstore(previous);
+    this.#flights.set(flight.key, flight);
+    if (flight.group === undefined) return;
+    let flights = this.#groups.get(flight.group);
+    if (flights === undefined) this.#groups.set(flight.group, (flights = new Map()));
+    flights.set(flight.key, flight);
+  }
+
+  /** Forget `flight` under its key, if it is still the one there. */
+  #unstore(flight: Flight<T>): void {
+    if (this.#flights.get(flight.key) !== flight) return;
+    this.#flights.delete(flight.key);
+    if (flight.group === undefined) return;
+    const flights = this.#groups.get(flight.group);
+    flights?.delete(flight.key);
+    if (flights?.size === 0) this.#groups.delete(flight.group);
   }
 
   #leave(flight: Flight<T>, cursor: Cursor): void {
@@ -530,7 +555,7 @@ export class TurnCoalescer<T> {
     clearTimeout(flight.orphanTimer);
     const retirement = bounded(flight.stopped.promise, this.#retireTimeoutMs).then(() => {
       this.#live.delete(flight);
-      for (const [key, value] of this.#flights) if (value === flight) this.#flights.delete(key);
+      this.#unstore(flight);
     });
     flight.state =
       error === undefined ? { kind: 'cancelled', retirement } : { kind: 'cancelled', error, retirement };

@@ -428,4 +428,30 @@ describe('one owner per rule: group serialisation and after-completion replay', 
     expect(coalescer.has('turn')).toBe(false);
     expect(coalescer.finished('later')).toMatchObject({ events: [], failed: false });
   });
+
+  it("a group's new producer and forgetGroup drop that group's finished flights only", async () => {
+    const coalescer = new TurnCoalescer<number>({ retainMs: 60_000 });
+    const finish = async (key: string, group: string, value: number): Promise<void> => {
+      const channel = createChannel();
+      channel.push(value);
+      channel.end();
+      expect(await drain(coalescer.join(key, () => channel.producer, { group }))).toEqual([value]);
+    };
+    await finish('a1', 'a', 1);
+    await finish('b1', 'b', 2);
+    await finish('c1', 'c', 3);
+    expect(coalescer.size).toBe(3);
+    // A later turn of `a` replaces a1; b1 and c1 still replay.
+    await finish('a2', 'a', 4);
+    expect(['a1', 'a2', 'b1', 'c1'].map((key) => coalescer.has(key))).toEqual([false, true, true, true]);
+    coalescer.forgetGroup('b');
+    expect(coalescer.finished('b1')).toBeUndefined();
+    expect(coalescer.finished('c1')).toMatchObject({ events: [3] });
+    expect(coalescer.finished('a2')).toMatchObject({ events: [4] });
+    // A key taken again after its group forgot it starts afresh, and is forgotten with its group.
+    await finish('b1', 'b', 5);
+    expect(coalescer.finished('b1')).toMatchObject({ events: [5] });
+    coalescer.forgetGroup('b');
+    expect(coalescer.size).toBe(2);
+  });
 });
