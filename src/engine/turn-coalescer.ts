@@ -136,8 +136,9 @@ class Flight<T> {
   /** Settles when the pump has stopped for good. */
   readonly stopped = deferred();
   // Two wake channels: subscribers wait for events, the pump waits for demand or room. One channel for
-  // both would let waiting subscribers wake each other forever.
-  #eventsWake = deferred();
+  // both would let waiting subscribers wake each other forever. A waiting subscriber is called back
+  // synchronously: it hands the event to its consumer in the same microtask the pump buffered it in.
+  #eventWaiters: Array<() => void> = [];
   #pumpWake = deferred();
 
   constructor(
@@ -160,8 +161,9 @@ class Flight<T> {
     return this.buffer.length >= this.maxBuffered || this.bytes > this.maxBytes;
   }
 
-  eventsChanged(): Promise<void> {
-    return this.#eventsWake.promise;
+  /** Call `waiter` once, at the next {@link notifyEvents}. */
+  onEventsChanged(waiter: () => void): void {
+    this.#eventWaiters.push(waiter);
   }
 
   pumpChanged(): Promise<void> {
@@ -170,9 +172,10 @@ class Flight<T> {
 
   /** Wake subscribers: an event arrived, the producer ended, or a subscriber stopped. */
   notifyEvents(): void {
-    const wake = this.#eventsWake;
-    this.#eventsWake = deferred();
-    wake.resolve();
+    const waiters = this.#eventWaiters;
+    if (waiters.length === 0) return;
+    this.#eventWaiters = [];
+    for (const waiter of waiters) waiter();
   }
 
   /** Wake the pump: a subscriber wants an event, buffer room may have freed up, or it was cancelled. */
@@ -372,30 +375,47 @@ export class TurnCoalescer<T> {
       cursor = existing.subscribe();
     }
 
+    /** This subscriber's next result if there is one now (throws the flight's failure); else undefined. */
+    const poll = (attached: Flight<T>, at: Cursor): IteratorResult<T> | undefined => {
+      if (stopped) return done;
+      const next = attached.take(at);
+      if (next !== undefined) return { done: false, value: next.value };
+      const state = attached.state;
+      if (state.kind === 'running') return undefined;
+      stop();
+      if (state.kind === 'failed' || (state.kind === 'cancelled' && state.error !== undefined))
+        throw state.error;
+      return done;
+    };
+    /** The next result, waiting (with demand on the pump) until there is one. */
+    const read = (attached: Flight<T>, at: Cursor): Promise<IteratorResult<T>> =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          let result: IteratorResult<T> | undefined;
+          try {
+            result = poll(attached, at);
+          } catch (error) {
+            reject(error);
+            return;
+          }
+          if (result !== undefined) return resolve(result);
+          attached.onEventsChanged(check);
+          attached.demand = true;
+          attached.notifyPump();
+        };
+        check();
+      });
+
     return {
-      next: async (): Promise<IteratorResult<T>> => {
-        if (stopped) return done;
-        if (flight === undefined || cursor === undefined) {
-          const attached = await this.#attach(key, start, options, () => stopped);
+      // Not an async function: the promise `read` settles is the one the consumer awaits (no extra hop).
+      next: (): Promise<IteratorResult<T>> => {
+        if (stopped) return Promise.resolve(done);
+        if (flight !== undefined && cursor !== undefined) return read(flight, cursor);
+        return this.#attach(key, start, options, () => stopped).then((attached) => {
           if (attached === undefined) return done;
           ({ flight, cursor } = attached);
-        }
-        for (;;) {
-          if (stopped) return done;
-          const next = flight.take(cursor);
-          if (next !== undefined) return { done: false, value: next.value };
-          const state = flight.state;
-          if (state.kind !== 'running') {
-            stop();
-            if (state.kind === 'failed' || (state.kind === 'cancelled' && state.error !== undefined))
-              throw state.error;
-            return done;
-          }
-          const changed = flight.eventsChanged();
-          flight.demand = true;
-          flight.notifyPump();
-          await changed;
-        }
+          return read(attached.flight, attached.cursor);
+        });
       },
       return: async (): Promise<IteratorResult<T>> => {
         stop();

@@ -454,4 +454,39 @@ describe('one owner per rule: group serialisation and after-completion replay', 
     coalescer.forgetGroup('b');
     expect(coalescer.size).toBe(2);
   });
+
+  it("hands an event to a waiting subscriber's consumer in the microtask after the producer's", async () => {
+    let deliver: (result: IteratorResult<number>) => void = () => {};
+    const producer: CoalescedProducer<number> = {
+      events: {
+        [Symbol.asyncIterator]: () => ({
+          next: () => new Promise<IteratorResult<number>>((resolve) => (deliver = resolve)),
+        }),
+      },
+      cancel: async () => deliver({ done: true, value: undefined }),
+    };
+    const coalescer = new TurnCoalescer<number>();
+    const iterator = iterate(coalescer.join('turn', () => producer));
+    // The first next() also starts the producer; the second waits as every later one does.
+    const started = iterator.next();
+    for (let tick = 0; tick < 10; tick += 1) await Promise.resolve();
+    deliver({ done: false, value: 0 });
+    expect(await started).toEqual({ done: false, value: 0 });
+    const first = iterator.next();
+    // Let the pump hear the demand and ask the producer.
+    for (let tick = 0; tick < 10; tick += 1) await Promise.resolve();
+    let handedOut = false;
+    void first.then(() => (handedOut = true));
+    deliver({ done: false, value: 1 });
+    let ticks = 0;
+    while (!handedOut && ticks < 20) {
+      await Promise.resolve();
+      ticks += 1;
+    }
+    // The pump's await of the producer (one), the consumer's of the subscriber's promise (two); waking
+    // the subscriber through a promise took three.
+    expect(ticks).toBeLessThanOrEqual(2);
+    expect(await first).toEqual({ done: false, value: 1 });
+    await iterator.return?.();
+  });
 });
