@@ -89,6 +89,10 @@ const sendJson = (
   response.end(text);
 };
 
+/** A block's first event: nothing a client shows until the block's content follows. */
+const opensBlock = (event: TurnEvent): boolean =>
+  event.type === 'text-start' || event.type === 'reasoning-start' || event.type === 'tool-input-start';
+
 const flatHeaders = (request: IncomingMessage): Record<string, string> => {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
@@ -210,15 +214,19 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       onStall: () =>
         log.warn({ stallTimeoutMs: options.stallTimeoutMs }, 'client stopped reading; cancelling'),
     });
-    writer.start(encoder.start());
+    writer.hold(encoder.start());
     try {
       // Leaving the loop stops this subscriber, which cancels the run (unless a tool call committed it).
       for await (const event of events) {
         if (signal.aborted || writer.stalled) break;
         if (event.type === 'error') log.warn({ error: clipTurnError(event.error) }, 'turn failed in-stream');
-        // Awaited only when the socket is full: no promise per event while the client keeps up.
-        const blocked = writer.write(encoder.push(event));
-        if (blocked !== undefined) await blocked;
+        // A block's start leaves with what follows it. Otherwise awaited only when the socket is full:
+        // no promise per event while the client keeps up.
+        if (opensBlock(event)) writer.hold(encoder.push(event));
+        else {
+          const blocked = writer.write(encoder.push(event));
+          if (blocked !== undefined) await blocked;
+        }
         firstByte();
         if (encoder.ended) break;
       }

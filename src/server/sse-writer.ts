@@ -61,14 +61,15 @@ export class SseWriter {
   }
 
   /**
-   * Write the response's opening frames (e.g. `message_start`). Unlike {@link write}, they are not handed
-   * to the socket at once: they leave with the headers in one write once the current chain of microtasks
-   * has run (Node's own uncork), or with the first {@link write} before that. So the work the turn starts
-   * right after — resuming a parked run with the client's tool results, which the SDK then sends on — is
-   * not behind a socket write (measured: ≈ 30 µs of tool_result → first text delta); the stream still
-   * opens before the upstream produced anything.
+   * Write frames that open something — the stream (`message_start`) or a block (`content_block_start`)
+   * — and need not leave on their own. Unlike {@link write}, they are not handed to the socket at once:
+   * they leave with the next {@link write} (one socket write for a block's start and its first delta),
+   * or once the current chain of microtasks has run (Node's own uncork), with the headers if those have
+   * not left yet. So the work a turn starts right after opening its stream — resuming a parked run with
+   * the client's tool results, which the SDK then sends on — is not behind a socket write (measured:
+   * ≈ 30 µs of tool_result → first text delta), and the first delta is not behind its block's start.
    */
-  start(frames: readonly SseFrame[]): void {
+  hold(frames: readonly SseFrame[]): void {
     if (frames.length === 0 || this.closed) return;
     this.#arm();
     let text = '';
