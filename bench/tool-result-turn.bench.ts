@@ -19,12 +19,17 @@
  *   bench reports, here without a second process);
  * - `turn`: the client's request start → the end of the response.
  *
- * It prints their medians and spread, the timed phase's wall and CPU per turn (sequential turns: the
- * event loop never idles, so wall ≈ CPU of the client plus the bridge), and — unless `BENCH_PROFILE=0` —
- * the functions with the most self time in a V8 CPU profile of the timed phases only (written to
- * `BENCH_CPU_PROF=<dir>` when set, for DevTools).
+ * It prints their medians and spread (p10, p90), the timed phase's wall and CPU per turn (the client's
+ * share included), and the functions with the most self time, and with a bridge function on the stack,
+ * in a V8 CPU profile of the timed phases only (written to `BENCH_CPU_PROF=<dir>` when set, for
+ * DevTools). Sampling every 50 µs slows every figure: take timings with `BENCH_PROFILE=0`.
  *
  *   npm run bench -- tool-result-turn        # BENCH_TURNS (default 4000), BENCH_BATCH (default 200)
+ *
+ * Here every path runs thousands of times and is optimised; in the side-by-side bench (25 rounds) it
+ * runs cold, and costs several times as much. Without V8's optimising tiers this bench comes close:
+ *
+ *   BENCH_PROFILE=0 node_modules/.bin/node --no-opt --no-maglev --import tsx bench/tool-result-turn.bench.ts
  */
 
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
