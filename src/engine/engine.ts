@@ -255,7 +255,10 @@ export class Engine {
   async *#turn(turn: TurnContext, signal: AbortSignal): AsyncGenerator<TurnEvent, void> {
     const { session, request, digests, trailing } = turn;
     const startedAt = Date.now();
-    const log = this.#options.logger.child({ session: session.key, protocol: request.protocol });
+    // Made on first use: a pino child costs microseconds a turn that goes well never needs.
+    let child: Logger | undefined;
+    const log = (): Logger =>
+      (child ??= this.#options.logger.child({ session: session.key, protocol: request.protocol }));
     const tools = this.#options.mode === 'bridge' ? request.tools : [];
     const pump = new EventPump({
       tools,
@@ -297,10 +300,11 @@ export class Engine {
         digests,
         trailing,
       );
-      log.debug(
-        { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
-        'planned turn',
-      );
+      if (this.#options.logger.isLevelEnabled('debug'))
+        log().debug(
+          { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
+          'planned turn',
+        );
       this.#metrics.turnPlanned(plan.kind);
       await this.#startOrResume(turn, plan, tools);
       signal.addEventListener('abort', onAbort, { once: true });
@@ -314,7 +318,7 @@ export class Engine {
       yield* pump.pump(events);
     } catch (error) {
       const turnError = toTurnError(error);
-      log.warn({ error: turnError, err: error }, 'turn failed');
+      log().warn({ error: turnError, err: error }, 'turn failed');
       pump.outcome = { kind: 'failed' };
       yield { type: 'error', error: turnError };
     } finally {
@@ -370,7 +374,7 @@ export class Engine {
   }
 
   /** Record what the agent now holds and what happens to the run after this response. */
-  async #settle(session: Session, pump: EventPump, digests: string[], log: Logger): Promise<void> {
+  async #settle(session: Session, pump: EventPump, digests: string[], log: () => Logger): Promise<void> {
     const outcome = pump.outcome;
     if (outcome.kind === 'tool-use' && session.state.kind === 'running') {
       session.park(
@@ -378,7 +382,7 @@ export class Engine {
         outcome.toolCallIds,
         this.#options.parkTimeoutMs,
         () => {
-          log.warn('parked tool calls expired without a client result; cancelling the run');
+          log().warn('parked tool calls expired without a client result; cancelling the run');
           void session.retireRun();
         },
       );
