@@ -18,7 +18,8 @@ describe("a turn's log lines", () => {
   it("carry the turn's session and protocol, the plan at debug level", async () => {
     const { lines, logger } = capture('debug');
     const { engine } = createTestEngine(
-      [[{ type: 'error', error: { kind: 'api', message: 'boom', retryable: true } }]],
+      // The run cannot start: the engine logs the failure.
+      [{ startError: { kind: 'api', message: 'boom', retryable: true } }],
       { logger },
     );
     await collect(await engine.handleTurn(request([user('fail me')]), never));
