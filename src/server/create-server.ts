@@ -95,6 +95,29 @@ const sendJson = (
   response.end(text);
 };
 
+/**
+ * `events` with its first `next()` already called: iterating the result goes on from there (`return()`
+ * reaches `events`). A rejection of that first call is left to whoever iterates.
+ */
+const startIterating = <T>(events: AsyncIterable<T>): AsyncIterable<T> => {
+  const iterator = events[Symbol.asyncIterator]();
+  let first: Promise<IteratorResult<T>> | undefined = iterator.next();
+  first.catch(() => undefined);
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const next = first ?? iterator.next();
+        first = undefined;
+        return next;
+      },
+      return: () => iterator.return?.() ?? Promise.resolve({ done: true, value: undefined }),
+    }),
+  };
+};
+
+/** Resolves once the microtasks queued so far, and those they queue, have all run. */
+const afterMicrotasks = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
+
 /** A block's first event: nothing a client shows until the block's content follows. */
 const opensBlock = (event: TurnEvent): boolean =>
   event.type === 'text-start' || event.type === 'reasoning-start' || event.type === 'tool-input-start';
@@ -212,6 +235,12 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     log,
     firstByte,
   }: TurnContext): Promise<void> => {
+    // The turn's first steps run before the response's setup: resuming a parked run hands the client's
+    // tool results to the upstream before anything here (encoder, headers, message_start) is built. They
+    // run up to their first wait (the upstream's answer, a workspace's files), so the stream still opens
+    // before the upstream produced anything.
+    const started = startIterating(events);
+    await afterMicrotasks();
     const encoder = adapter.createStreamEncoder(turn, meta);
     const writer = new SseWriter(response, {
       keepaliveMs,
@@ -223,7 +252,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     writer.hold(encoder.start());
     try {
       // Leaving the loop stops this subscriber, which cancels the run (unless a tool call committed it).
-      for await (const event of events) {
+      for await (const event of started) {
         if (signal.aborted || writer.stalled) break;
         if (event.type === 'error')
           log().warn({ error: clipTurnError(event.error) }, 'turn failed in-stream');
