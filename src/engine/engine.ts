@@ -19,6 +19,7 @@ import { buildFullPrompt, buildSlimPrompt } from './prompt-builder.js';
 import type { Session } from './session.js';
 import { SessionRegistry } from './session-registry.js';
 import { assistantDigest, messageDigest } from './transcript-digest.js';
+import { releaseOnEnd } from './release-on-end.js';
 import { planTurn, type Plan } from './turn-planner.js';
 import { classifyTrailingTurn, type TrailingTurn } from './turn-classifier.js';
 import { TurnCoalescer, type FinishedFlight } from './turn-coalescer.js';
@@ -211,7 +212,7 @@ export class Engine {
           replays,
         },
       );
-      return this.#releasing(events, (served) => {
+      return releaseOnEnd(events, (served) => {
         if (served && !started) this.#metrics.retryReplayed(request.protocol);
         release();
       });
@@ -251,26 +252,13 @@ export class Engine {
     await this.#options.upstream.close();
   }
 
-  /** Release the admission however the response ends; `served`: at least one event was yielded. */
-  async *#releasing(
-    events: AsyncIterable<TurnEvent>,
-    release: (served: boolean) => void,
-  ): AsyncGenerator<TurnEvent, void> {
-    let served = false;
-    try {
-      for await (const event of events) {
-        served = true;
-        yield event;
-      }
-    } finally {
-      release(served);
-    }
-  }
-
   async *#turn(turn: TurnContext, signal: AbortSignal): AsyncGenerator<TurnEvent, void> {
     const { session, request, digests, trailing } = turn;
     const startedAt = Date.now();
-    const log = this.#options.logger.child({ session: session.key, protocol: request.protocol });
+    // Made on first use: a pino child costs microseconds a turn that goes well never needs.
+    let child: Logger | undefined;
+    const log = (): Logger =>
+      (child ??= this.#options.logger.child({ session: session.key, protocol: request.protocol }));
     const tools = this.#options.mode === 'bridge' ? request.tools : [];
     const pump = new EventPump({
       tools,
@@ -312,10 +300,11 @@ export class Engine {
         digests,
         trailing,
       );
-      log.debug(
-        { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
-        'planned turn',
-      );
+      if (this.#options.logger.isLevelEnabled('debug'))
+        log().debug(
+          { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
+          'planned turn',
+        );
       this.#metrics.turnPlanned(plan.kind);
       await this.#startOrResume(turn, plan, tools);
       signal.addEventListener('abort', onAbort, { once: true });
@@ -329,7 +318,7 @@ export class Engine {
       yield* pump.pump(events);
     } catch (error) {
       const turnError = toTurnError(error);
-      log.warn({ error: turnError, err: error }, 'turn failed');
+      log().warn({ error: turnError, err: error }, 'turn failed');
       pump.outcome = { kind: 'failed' };
       yield { type: 'error', error: turnError };
     } finally {
@@ -385,7 +374,7 @@ export class Engine {
   }
 
   /** Record what the agent now holds and what happens to the run after this response. */
-  async #settle(session: Session, pump: EventPump, digests: string[], log: Logger): Promise<void> {
+  async #settle(session: Session, pump: EventPump, digests: string[], log: () => Logger): Promise<void> {
     const outcome = pump.outcome;
     if (outcome.kind === 'tool-use' && session.state.kind === 'running') {
       session.park(
@@ -393,7 +382,7 @@ export class Engine {
         outcome.toolCallIds,
         this.#options.parkTimeoutMs,
         () => {
-          log.warn('parked tool calls expired without a client result; cancelling the run');
+          log().warn('parked tool calls expired without a client result; cancelling the run');
           void session.retireRun();
         },
       );

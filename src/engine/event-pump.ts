@@ -47,7 +47,7 @@ const addUsage = (total: TurnUsage, usage: TurnUsage): TurnUsage => ({
 
 /**
  * Read `events` until the next boundary, yielding TurnEvents. `outcome` and `output` are filled when
- * the generator finishes.
+ * the iterator finishes; `outcome` is set before the terminal event is handed out.
  */
 export class EventPump {
   outcome: PumpOutcome = { kind: 'interrupted' };
@@ -56,72 +56,108 @@ export class EventPump {
   #usage = emptyUsage();
   #block: { type: 'text' | 'reasoning'; id: string; text: string } | undefined;
   #nextId = 0;
+  /** Events translated from one upstream event and not handed out yet (a few at most). */
+  #pending: TurnEvent[] = [];
 
   constructor(options: PumpOptions) {
     this.#options = options;
   }
 
-  async *pump(events: AsyncIterator<UpstreamEvent>): AsyncGenerator<TurnEvent, void> {
-    for (;;) {
-      const next = await events.next();
-      if (next.done) {
-        yield* this.#close();
-        this.outcome = { kind: 'failed' };
-        yield {
-          type: 'error',
-          error: { kind: 'api', message: 'The Cursor run ended without a result.', retryable: true },
-        };
-        return;
-      }
-      const event = next.value;
-      switch (event.type) {
-        case 'text-delta':
-          if (event.text === '') break;
-          yield* this.#open('text');
-          this.output.text += event.text;
-          yield { type: 'text-delta', id: this.#blockId(), delta: event.text };
-          break;
-        case 'reasoning-delta':
-          if (event.text === '') break;
-          yield* this.#open('reasoning');
-          if (this.#block !== undefined) this.#block.text += event.text;
-          yield { type: 'reasoning-delta', id: this.#blockId(), delta: event.text };
-          break;
-        case 'reasoning-end':
-          if (this.#block?.type === 'reasoning') yield* this.#close();
-          break;
-        case 'tool-call':
-          if (this.#options.forwardToolCall?.(event) === false) break;
-          yield* this.#close();
-          yield* this.#toolCall(event);
-          break;
-        case 'tool-batch-end':
-          if (this.output.toolCalls.length === 0) break;
-          yield* this.#close();
-          this.outcome = {
-            kind: 'tool-use',
-            toolCallIds: this.output.toolCalls.map((call) => call.toolCallId),
-          };
-          yield { type: 'turn-end', stopReason: 'tool-use', usage: this.#usage };
-          return;
-        case 'usage':
-          this.#usage = addUsage(this.#usage, event.usage);
-          yield { type: 'usage', usage: this.#usage };
-          break;
-        case 'end':
-          yield* this.#close();
-          this.outcome = { kind: event.status };
-          yield { type: 'turn-end', stopReason: 'end', usage: this.#usage };
-          return;
-        case 'error':
-          yield* this.#close();
-          this.outcome = { kind: 'failed' };
-          yield { type: 'error', error: event.error };
-          return;
-        default: {
-          const _exhaustive: never = event;
-          return _exhaustive;
+  /**
+   * The TurnEvents of `events` up to the next boundary. One consumer, one `next()` at a time (as
+   * `for await` and `yield*` call it). Hand-written rather than an async generator: an event handed out
+   * costs its consumer one microtask, where a generator (and its `yield*` of the block helpers) took
+   * several per event, each waiting behind the SDK's own queued microtasks.
+   */
+  pump(events: AsyncIterator<UpstreamEvent>): AsyncIterableIterator<TurnEvent> {
+    // At a boundary (or stopped by the consumer): nothing more is read from `events`.
+    let ended = false;
+    const done: IteratorReturnResult<undefined> = { done: true, value: undefined };
+    return {
+      next: async (): Promise<IteratorResult<TurnEvent>> => {
+        while (this.#pending.length === 0) {
+          if (ended) return done;
+          let next: IteratorResult<UpstreamEvent>;
+          try {
+            next = await events.next();
+          } catch (error) {
+            ended = true;
+            throw error;
+          }
+          ended = this.#translate(next);
         }
+        return { done: false, value: this.#pending.shift() as TurnEvent };
+      },
+      return: async (): Promise<IteratorResult<TurnEvent>> => {
+        ended = true;
+        this.#pending = [];
+        return done;
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  /** Queue the TurnEvents of one upstream result; true when it was the response's boundary. */
+  #translate(next: IteratorResult<UpstreamEvent>): boolean {
+    if (next.done === true) {
+      this.#close();
+      this.outcome = { kind: 'failed' };
+      this.#pending.push({
+        type: 'error',
+        error: { kind: 'api', message: 'The Cursor run ended without a result.', retryable: true },
+      });
+      return true;
+    }
+    const event = next.value;
+    switch (event.type) {
+      case 'text-delta':
+        if (event.text === '') return false;
+        this.#open('text');
+        this.output.text += event.text;
+        this.#pending.push({ type: 'text-delta', id: this.#blockId(), delta: event.text });
+        return false;
+      case 'reasoning-delta':
+        if (event.text === '') return false;
+        this.#open('reasoning');
+        if (this.#block !== undefined) this.#block.text += event.text;
+        this.#pending.push({ type: 'reasoning-delta', id: this.#blockId(), delta: event.text });
+        return false;
+      case 'reasoning-end':
+        if (this.#block?.type === 'reasoning') this.#close();
+        return false;
+      case 'tool-call':
+        if (this.#options.forwardToolCall?.(event) === false) return false;
+        this.#close();
+        this.#toolCall(event);
+        return false;
+      case 'tool-batch-end':
+        if (this.output.toolCalls.length === 0) return false;
+        this.#close();
+        this.outcome = {
+          kind: 'tool-use',
+          toolCallIds: this.output.toolCalls.map((call) => call.toolCallId),
+        };
+        this.#pending.push({ type: 'turn-end', stopReason: 'tool-use', usage: this.#usage });
+        return true;
+      case 'usage':
+        this.#usage = addUsage(this.#usage, event.usage);
+        this.#pending.push({ type: 'usage', usage: this.#usage });
+        return false;
+      case 'end':
+        this.#close();
+        this.outcome = { kind: event.status };
+        this.#pending.push({ type: 'turn-end', stopReason: 'end', usage: this.#usage });
+        return true;
+      case 'error':
+        this.#close();
+        this.outcome = { kind: 'failed' };
+        this.#pending.push({ type: 'error', error: event.error });
+        return true;
+      default: {
+        const _exhaustive: never = event;
+        return _exhaustive;
       }
     }
   }
@@ -130,23 +166,26 @@ export class EventPump {
     return this.#block?.id ?? '';
   }
 
-  *#open(type: 'text' | 'reasoning'): Generator<TurnEvent> {
+  #open(type: 'text' | 'reasoning'): void {
     if (this.#block?.type === type) return;
-    yield* this.#close();
+    this.#close();
     const id = `${type}-${this.#nextId++}`;
     this.#block = { type, id, text: '' };
-    yield type === 'text' ? { type: 'text-start', id } : { type: 'reasoning-start', id };
+    this.#pending.push(type === 'text' ? { type: 'text-start', id } : { type: 'reasoning-start', id });
   }
 
-  *#close(): Generator<TurnEvent> {
+  #close(): void {
     const block = this.#block;
     if (block === undefined) return;
     this.#block = undefined;
-    if (block.type === 'text') yield { type: 'text-end', id: block.id };
-    else yield { type: 'reasoning-end', id: block.id, signature: reasoningSignature(block.id + block.text) };
+    this.#pending.push(
+      block.type === 'text'
+        ? { type: 'text-end', id: block.id }
+        : { type: 'reasoning-end', id: block.id, signature: reasoningSignature(block.id + block.text) },
+    );
   }
 
-  *#toolCall(event: Extract<UpstreamEvent, { type: 'tool-call' }>): Generator<TurnEvent> {
+  #toolCall(event: Extract<UpstreamEvent, { type: 'tool-call' }>): void {
     const tool = this.#options.tools.find((candidate) => candidate.name === event.toolName);
     const kind = tool?.kind ?? 'function';
     const rawInput = event.input['input'];
@@ -156,9 +195,11 @@ export class EventPump {
       toolName: event.toolName,
       input: kind === 'custom' ? input : event.input,
     });
-    yield { type: 'tool-input-start', id: event.toolCallId, toolName: event.toolName, kind };
-    yield { type: 'tool-input-delta', id: event.toolCallId, delta: input };
-    yield { type: 'tool-input-end', id: event.toolCallId };
-    yield { type: 'tool-call', toolCallId: event.toolCallId, toolName: event.toolName, kind, input };
+    this.#pending.push(
+      { type: 'tool-input-start', id: event.toolCallId, toolName: event.toolName, kind },
+      { type: 'tool-input-delta', id: event.toolCallId, delta: input },
+      { type: 'tool-input-end', id: event.toolCallId },
+      { type: 'tool-call', toolCallId: event.toolCallId, toolName: event.toolName, kind, input },
+    );
   }
 }

@@ -136,11 +136,13 @@ class Flight<T> {
   /** Settles when the pump has stopped for good. */
   readonly stopped = deferred();
   // Two wake channels: subscribers wait for events, the pump waits for demand or room. One channel for
-  // both would let waiting subscribers wake each other forever.
-  #eventsWake = deferred();
+  // both would let waiting subscribers wake each other forever. A waiting subscriber is called back
+  // synchronously: it hands the event to its consumer in the same microtask the pump buffered it in.
+  #eventWaiters: Array<() => void> = [];
   #pumpWake = deferred();
 
   constructor(
+    readonly key: string,
     readonly group: string | undefined,
     readonly tag: string | undefined,
     readonly maxBuffered: number,
@@ -159,8 +161,9 @@ class Flight<T> {
     return this.buffer.length >= this.maxBuffered || this.bytes > this.maxBytes;
   }
 
-  eventsChanged(): Promise<void> {
-    return this.#eventsWake.promise;
+  /** Call `waiter` once, at the next {@link notifyEvents}. */
+  onEventsChanged(waiter: () => void): void {
+    this.#eventWaiters.push(waiter);
   }
 
   pumpChanged(): Promise<void> {
@@ -169,9 +172,10 @@ class Flight<T> {
 
   /** Wake subscribers: an event arrived, the producer ended, or a subscriber stopped. */
   notifyEvents(): void {
-    const wake = this.#eventsWake;
-    this.#eventsWake = deferred();
-    wake.resolve();
+    const waiters = this.#eventWaiters;
+    if (waiters.length === 0) return;
+    this.#eventWaiters = [];
+    for (const waiter of waiters) waiter();
   }
 
   /** Wake the pump: a subscriber wants an event, buffer room may have freed up, or it was cancelled. */
@@ -263,6 +267,8 @@ type Start<T> = () => CoalescedProducer<T> | Promise<CoalescedProducer<T>>;
 /** Coalesces identical requests onto one bounded, replayable producer per key; serialises groups. */
 export class TurnCoalescer<T> {
   readonly #flights = new Map<string, Flight<T>>();
+  /** `#flights` of each group, so a group's turn finds its own flights without scanning everyone's. */
+  readonly #groups = new Map<string, Map<string, Flight<T>>>();
   /** Flights whose producer may still run: running, draining after its terminal event, or retiring. */
   readonly #live = new Set<Flight<T>>();
   readonly #maxBuffered: number;
@@ -320,9 +326,9 @@ export class TurnCoalescer<T> {
 
   /** Forget the finished flights of `group` (e.g. its conversation ended), so nothing replays them. */
   forgetGroup(group: string): void {
-    for (const [key, flight] of this.#flights) {
-      if (flight.group === group && this.#isDone(flight)) this.#drop(key, flight);
-    }
+    const flights = this.#groups.get(group);
+    if (flights === undefined) return;
+    for (const [key, flight] of [...flights]) if (this.#isDone(flight)) this.#drop(key, flight);
   }
 
   /** Cancel every live producer (its subscribers get an `overloaded` error) and await their retirement. */
@@ -338,6 +344,7 @@ export class TurnCoalescer<T> {
       flights.map((flight) => (flight.state.kind === 'cancelled' ? flight.state.retirement : undefined)),
     );
     this.#flights.clear();
+    this.#groups.clear();
   }
 
   #isDone(flight: Flight<T>): boolean {
@@ -368,30 +375,47 @@ export class TurnCoalescer<T> {
       cursor = existing.subscribe();
     }
 
+    /** This subscriber's next result if there is one now (throws the flight's failure); else undefined. */
+    const poll = (attached: Flight<T>, at: Cursor): IteratorResult<T> | undefined => {
+      if (stopped) return done;
+      const next = attached.take(at);
+      if (next !== undefined) return { done: false, value: next.value };
+      const state = attached.state;
+      if (state.kind === 'running') return undefined;
+      stop();
+      if (state.kind === 'failed' || (state.kind === 'cancelled' && state.error !== undefined))
+        throw state.error;
+      return done;
+    };
+    /** The next result, waiting (with demand on the pump) until there is one. */
+    const read = (attached: Flight<T>, at: Cursor): Promise<IteratorResult<T>> =>
+      new Promise((resolve, reject) => {
+        const check = (): void => {
+          let result: IteratorResult<T> | undefined;
+          try {
+            result = poll(attached, at);
+          } catch (error) {
+            reject(error);
+            return;
+          }
+          if (result !== undefined) return resolve(result);
+          attached.onEventsChanged(check);
+          attached.demand = true;
+          attached.notifyPump();
+        };
+        check();
+      });
+
     return {
-      next: async (): Promise<IteratorResult<T>> => {
-        if (stopped) return done;
-        if (flight === undefined || cursor === undefined) {
-          const attached = await this.#attach(key, start, options, () => stopped);
+      // Not an async function: the promise `read` settles is the one the consumer awaits (no extra hop).
+      next: (): Promise<IteratorResult<T>> => {
+        if (stopped) return Promise.resolve(done);
+        if (flight !== undefined && cursor !== undefined) return read(flight, cursor);
+        return this.#attach(key, start, options, () => stopped).then((attached) => {
           if (attached === undefined) return done;
           ({ flight, cursor } = attached);
-        }
-        for (;;) {
-          if (stopped) return done;
-          const next = flight.take(cursor);
-          if (next !== undefined) return { done: false, value: next.value };
-          const state = flight.state;
-          if (state.kind !== 'running') {
-            stop();
-            if (state.kind === 'failed' || (state.kind === 'cancelled' && state.error !== undefined))
-              throw state.error;
-            return done;
-          }
-          const changed = flight.eventsChanged();
-          flight.demand = true;
-          flight.notifyPump();
-          await changed;
-        }
+          return read(attached.flight, attached.cursor);
+        });
       },
       return: async (): Promise<IteratorResult<T>> => {
         stop();
@@ -440,9 +464,9 @@ export class TurnCoalescer<T> {
       }
       // Synchronous from the group check to here: two waiting joins cannot both start.
       if (group !== undefined) this.forgetGroup(group);
-      const flight = new Flight<T>(group, options.tag, this.#maxBuffered, this.#maxBytes, this.#sizeOf);
+      const flight = new Flight<T>(key, group, options.tag, this.#maxBuffered, this.#maxBytes, this.#sizeOf);
       const cursor = flight.subscribe();
-      this.#flights.set(key, flight);
+      this.#store(flight);
       this.#live.add(flight);
       void this.#pump(key, flight, start);
       return { flight, cursor };
@@ -498,7 +522,7 @@ export class TurnCoalescer<T> {
     clearTimeout(flight.orphanTimer);
     if (this.#flights.get(key) !== flight) return;
     if (this.#closed || this.#retainMs <= 0 || flight.base > 0 || flight.bytes > flight.maxBytes) {
-      this.#flights.delete(key);
+      this.#unstore(flight);
       return;
     }
     flight.retainTimer = setTimeout(() => this.#drop(key, flight), this.#retainMs);
@@ -507,7 +531,28 @@ export class TurnCoalescer<T> {
 
   #drop(key: string, flight: Flight<T>): void {
     clearTimeout(flight.retainTimer);
-    if (this.#flights.get(key) === flight) this.#flights.delete(key);
+    if (this.#flights.get(key) === flight) this.#unstore(flight);
+  }
+
+  /** Make `flight` the one of its key (and of its group's keys). */
+  #store(flight: Flight<T>): void {
+    const previous = this.#flights.get(flight.key);
+    if (previous !== undefined) this.#unstore(previous);
+    this.#flights.set(flight.key, flight);
+    if (flight.group === undefined) return;
+    let flights = this.#groups.get(flight.group);
+    if (flights === undefined) this.#groups.set(flight.group, (flights = new Map()));
+    flights.set(flight.key, flight);
+  }
+
+  /** Forget `flight` under its key, if it is still the one there. */
+  #unstore(flight: Flight<T>): void {
+    if (this.#flights.get(flight.key) !== flight) return;
+    this.#flights.delete(flight.key);
+    if (flight.group === undefined) return;
+    const flights = this.#groups.get(flight.group);
+    flights?.delete(flight.key);
+    if (flights?.size === 0) this.#groups.delete(flight.group);
   }
 
   #leave(flight: Flight<T>, cursor: Cursor): void {
@@ -530,7 +575,7 @@ export class TurnCoalescer<T> {
     clearTimeout(flight.orphanTimer);
     const retirement = bounded(flight.stopped.promise, this.#retireTimeoutMs).then(() => {
       this.#live.delete(flight);
-      for (const [key, value] of this.#flights) if (value === flight) this.#flights.delete(key);
+      this.#unstore(flight);
     });
     flight.state =
       error === undefined ? { kind: 'cancelled', retirement } : { kind: 'cancelled', error, retirement };

@@ -57,10 +57,16 @@ type TurnContext = {
   events: AsyncIterable<TurnEvent>;
   response: ServerResponse;
   signal: AbortSignal;
-  log: Logger;
+  log: RequestLog;
   /** Record the time to first byte, once: the first turn event written, or the JSON answer. */
   firstByte: () => void;
 };
+
+/**
+ * The request's logger (its id, method and path bound), made on first use: a pino child costs ≈ 15 µs
+ * (its bindings pass the redaction), and a request that goes well logs nothing.
+ */
+type RequestLog = () => Logger;
 
 /** One entry of the route table: exact method and path (the query string is ignored). */
 type Route = {
@@ -68,7 +74,7 @@ type Route = {
   path: string;
   /** Answered without the bridge's API key (liveness probes). */
   public?: true;
-  handle: (request: IncomingMessage, response: ServerResponse, log: Logger) => Promise<void> | void;
+  handle: (request: IncomingMessage, response: ServerResponse, log: RequestLog) => Promise<void> | void;
 };
 
 const defaultBodyLimit = 64 * 1024 * 1024;
@@ -88,6 +94,33 @@ const sendJson = (
   });
   response.end(text);
 };
+
+/**
+ * `events` with its first `next()` already called: iterating the result goes on from there (`return()`
+ * reaches `events`). A rejection of that first call is left to whoever iterates.
+ */
+const startIterating = <T>(events: AsyncIterable<T>): AsyncIterable<T> => {
+  const iterator = events[Symbol.asyncIterator]();
+  let first: Promise<IteratorResult<T>> | undefined = iterator.next();
+  first.catch(() => undefined);
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const next = first ?? iterator.next();
+        first = undefined;
+        return next;
+      },
+      return: () => iterator.return?.() ?? Promise.resolve({ done: true, value: undefined }),
+    }),
+  };
+};
+
+/** Resolves once the microtasks queued so far, and those they queue, have all run. */
+const afterMicrotasks = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
+
+/** A block's first event: nothing a client shows until the block's content follows. */
+const opensBlock = (event: TurnEvent): boolean =>
+  event.type === 'text-start' || event.type === 'reasoning-start' || event.type === 'tool-input-start';
 
 const flatHeaders = (request: IncomingMessage): Record<string, string> => {
   const headers: Record<string, string> = {};
@@ -122,7 +155,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     adapter: ProtocolAdapter,
     request: IncomingMessage,
     response: ServerResponse,
-    log: Logger,
+    log: RequestLog,
   ): Promise<void> => {
     const receivedAt = Date.now();
     const body = await readBody(request, bodyLimit);
@@ -140,17 +173,17 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     }
     const json = parseRequestJson(body.value);
     if (!json.ok) {
-      log.info({ error: clipTurnError(json.error) }, 'rejected invalid request');
+      log().info({ error: clipTurnError(json.error) }, 'rejected invalid request');
       return sendError(response, adapter, json.error);
     }
     const parsed = adapter.parseRequest(json.value, flatHeaders(request));
     if (!parsed.ok) {
-      log.info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
+      log().info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
       return sendError(response, adapter, parsed.error);
     }
     const turn = parsed.value;
     for (const warning of turn.warnings) {
-      if (repeatedWarnings.admit(warning.code)) log.warn({ warning }, 'tolerated unsupported input');
+      if (repeatedWarnings.admit(warning.code)) log().warn({ warning }, 'tolerated unsupported input');
     }
 
     const abort = new AbortController();
@@ -163,7 +196,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       events = await options.handleTurn(turn, abort.signal);
     } catch (error) {
       const turnError = toTurnError(error);
-      log.warn({ error: clipTurnError(turnError) }, 'turn refused');
+      log().warn({ error: clipTurnError(turnError) }, 'turn refused');
       if (!response.headersSent && !response.destroyed) sendError(response, adapter, turnError);
       return;
     }
@@ -202,29 +235,40 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     log,
     firstByte,
   }: TurnContext): Promise<void> => {
+    // The turn's first steps run before the response's setup: resuming a parked run hands the client's
+    // tool results to the upstream before anything here (encoder, headers, message_start) is built. They
+    // run up to their first wait (the upstream's answer, a workspace's files), so the stream still opens
+    // before the upstream produced anything.
+    const started = startIterating(events);
+    await afterMicrotasks();
     const encoder = adapter.createStreamEncoder(turn, meta);
     const writer = new SseWriter(response, {
       keepaliveMs,
       keepalive: () => encoder.keepalive(),
       stallTimeoutMs: options.stallTimeoutMs ?? 0,
       onStall: () =>
-        log.warn({ stallTimeoutMs: options.stallTimeoutMs }, 'client stopped reading; cancelling'),
+        log().warn({ stallTimeoutMs: options.stallTimeoutMs }, 'client stopped reading; cancelling'),
     });
-    await writer.write(encoder.start());
+    writer.hold(encoder.start());
     try {
       // Leaving the loop stops this subscriber, which cancels the run (unless a tool call committed it).
-      for await (const event of events) {
+      for await (const event of started) {
         if (signal.aborted || writer.stalled) break;
-        if (event.type === 'error') log.warn({ error: clipTurnError(event.error) }, 'turn failed in-stream');
-        // Awaited only when the socket is full: no promise per event while the client keeps up.
-        const blocked = writer.write(encoder.push(event));
-        if (blocked !== undefined) await blocked;
+        if (event.type === 'error')
+          log().warn({ error: clipTurnError(event.error) }, 'turn failed in-stream');
+        // A block's start leaves with what follows it. Otherwise awaited only when the socket is full:
+        // no promise per event while the client keeps up.
+        if (opensBlock(event)) writer.hold(encoder.push(event));
+        else {
+          const blocked = writer.write(encoder.push(event));
+          if (blocked !== undefined) await blocked;
+        }
         firstByte();
         if (encoder.ended) break;
       }
     } catch (error) {
       const turnError = toTurnError(error);
-      log.error({ err: error }, 'turn failed in-stream');
+      log().error({ err: error }, 'turn failed in-stream');
       await writer.write(encoder.push({ type: 'error', error: turnError }));
     }
     if (writer.stalled && !encoder.ended) {
@@ -247,7 +291,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     const collected = await collectTurnEvents(events, signal);
     if (signal.aborted || response.destroyed) return;
     if (!collected.ok) {
-      log.warn({ error: clipTurnError(collected.error) }, 'turn failed');
+      log().warn({ error: clipTurnError(collected.error) }, 'turn failed');
       return sendError(response, adapter, collected.error);
     }
     sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected.value));
@@ -319,7 +363,9 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
 
   const route = async (request: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
     const method = request.method ?? 'GET';
-    const log = logger.child({ requestId: randomBytes(6).toString('hex'), method, path: clipText(path) });
+    let child: Logger | undefined;
+    const log: RequestLog = () =>
+      (child ??= logger.child({ requestId: randomBytes(6).toString('hex'), method, path: clipText(path) }));
     const match = routes.find((candidate) => candidate.method === method && candidate.path === path);
     if (match?.public === true) return match.handle(request, response, log);
 

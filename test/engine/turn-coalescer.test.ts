@@ -428,4 +428,65 @@ describe('one owner per rule: group serialisation and after-completion replay', 
     expect(coalescer.has('turn')).toBe(false);
     expect(coalescer.finished('later')).toMatchObject({ events: [], failed: false });
   });
+
+  it("a group's new producer and forgetGroup drop that group's finished flights only", async () => {
+    const coalescer = new TurnCoalescer<number>({ retainMs: 60_000 });
+    const finish = async (key: string, group: string, value: number): Promise<void> => {
+      const channel = createChannel();
+      channel.push(value);
+      channel.end();
+      expect(await drain(coalescer.join(key, () => channel.producer, { group }))).toEqual([value]);
+    };
+    await finish('a1', 'a', 1);
+    await finish('b1', 'b', 2);
+    await finish('c1', 'c', 3);
+    expect(coalescer.size).toBe(3);
+    // A later turn of `a` replaces a1; b1 and c1 still replay.
+    await finish('a2', 'a', 4);
+    expect(['a1', 'a2', 'b1', 'c1'].map((key) => coalescer.has(key))).toEqual([false, true, true, true]);
+    coalescer.forgetGroup('b');
+    expect(coalescer.finished('b1')).toBeUndefined();
+    expect(coalescer.finished('c1')).toMatchObject({ events: [3] });
+    expect(coalescer.finished('a2')).toMatchObject({ events: [4] });
+    // A key taken again after its group forgot it starts afresh, and is forgotten with its group.
+    await finish('b1', 'b', 5);
+    expect(coalescer.finished('b1')).toMatchObject({ events: [5] });
+    coalescer.forgetGroup('b');
+    expect(coalescer.size).toBe(2);
+  });
+
+  it("hands an event to a waiting subscriber's consumer in the microtask after the producer's", async () => {
+    let deliver: (result: IteratorResult<number>) => void = () => {};
+    const producer: CoalescedProducer<number> = {
+      events: {
+        [Symbol.asyncIterator]: () => ({
+          next: () => new Promise<IteratorResult<number>>((resolve) => (deliver = resolve)),
+        }),
+      },
+      cancel: async () => deliver({ done: true, value: undefined }),
+    };
+    const coalescer = new TurnCoalescer<number>();
+    const iterator = iterate(coalescer.join('turn', () => producer));
+    // The first next() also starts the producer; the second waits as every later one does.
+    const started = iterator.next();
+    for (let tick = 0; tick < 10; tick += 1) await Promise.resolve();
+    deliver({ done: false, value: 0 });
+    expect(await started).toEqual({ done: false, value: 0 });
+    const first = iterator.next();
+    // Let the pump hear the demand and ask the producer.
+    for (let tick = 0; tick < 10; tick += 1) await Promise.resolve();
+    let handedOut = false;
+    void first.then(() => (handedOut = true));
+    deliver({ done: false, value: 1 });
+    let ticks = 0;
+    while (!handedOut && ticks < 20) {
+      await Promise.resolve();
+      ticks += 1;
+    }
+    // The pump's await of the producer (one), the consumer's of the subscriber's promise (two); waking
+    // the subscriber through a promise took three.
+    expect(ticks).toBeLessThanOrEqual(2);
+    expect(await first).toEqual({ done: false, value: 1 });
+    await iterator.return?.();
+  });
 });

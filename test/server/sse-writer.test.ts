@@ -104,6 +104,66 @@ describe('SseWriter', () => {
 });
 
 describe('SseWriter on a real socket', () => {
+  it('hands a held block start to the socket with the delta written after it', async () => {
+    const seen: number[] = [];
+    const server = createServer((_request, response) =>
+      queueMicrotask(() => {
+        const writer = new SseWriter(response, { keepaliveMs: 0, keepalive: () => ({ comment: 'k' }) });
+        const socket = response.socket!;
+        writer.hold([{ event: 'content_block_start', data: '{}' }]);
+        seen.push(socket.writableLength);
+        void writer.write([{ event: 'content_block_delta', data: '{}' }]);
+        seen.push(socket.writableLength);
+        void writer.end();
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const body = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+      expect(body).toBe('event: content_block_start\ndata: {}\n\nevent: content_block_delta\ndata: {}\n\n');
+      // Held (corked) until the write, which hands both to the socket together.
+      const [afterHold, afterWrite] = seen;
+      expect(afterHold).toBeGreaterThan(0);
+      expect(afterWrite).toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("leaves the opening frames in the socket until the turn's microtasks have run", async () => {
+    const seen: Array<{ at: string; buffered: number }> = [];
+    // In a microtask, as the server starts a stream (after reading the body and admitting the turn).
+    const server = createServer((_request, response) =>
+      queueMicrotask(() => {
+        const writer = new SseWriter(response, { keepaliveMs: 0, keepalive: () => ({ comment: 'k' }) });
+        const socket = response.socket!;
+        writer.hold([{ event: 'message_start', data: '{}' }]);
+        seen.push({ at: 'after start', buffered: socket.writableLength });
+        // The work the turn starts right after it (resuming a parked run) runs before they leave.
+        void Promise.resolve()
+          .then(() => undefined)
+          .then(() => seen.push({ at: 'in the chain', buffered: socket.writableLength }));
+        setImmediate(() => {
+          seen.push({ at: 'next turn', buffered: socket.writableLength });
+          void writer.write([{ data: 'a' }]);
+          void writer.end();
+        });
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const body = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+      expect(body).toBe('event: message_start\ndata: {}\n\ndata: a\n\n');
+      expect(seen[0]?.buffered).toBeGreaterThan(0);
+      expect(seen[1]).toEqual({ at: 'in the chain', buffered: seen[0]?.buffered });
+      expect(seen[2]).toEqual({ at: 'next turn', buffered: 0 });
+    } finally {
+      server.close();
+    }
+  });
+
   it('hands the first two writes of an event-loop turn to the socket at once and batches the rest', async () => {
     const buffered: number[] = [];
     const server = createServer((_request, response) => {
