@@ -217,7 +217,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
       mode: cursor.mode,
       ...(cursor.cwd === undefined ? {} : { agentCwd: cursor.cwd }),
       sandboxEnabled: sandbox.enabled,
-      createStore: () => new InMemoryAgentStore(),
+      createStore: (hooks) => new InMemoryAgentStore(hooks),
       ...(cursor.timeouts === undefined ? {} : { timeouts: cursor.timeouts }),
       ...options.cursor,
     });

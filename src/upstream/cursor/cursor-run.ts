@@ -108,7 +108,7 @@ const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } 
 
 export class CursorRun implements UpstreamRun {
   readonly events = new AsyncQueue<UpstreamEvent>(undefined, (event) => this.#taken(event));
-  /** The backend streams of this run; the send runs under it (see {@link BackendFlow.run}). */
+  /** The backend streams of this run (see {@link BackendFlow.expect}). */
   readonly flow: BackendFlow;
   #run: Run | undefined;
   readonly #options: Required<Omit<CursorRunOptions, 'flow'>>;

@@ -25,7 +25,6 @@ import {
 import { BridgeError, createTurnError } from '../../turn/turn-error.js';
 import type { TurnTool } from '../../turn/turn-request.js';
 import type { UpstreamMode, UpstreamRun, UpstreamRunInput, UpstreamSession } from '../upstream-port.js';
-import { BackendFlow } from './backend-flow.js';
 import { CursorRun, type CursorRunOptions } from './cursor-run.js';
 import { mapCursorSdkError } from './map-cursor-error.js';
 
@@ -42,8 +41,13 @@ export type CursorSessionContext = {
   timeouts?: Pick<CursorRunOptions, 'firstEventTimeoutMs' | 'idleTimeoutMs'>;
   /** Resolves the model selection for a run (from the cached catalog). */
   selectModel: (input: UpstreamRunInput) => Promise<ModelSelection>;
-  /** A fresh in-memory store per agent: no conversation text on disk. */
-  createStore: () => NonNullable<NonNullable<Parameters<typeof AgentClass.create>[0]['local']>['store']>;
+  /**
+   * A fresh in-memory store per agent: no conversation text on disk. `onRunRequest` is called with the id
+   * of each run's backend request as the SDK records it (see {@link BackendFlow}).
+   */
+  createStore: (hooks?: {
+    onRunRequest: (runId: string, requestId: string) => void;
+  }) => NonNullable<NonNullable<Parameters<typeof AgentClass.create>[0]['local']>['store']>;
 };
 
 /**
@@ -53,7 +57,11 @@ export type CursorSessionContext = {
 export const buildAgentOptions = (
   context: Pick<CursorSessionContext, 'apiKey' | 'mode' | 'cwd' | 'enableAgentRetries'> &
     Partial<Pick<CursorSessionContext, 'createStore'>>,
-  choice: { model?: ModelSelection; sandbox: boolean },
+  choice: {
+    model?: ModelSelection;
+    sandbox: boolean;
+    storeHooks?: Parameters<CursorSessionContext['createStore']>[0];
+  },
 ): AgentOptions => ({
   apiKey: context.apiKey,
   ...(choice.model === undefined ? {} : { model: choice.model }),
@@ -67,7 +75,7 @@ export const buildAgentOptions = (
   local: {
     cwd: context.cwd,
     // An agent's store (no conversation text on disk); not part of the executor key, so pre-warming has none.
-    ...(context.createStore === undefined ? {} : { store: context.createStore() }),
+    ...(context.createStore === undefined ? {} : { store: context.createStore(choice.storeHooks) }),
     enableAgentRetries: context.enableAgentRetries,
     sandboxOptions: { enabled: choice.sandbox },
     ...(context.mode === 'bridge' ? { settingSources: ['project' as const] } : {}),
@@ -155,22 +163,19 @@ export class CursorSession implements UpstreamSession {
     const current = agent.model?.id ?? this.#bound?.id;
     const modelOverride = current !== undefined && current !== selection.id ? { model: selection } : {};
     try {
-      // Under the run's flow, so the backend streams the SDK opens for it can be paused (see BackendFlow).
-      const sending = BackendFlow.run(run.flow, () =>
-        agent.send(
-          {
-            text: input.prompt.text,
-            ...(input.prompt.images.length === 0
-              ? {}
-              : {
-                  images: input.prompt.images.map((image) => ({
-                    data: image.data,
-                    mimeType: image.mediaType,
-                  })),
-                }),
-          },
-          { onDelta: run.onDelta, local: { customTools }, ...modelOverride },
-        ),
+      const sending = agent.send(
+        {
+          text: input.prompt.text,
+          ...(input.prompt.images.length === 0
+            ? {}
+            : {
+                images: input.prompt.images.map((image) => ({
+                  data: image.data,
+                  mimeType: image.mediaType,
+                })),
+              }),
+        },
+        { onDelta: run.onDelta, local: { customTools }, ...modelOverride },
       );
       // On a dead backend `send()` itself can take minutes: past the first-event bound the run already
       // holds its error, and the late SDK run is cancelled as soon as it exists.
@@ -211,7 +216,14 @@ export class CursorSession implements UpstreamSession {
     if (this.#agent !== undefined) return this.#agent;
     const { Agent, logger } = this.#context;
     const create = (sandbox: boolean): ReturnType<typeof Agent.create> =>
-      Agent.create(buildAgentOptions(this.#context, { model: selection, sandbox }));
+      Agent.create(
+        buildAgentOptions(this.#context, {
+          model: selection,
+          sandbox,
+          // The agent has one run at a time: the request recorded is the active run's (see BackendFlow).
+          storeHooks: { onRunRequest: (_runId, requestId) => this.#active?.flow.expect(requestId) },
+        }),
+      );
     try {
       this.#agent = await create(this.#context.sandboxEnabled);
     } catch (error) {

@@ -50,6 +50,11 @@ export type InMemoryAgentStoreOptions = {
    * them, and a long answer's every delta was a structured clone held until the run was evicted.
    */
   maxEventsPerRun?: number;
+  /**
+   * Called when the SDK records the id of a run's backend request (its `request` event, appended before
+   * the run's backend stream opens; the stream carries it as `x-request-id`).
+   */
+  onRunRequest?: (runId: string, requestId: string) => void;
 };
 
 /** Counts, for tests and metrics. */
@@ -138,9 +143,18 @@ const clonePayload = (payload: unknown): unknown => {
 
 type StoreParts = LocalAgentStore & { dropAgent(agentId: string): void; stats(): InMemoryAgentStoreStats };
 
+/** The backend request id of an SDK `request` message (`{ message: { type: 'request', request_id } }`). */
+const runRequestIdOf = (payload: unknown): string | undefined => {
+  const message = (payload as { message?: { type?: unknown; request_id?: unknown } } | null)?.message;
+  return message?.type === 'request' && typeof message.request_id === 'string'
+    ? message.request_id
+    : undefined;
+};
+
 const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
   const maxFinishedRuns = Math.max(0, options.maxFinishedRunsWithEvents ?? 0);
   const maxEventsPerRun = Math.max(1, options.maxEventsPerRun ?? 256);
+  const onRunRequest = options.onRunRequest;
   const agentRows = new Map<string, LocalAgentDocument>();
   /** runId → run (run ids are globally unique `run-<uuid>`). */
   const runRows = new Map<string, LocalAgentRunDocument>();
@@ -320,6 +334,10 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
 
   const events: LocalAgentStoreRunEvents = {
     append: async ({ runId, eventType, payload, payloadRef, idempotencyKey }) => {
+      if (onRunRequest !== undefined) {
+        const requestId = runRequestIdOf(payload);
+        if (requestId !== undefined) onRunRequest(runId, requestId);
+      }
       const log = runEvents.get(runId);
       if (idempotencyKey) {
         const previous = kept(log).find((event) => event.idempotencyKey === idempotencyKey);

@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { SdkTestEnv } from '../../fakes/cursor-backend/sdk-test-env.js';
 import { startSdkTestEnv } from '../../fakes/cursor-backend/sdk-test-env.js';
-import { BackendFlow } from '../../../src/upstream/cursor/backend-flow.js';
 import { CursorRun } from '../../../src/upstream/cursor/cursor-run.js';
 import { InMemoryAgentStore } from '../../../src/upstream/cursor/in-memory-agent-store.js';
 import type { UpstreamEvent } from '../../../src/upstream/upstream-port.js';
@@ -53,11 +52,6 @@ afterAll(async () => {
 
 /** Starts a CursorRun on a fresh agent; `delivered` counts the text the SDK handed over. */
 const startRun = async () => {
-  const agent = await env.sdk.Agent.create({
-    apiKey: 'crsr_test',
-    model: { id: 'composer-2' },
-    local: { cwd: env.workspace, store: new InMemoryAgentStore() },
-  });
   const run = new CursorRun({
     host: { resolve: () => false, settleAll: () => undefined },
     logger: pino({ level: 'silent' }),
@@ -66,13 +60,20 @@ const startRun = async () => {
     idleTimeoutMs: 2_000,
     maxPendingChars,
   });
+  // As CursorSession does: the store hears the run's request id before the SDK opens the stream.
+  const store = new InMemoryAgentStore({ onRunRequest: (_runId, requestId) => run.flow.expect(requestId) });
+  const agent = await env.sdk.Agent.create({
+    apiKey: 'crsr_test',
+    model: { id: 'composer-2' },
+    local: { cwd: env.workspace, store },
+  });
   const progress = { delivered: 0 };
   const onDelta: typeof run.onDelta = (event) => {
     if (event.update.type === 'text-delta') progress.delivered += event.update.text.length;
     run.onDelta(event);
   };
   const wrote = new Promise<void>((resolve) => (written = resolve));
-  const sdkRun = await BackendFlow.run(run.flow, () => agent.send('a long answer', { onDelta }));
+  const sdkRun = await agent.send('a long answer', { onDelta });
   run.attach(sdkRun);
   await wrote;
   return { agent, run, progress };

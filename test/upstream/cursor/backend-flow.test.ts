@@ -82,10 +82,17 @@ afterAll(async () => {
   await new Promise((resolve) => h2.close(resolve));
 });
 
-const h1Get = (path: string): Promise<http.IncomingMessage> =>
+/** A GET as the SDK's run stream is made: `x-request-id` is what the flow expects. */
+const h1Get = (path: string, requestId?: string): Promise<http.IncomingMessage> =>
   new Promise((resolve, reject) => {
     const request = http.get(
-      { host: '127.0.0.1', port: (h1.address() as AddressInfo).port, path, agent: false },
+      {
+        host: '127.0.0.1',
+        port: (h1.address() as AddressInfo).port,
+        path,
+        agent: false,
+        headers: requestId === undefined ? {} : { 'x-request-id': requestId },
+      },
       resolve,
     );
     request.on('error', reject);
@@ -99,7 +106,8 @@ describe('BackendFlow', () => {
     /** What the trickle may have let through by now: 256 KiB per interval begun (timers fire late, never
      * early), each read overshooting by at most a chunk of the readable's 64 KiB buffer. */
     const allowed = () => Math.floor((performance.now() - pausedAt) / 200) * (256 + 64) * 1024;
-    const response = await BackendFlow.run(flow, () => h1Get('/agent.v1.AgentService/RunSSE'));
+    flow.expect('request-h1');
+    const response = await h1Get('/agent.v1.AgentService/RunSSE', 'request-h1');
     const progress = { bytes: 0 };
     const reading = readAll(response, progress);
     expect(flow.attached).toBe(1);
@@ -114,7 +122,7 @@ describe('BackendFlow', () => {
     expect(written.get('/agent.v1.AgentService/RunSSE')).toBeLessThan(total / 2);
 
     // A request outside the run's streams is not gated, even under the flow.
-    const other = await BackendFlow.run(flow, () => h1Get('/aiserver.v1.BidiService/BidiAppend'));
+    const other = await h1Get('/aiserver.v1.BidiService/BidiAppend', 'request-h1');
     expect(await readAll(other)).toBe(total);
     expect(flow.attached).toBe(1);
 
@@ -126,7 +134,8 @@ describe('BackendFlow', () => {
     const session = http2.connect(`http://127.0.0.1:${(h2.address() as AddressInfo).port}`);
     try {
       const flow = new BackendFlow();
-      const stream = BackendFlow.run(flow, () => session.request({ ':path': '/agent.v1.AgentService/Run' }));
+      flow.expect('request-h2');
+      const stream = session.request({ ':path': '/agent.v1.AgentService/Run', 'x-request-id': 'request-h2' });
       flow.pause();
       const reading = readAll(stream);
       expect(flow.attached).toBe(1);
@@ -153,14 +162,18 @@ describe('BackendFlow', () => {
     try {
       const flow = new BackendFlow();
       flow.pause();
-      const response = await BackendFlow.run(flow, () =>
-        client({
-          url: `${url}/agent.v1.AgentService/Run`,
-          method: 'POST',
-          header: new Headers({ 'content-type': 'application/connect+proto' }),
-          body: (async function* () {})(),
+      // A retry keeps the first attempt's id as `x-original-request-id`.
+      flow.expect('request-connect');
+      const response = await client({
+        url: `${url}/agent.v1.AgentService/Run`,
+        method: 'POST',
+        header: new Headers({
+          'content-type': 'application/connect+proto',
+          'x-request-id': 'request-connect-retry',
+          'x-original-request-id': 'request-connect',
         }),
-      );
+        body: (async function* () {})(),
+      });
       expect(response.status).toBe(200);
       let bytes = 0;
       const reading = (async () => {
@@ -181,7 +194,8 @@ describe('BackendFlow', () => {
   it('a stream that closes while paused releases its waiting read, and a disposed flow never pauses', async () => {
     const flow = new BackendFlow();
     flow.pause();
-    const response = await BackendFlow.run(flow, () => h1Get('/agent.v1.AgentService/RunSSE'));
+    flow.expect('request-closes');
+    const response = await h1Get('/agent.v1.AgentService/RunSSE', 'request-closes');
     const reading = readAll(response).catch((error: unknown) => error);
     await sleep(100);
     response.destroy(new Error('cancelled'));
@@ -193,7 +207,17 @@ describe('BackendFlow', () => {
     expect(flow.paused).toBe(false);
   });
 
-  it('a stream opened outside any flow is left alone', async () => {
+  it('a stream no flow expects is left alone, and a disposed flow expects nothing more', async () => {
+    const flow = new BackendFlow();
+    flow.expect('request-disposed');
+    flow.dispose();
+    flow.expect('request-after');
+    for (const id of [undefined, 'request-unknown', 'request-disposed', 'request-after']) {
+      const response = await h1Get('/agent.v1.AgentService/RunSSE', id);
+      expect(Object.hasOwn(response, Symbol.asyncIterator)).toBe(false);
+      response.destroy();
+    }
+    expect(flow.attached).toBe(0);
     const response = await h1Get('/agent.v1.AgentService/RunSSE');
     expect(Object.hasOwn(response, Symbol.asyncIterator)).toBe(false);
     expect(await readAll(response)).toBe(total);

@@ -27,6 +27,30 @@ const runDoc = (
 ): LocalAgentRunDocument => ({ agentId, runId, turnNumber, status, createdAt: 1, updatedAt: 1 });
 
 describe('InMemoryAgentStore (contract)', () => {
+  it('tells onRunRequest the backend request id of a run as the SDK records it, and nothing else', async () => {
+    const heard: Array<[string, string]> = [];
+    const store = new InMemoryAgentStore({
+      onRunRequest: (runId, requestId) => heard.push([runId, requestId]),
+    });
+    const message = (inner: Record<string, unknown>) => ({
+      schemaVersion: 1,
+      type: 'sdk_message',
+      message: inner,
+    });
+    await store.runEvents.append({
+      runId: 'run-1',
+      eventType: 'run_stream_event',
+      payload: message({ type: 'request', run_id: 'run-1', request_id: 'c41b5a17' }),
+    });
+    await store.runEvents.append({
+      runId: 'run-1',
+      eventType: 'run_stream_event',
+      payload: message({ type: 'status', status: 'RUNNING' }),
+    });
+    await store.runEvents.append({ runId: 'run-1', eventType: 'message' });
+    expect(heard).toEqual([['run-1', 'c41b5a17']]);
+  });
+
   it('stores agent rows as copies and rejects duplicate creates and unknown updates', async () => {
     const store = new InMemoryAgentStore();
     const created = await store.agents.create({ agent: agentDoc('agent-a', 10) });
