@@ -45,6 +45,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureBuilt } from '../test/helpers/ensure-built.js';
 import { serveArgs, waitForServePort } from '../test/helpers/serve-process.js';
+import { benchScenario } from './side-by-side/scenario.js';
 import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
 import type { BareRequest, Reply } from './side-by-side/bare-sdk-worker.js';
 import { cpuMs, ipc, rssMb, threadCpuMs } from './side-by-side/child-process.js';
@@ -63,19 +64,7 @@ const streamDeltas = 10_000;
 const streamRounds = 7;
 const here = dirname(fileURLToPath(import.meta.url));
 
-const backend = await startFakeCursorBackend({
-  scenario: async (run) => {
-    if (run.prompt.includes('use the tool')) {
-      const [result] = await run.toolCalls([{ toolName: 'Bash', args: { command: 'true' } }]);
-      run.text(`done ${result?.status ?? ''}`);
-    } else if (run.prompt.includes('long answer')) {
-      for (let index = 0; index < streamDeltas; index += 1) run.text(`d${index} `);
-    } else {
-      run.text('hello');
-    }
-    run.turnEnded({ inputTokens: 10, outputTokens: 1 });
-  },
-});
+const backend = await startFakeCursorBackend({ scenario: benchScenario(streamDeltas) });
 
 // ---- the bridge: `cursor-bridge serve`, its own process --------------------------------------------
 await ensureBuilt();

@@ -42,7 +42,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Profiler } from 'node:inspector';
 import { resolveConfig } from '../src/config/load-config.js';
-import { resolveModelRoute } from '../src/config/model-route.js';
+import { engineModelResolver } from '../src/bridge/create-bridge.js';
 import { createStaticWorkspace } from '../src/engine/engine-deps.js';
 import { Engine } from '../src/engine/engine.js';
 import { createLogger } from '../src/logging/logger.js';
@@ -51,7 +51,6 @@ import { anthropicAdapter } from '../src/protocols/anthropic/anthropic-adapter.j
 import { openaiChatAdapter } from '../src/protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../src/protocols/openai-responses/openai-responses-adapter.js';
 import { createBridgeServer } from '../src/server/create-server.js';
-import { BridgeError, createTurnError } from '../src/turn/turn-error.js';
 import { ScratchPathGuards } from '../src/workspace/scratch-path-guards.js';
 import { InstantUpstream } from './tool-result-turn/instant-upstream.js';
 
@@ -78,14 +77,7 @@ const engine = new Engine({
   mode: 'bridge',
   // Every conversation of a batch stays parked until its result.
   maxSessions: batch,
-  resolveModel: (request) => {
-    const route = resolveModelRoute(config, {
-      model: request.model,
-      reasoningRequested: request.reasoning.requested,
-    });
-    if (!route.ok) throw new BridgeError(createTurnError('not-found', route.error, { retryable: false }));
-    return { model: route.value.model };
-  },
+  resolveModel: engineModelResolver(config),
 });
 const server = createBridgeServer({
   adapters: {

@@ -28,6 +28,7 @@ import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchScenario } from './scenario.js';
 import { startFakeCursorBackend } from '../../test/fakes/cursor-backend/fake-cursor-backend.js';
 import { ensureBuilt } from '../../test/helpers/ensure-built.js';
 import { serveArgs, waitForServePort } from '../../test/helpers/serve-process.js';
@@ -59,19 +60,7 @@ const probeEnv =
     : { BENCH_PROBE_DIR: probeDir, BENCH_HEAP_SNAPSHOT: process.env['BENCH_HEAP_SNAPSHOT'] ?? '' };
 const profileArgs = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
 
-const backend = await startFakeCursorBackend({
-  scenario: async (run) => {
-    if (run.prompt.includes('use the tool')) {
-      const [result] = await run.toolCalls([{ toolName: 'Bash', args: { command: 'true' } }]);
-      run.text(`done ${result?.status ?? ''}`);
-    } else if (run.prompt.includes('long answer')) {
-      for (let index = 0; index < deltas; index += 1) run.text(`d${index} `);
-    } else {
-      run.text('hello');
-    }
-    run.turnEnded({ inputTokens: 10, outputTokens: 1 });
-  },
-});
+const backend = await startFakeCursorBackend({ scenario: benchScenario(deltas) });
 await ensureBuilt();
 const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-stream-probe-')));
 const baseEnv = {

@@ -95,6 +95,18 @@ export type BridgeEngine = {
 };
 
 /** A bridge: {@link createBridgeEngine} plus the HTTP server over it (not listening yet). */
+/** The engine's model resolution: the config's route for the request's model, or a 404 naming why. */
+export const engineModelResolver =
+  (config: BridgeConfig): EngineOptions['resolveModel'] =>
+  (request) => {
+    const route = resolveModelRoute(config, {
+      model: request.model,
+      reasoningRequested: request.reasoning.requested,
+    });
+    if (!route.ok) throw new BridgeError(createTurnError('not-found', route.error, { retryable: false }));
+    return { model: route.value.model };
+  };
+
 export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge> => {
   const { config, logger } = options;
   const parts = await createBridgeEngine(options);
@@ -274,14 +286,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     logger,
     mode: cursor.mode,
     maxSessions: config.maxSessions,
-    resolveModel: (request) => {
-      const route = resolveModelRoute(config, {
-        model: request.model,
-        reasoningRequested: request.reasoning.requested,
-      });
-      if (!route.ok) throw new BridgeError(createTurnError('not-found', route.error, { retryable: false }));
-      return { model: route.value.model };
-    },
+    resolveModel: engineModelResolver(config),
     ...options.engine,
   });
 
