@@ -32,6 +32,11 @@
  * space per conversation and its live heap (which sets V8's old-generation limit); compare after idling
  * for what stays, and with `BENCH_BARE_OPTIONS=bridge` for the SDK's own cost of the bridge's options.
  *
+ * `BENCH_OTHER_BRIDGE=<checkout>` (built) adds a third side, that checkout's `cursor-bridge serve` with
+ * its own client worker and HOME, measured in the same interleaved rounds (the order rotates) and
+ * printed with its own ratio to the same bare SDK: an A/B of two builds against one floor, e.g. the
+ * commit an issue's figures were taken at (`git worktree add`, build, `BENCH_OTHER_BRIDGE=<its dir>`).
+ *
  * `BENCH_ROUNDS` (default 15) sets the latency rounds; `BENCH_BARE_OPTIONS=bridge` gives the bare SDK the
  * agent options the bridge needs, `BENCH_BARE_VARIANT` more of the bridge's workspace (see the worker). Benchmarks measure; they never fail on a number.
  */
@@ -69,9 +74,7 @@ const backend = await startFakeCursorBackend({ scenario: benchScenario(streamDel
 // ---- the bridge: `cursor-bridge serve`, its own process --------------------------------------------
 await ensureBuilt();
 const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-bench-sbs-')));
-const bridgeHome = join(root, 'bridge-home');
 const bareHome = join(root, 'bare-home');
-await mkdir(bridgeHome, { recursive: true });
 await mkdir(bareHome, { recursive: true });
 const configPath = join(root, 'config.json');
 await writeFile(
@@ -108,20 +111,50 @@ const probeEnv = {
 const bridgeSettings = Object.fromEntries(
   Object.entries(process.env).filter(([name]) => name.startsWith('CURSOR_BRIDGE_')),
 );
-const bridgeChild = spawn(
-  process.execPath,
-  serveArgs(configPath, [
+
+/** A `cursor-bridge serve` under test and its own client worker. */
+type Bridge = { child: ChildProcess; client: (request: ClientOp) => Promise<ClientReply> };
+type ClientOp = ClientRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
+
+/** Starts `cursor-bridge serve` (this checkout's, or `checkout`'s) with its own HOME and client worker. */
+const startBridge = async (name: string, checkout?: string): Promise<Bridge> => {
+  const home = join(root, `${name}-home`);
+  await mkdir(home, { recursive: true });
+  const args = serveArgs(configPath, [
     ...probeArgs,
     ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
-  ]),
-  {
+  ]);
+  if (checkout !== undefined) {
+    args[args.findIndex((arg) => arg.endsWith(join('bin', 'cursor-bridge.js')))] = join(
+      checkout,
+      'bin',
+      'cursor-bridge.js',
+    );
+  }
+  const child = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...baseEnv, ...probeEnv, ...bridgeSettings, HOME: bridgeHome, LOG_LEVEL: 'warn' },
+    env: { ...baseEnv, ...probeEnv, ...bridgeSettings, HOME: home, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
-  },
-);
-const port = await waitForServePort(bridgeChild);
-const url = `http://127.0.0.1:${port}/v1/messages`;
+  });
+  const port = await waitForServePort(child);
+  // The bridge's client: `side-by-side/bridge-client-worker.ts`, its own process. Like a real client and
+  // like the bare worker, it times every figure of the bridge's side itself, so neither side's figures
+  // include this process's scheduling (the fake backend runs here).
+  const clientChild = fork(join(here, 'side-by-side', 'bridge-client-worker.ts'), {
+    execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
+    env: { PATH: baseEnv.PATH, BENCH_BRIDGE_URL: `http://127.0.0.1:${port}/v1/messages` },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  workers.push(clientChild);
+  const channel = ipc<ClientRequest, ClientReply>(clientChild);
+  await channel.ready;
+  return { child, client: (request) => channel.call(request as Omit<ClientRequest, 'id'>) };
+};
+/** Every worker and server this bench started, stopped at the end. */
+const workers: ChildProcess[] = [];
+const otherCheckout = process.env['BENCH_OTHER_BRIDGE'];
+const bridges: Partial<Record<Side, Bridge>> = { bridge: await startBridge('bridge') };
+if (otherCheckout !== undefined) bridges.other = await startBridge('other', otherCheckout);
 
 // ---- the floor: the bare SDK, its own process ------------------------------------------------------
 const bareChild = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
@@ -156,20 +189,6 @@ type BareOp = BareRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> :
 const bareIpc = ipc<BareRequest, Reply>(bareChild);
 await bareIpc.ready;
 const bare = (request: BareOp): Promise<Reply> => bareIpc.call(request as Omit<BareRequest, 'id'>);
-
-// ---- the bridge's client: `side-by-side/bridge-client-worker.ts`, its own process --------------------
-// Like a real client and like the bare worker, it times every figure of the bridge's side itself, so
-// neither side's figures include this process's scheduling (the fake backend runs here).
-const clientChild = fork(join(here, 'side-by-side', 'bridge-client-worker.ts'), {
-  execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
-  env: { PATH: baseEnv.PATH, BENCH_BRIDGE_URL: url },
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-});
-type ClientOp = ClientRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
-const clientIpc = ipc<ClientRequest, ClientReply>(clientChild);
-await clientIpc.ready;
-const client = (request: ClientOp): Promise<ClientReply> =>
-  clientIpc.call(request as Omit<ClientRequest, 'id'>);
 
 // ---- process figures from /proc ---------------------------------------------------------------------
 /** What `side-by-side/memory-probe.mjs` writes on SIGUSR2 (bytes). */
@@ -229,26 +248,26 @@ const procMemory = async (child: ChildProcess): Promise<ProcMemory> => {
 };
 const settle = (ms = 1_500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-// ---- the bridge's conversations (posted by the client worker) ----------------------------------------
-/** POST one streaming Messages request from the client worker (`parse: false` for the 10k stream). */
-const post = async (session: string, messages: Message[], parse = true): Promise<Posted> =>
-  (await client({ op: 'post', session, messages, parse })).posted![0]!;
+// ---- the bridge's conversations (posted by its client worker) ---------------------------------------
+/** POST one streaming Messages request from the bridge's client worker (`parse: false`: the 10k stream). */
+const post = async (bridge: Bridge, session: string, messages: Message[], parse = true): Promise<Posted> =>
+  (await bridge.client({ op: 'post', session, messages, parse })).posted![0]!;
 
 type Parked = { session: string; messages: Message[]; answer: Posted };
-const bridgeTool = async (prompt: string): Promise<Parked> => {
+const bridgeTool = async (bridge: Bridge, prompt: string): Promise<Parked> => {
   const session = randomUUID();
   const messages: Message[] = [{ role: 'user', content: prompt }];
-  const answer = await post(session, messages);
+  const answer = await post(bridge, session, messages);
   return { session, messages, answer };
 };
 /** `prompts` as new conversations all at once; `ms` from their start until the last tool_use (worker). */
-const bridgeBurst = async (prompts: string[]): Promise<{ ms: number; parked: Parked[] }> => {
+const bridgeBurst = async (bridge: Bridge, prompts: string[]): Promise<{ ms: number; parked: Parked[] }> => {
   const posts: Post[] = prompts.map((prompt) => ({
     session: randomUUID(),
     messages: [{ role: 'user', content: prompt }],
     parse: true,
   }));
-  const reply = await client({ op: 'burst', posts });
+  const reply = await bridge.client({ op: 'burst', posts });
   return {
     ms: reply.ms!,
     parked: posts.map(({ session, messages }, index) => ({
@@ -258,11 +277,11 @@ const bridgeBurst = async (prompts: string[]): Promise<{ ms: number; parked: Par
     })),
   };
 };
-const bridgeResult = async ({ session, messages, answer }: Parked): Promise<number> => {
+const bridgeResult = async (bridge: Bridge, { session, messages, answer }: Parked): Promise<number> => {
   const call = answer.content.find((block) => (block as { type: string }).type === 'tool_use') as {
     id: string;
   };
-  const next = await post(session, [
+  const next = await post(bridge, session, [
     ...messages,
     { role: 'assistant', content: answer.content },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'parked' }] },
@@ -271,35 +290,42 @@ const bridgeResult = async ({ session, messages, answer }: Parked): Promise<numb
 };
 
 // ---- the run ------------------------------------------------------------------------------------------
-type Side = 'bridge' | 'bare';
-const figures = new Map<string, { bridge: number[]; bare: number[]; unit: string }>();
+/** `other`: the bridge of `BENCH_OTHER_BRIDGE`, when set. */
+type Side = 'bridge' | 'other' | 'bare';
+const sides: Side[] = bridges.other === undefined ? ['bridge', 'bare'] : ['bridge', 'other', 'bare'];
+const processOf = (side: Side): ChildProcess => (side === 'bare' ? bareChild : bridges[side]!.child);
+const figures = new Map<string, Record<Side, number[]> & { unit: string }>();
 const record = (name: string, side: Side, value: number, unit = 'ms'): void => {
-  const entry = figures.get(name) ?? { bridge: [], bare: [], unit };
+  const entry = figures.get(name) ?? { bridge: [], other: [], bare: [], unit };
   if (!figures.has(name)) figures.set(name, entry);
   entry[side].push(value);
 };
+/** Every side once per round, the order rotated each round so none always follows the same one. */
 const alternate = async (round: number, task: (side: Side) => Promise<void>): Promise<void> => {
-  for (const side of round % 2 === 0 ? (['bridge', 'bare'] as const) : (['bare', 'bridge'] as const)) {
-    await task(side);
-  }
+  for (let index = 0; index < sides.length; index += 1) await task(sides[(round + index) % sides.length]!);
 };
 const startedAt = performance.now();
 const loadBefore = loadavg();
 
 // Warm-up: each side's first conversation lists the model catalog and starts the SDK.
 for (let index = 0; index < 3; index += 1) {
-  await post(randomUUID(), [{ role: 'user', content: `warm up ${index}` }]);
-  await bare({ op: 'text', prompt: `warm up ${index}` });
+  for (const side of sides) {
+    if (side === 'bare') await bare({ op: 'text', prompt: `warm up ${index}` });
+    else await post(bridges[side]!, randomUUID(), [{ role: 'user', content: `warm up ${index}` }]);
+  }
 }
 
 for (let round = 0; round < rounds; round += 1) {
   await alternate(round, async (side) => {
-    if (side === 'bridge') {
-      const fresh = await post(randomUUID(), [{ role: 'user', content: `fresh conversation ${round}` }]);
+    if (side !== 'bare') {
+      const bridge = bridges[side]!;
+      const fresh = await post(bridge, randomUUID(), [
+        { role: 'user', content: `fresh conversation ${round}` },
+      ]);
       record('first text delta, new conversation', side, fresh.textAt ?? Number.NaN);
-      const parked = await bridgeTool(`please use the tool ${round}`);
+      const parked = await bridgeTool(bridge, `please use the tool ${round}`);
       record('request → tool_use, new conversation', side, parked.answer.toolAt ?? Number.NaN);
-      record('tool_result → first text delta', side, await bridgeResult(parked));
+      record('tool_result → first text delta', side, await bridgeResult(bridge, parked));
     } else {
       record(
         'first text delta, new conversation',
@@ -321,11 +347,18 @@ for (let round = 0; round < rounds; round += 1) {
 // CPU of the bridge's / the bare SDK's process from /proc.
 for (let round = 0; round < streamRounds; round += 1) {
   await alternate(round, async (side) => {
-    const child = side === 'bridge' ? bridgeChild : bareChild;
+    const child = processOf(side);
     const cpuBefore = await threadCpuMs(child);
     const wall =
-      side === 'bridge'
-        ? (await post(randomUUID(), [{ role: 'user', content: `long answer ${round}` }], false)).endAt
+      side !== 'bare'
+        ? (
+            await post(
+              bridges[side]!,
+              randomUUID(),
+              [{ role: 'user', content: `long answer ${round}` }],
+              false,
+            )
+          ).endAt
         : (await bare({ op: 'stream', prompt: `long answer ${round}` })).ms!;
     record(`${streamDeltas / 1000}k-delta answer: wall time`, side, wall);
     record(`${streamDeltas / 1000}k-delta answer: CPU`, side, (await threadCpuMs(child)) - cpuBefore);
@@ -337,15 +370,17 @@ for (let round = 0; round < streamRounds; round += 1) {
 // from creating the conversation.
 for (let round = 0; round < streamRounds; round += 1) {
   await alternate(round, async (side) => {
-    const child = side === 'bridge' ? bridgeChild : bareChild;
+    const child = processOf(side);
     let next: () => Promise<number>;
-    if (side === 'bridge') {
+    if (side !== 'bare') {
+      const bridge = bridges[side]!;
       const session = randomUUID();
       const messages: Message[] = [{ role: 'user', content: `short answer ${round}` }];
-      const first = await post(session, messages);
+      const first = await post(bridge, session, messages);
       const history: Message[] = [...messages, { role: 'assistant', content: first.content }];
       next = async () =>
-        (await post(session, [...history, { role: 'user', content: `long answer ${round}` }], false)).endAt;
+        (await post(bridge, session, [...history, { role: 'user', content: `long answer ${round}` }], false))
+          .endAt;
     } else {
       const { conversation } = await bare({ op: 'text', prompt: `short answer ${round}` });
       next = async () =>
@@ -369,21 +404,22 @@ const burstFigure = (round: number): string =>
   `${concurrent} concurrent new conversations → last tool_use, ${round === 0 ? 'first burst' : 'later bursts'}`;
 for (let round = 0; round < 3; round += 1) {
   await alternate(round, async (side) => {
-    const child = side === 'bridge' ? bridgeChild : bareChild;
+    const child = processOf(side);
     await settle();
     const idle = await rssMb(child);
     const prompts = Array.from(
       { length: concurrent },
       (_, index) => `use the tool, parked ${round}.${index}`,
     );
-    if (side === 'bridge') {
-      const { ms, parked } = await bridgeBurst(prompts);
+    if (side !== 'bare') {
+      const bridge = bridges[side]!;
+      const { ms, parked } = await bridgeBurst(bridge, prompts);
       record(burstFigure(round), side, ms);
       await settle();
       const atPark = await rssMb(child);
       record(`RSS, ${concurrent} conversations parked`, side, atPark, 'MB');
       record(`RSS above idle, ${concurrent} parked`, side, atPark - idle, 'MB');
-      await Promise.all(parked.map(bridgeResult));
+      await Promise.all(parked.map((one) => bridgeResult(bridge, one)));
     } else {
       const { ms, conversations } = await bare({ op: 'burst', prompts });
       record(burstFigure(round), side, ms!);
@@ -398,8 +434,8 @@ for (let round = 0; round < 3; round += 1) {
 
 // Soak: alternate blocks of 48 new conversations (4 at a time). Each side's memory is then read on its
 // own clock, from the end of its own last block, the way an operator watching the process would see
-// it: the probe's heap report at once, RSS every second for `BENCH_IDLE_MS` of idling (both sides
-// idle at the same time; one starts while the other finishes its last block).
+// it: the probe's heap report at once, RSS every second for `BENCH_IDLE_MS` of idling (the sides idle
+// at the same time; one starts while the others finish their last blocks).
 const block = 48;
 const idleMs = Math.max(5_000, Number(process.env['BENCH_IDLE_MS'] ?? 30_000));
 type Idle = {
@@ -409,7 +445,8 @@ type Idle = {
   procAtEnd: ProcMemory;
   procAfterIdle: ProcMemory;
 };
-const beforeSoak = { bridge: await probe(bridgeChild), bare: await probe(bareChild) };
+const beforeSoak = new Map<Side, ProbeReport>();
+for (const side of sides) beforeSoak.set(side, await probe(processOf(side)));
 const idles = new Map<Side, Promise<Idle>>();
 const watchIdle = async (child: ChildProcess): Promise<Idle> => {
   const start = performance.now();
@@ -430,13 +467,13 @@ const watchIdle = async (child: ChildProcess): Promise<Idle> => {
 };
 for (let done = 0; done < soak; done += block) {
   await alternate(done / block, async (side) => {
-    const child = side === 'bridge' ? bridgeChild : bareChild;
+    const child = processOf(side);
     const cpuBefore = await cpuMs(child);
     for (let index = 0; index < block; index += 4) {
       await Promise.all(
         Array.from({ length: 4 }, (_, offset) =>
-          side === 'bridge'
-            ? post(randomUUID(), [{ role: 'user', content: `soak ${done + index + offset}` }])
+          side !== 'bare'
+            ? post(bridges[side]!, randomUUID(), [{ role: 'user', content: `soak ${done + index + offset}` }])
             : bare({ op: 'text', prompt: `soak ${done + index + offset}` }),
         ),
       );
@@ -445,10 +482,11 @@ for (let done = 0; done < soak; done += block) {
     if (done + block >= soak) idles.set(side, watchIdle(child));
   });
 }
-const idle = { bridge: await idles.get('bridge')!, bare: await idles.get('bare')! };
+const idle = new Map<Side, Idle>();
+for (const side of sides) idle.set(side, await idles.get(side)!);
 const idleSeconds = Math.floor(idleMs / 1_000);
-for (const side of ['bridge', 'bare'] as const) {
-  const { samples } = idle[side];
+for (const side of sides) {
+  const { samples } = idle.get(side)!;
   // The figure this bench has always printed: RSS 5 s after the soak.
   record(`RSS after a soak of ${soak} conversations`, side, samples[5]!.rss, 'MB');
   record(`RSS after the soak + ${idleSeconds} s idle`, side, samples.at(-1)!.rss, 'MB');
@@ -466,18 +504,27 @@ const median = (values: number[]): number => {
     ? sorted[middle]!
     : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
 };
-const rows = [...figures].map(([name, { bridge, bare: floor, unit }]) => {
-  const b = median(bridge);
-  const f = median(floor);
+const withOther = bridges.other !== undefined;
+const rows = [...figures].map(([name, entry]) => {
+  const floor = median(entry.bare);
+  const cells = (side: 'bridge' | 'other'): string[] => {
+    const value = median(entry[side]);
+    return [`${value.toFixed(1)} ${entry.unit}`, (value / floor).toFixed(2)];
+  };
+  const [bridgeValue, bridgeRatio] = cells('bridge');
   return [
     name,
-    `${b.toFixed(1)} ${unit}`,
-    `${f.toFixed(1)} ${unit}`,
-    (b / f).toFixed(2),
-    String(bridge.length),
+    bridgeValue!,
+    ...(withOther ? [cells('other')[0]!] : []),
+    `${floor.toFixed(1)} ${entry.unit}`,
+    bridgeRatio!,
+    ...(withOther ? [cells('other')[1]!] : []),
+    String(entry.bridge.length),
   ];
 });
-const header = ['figure (medians)', 'bridge', 'bare SDK', 'ratio', 'n'];
+const header = withOther
+  ? ['figure (medians)', 'bridge', 'other', 'bare SDK', 'ratio', 'other ratio', 'n']
+  : ['figure (medians)', 'bridge', 'bare SDK', 'ratio', 'n'];
 const widths = header.map((title, column) =>
   Math.max(title.length, ...rows.map((row) => row[column]!.length)),
 );
@@ -495,32 +542,32 @@ console.log(
 );
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const sideNames = sides.map((side) => (side === 'bare' ? 'bare SDK' : side)).join(' | ');
+/** One line of the memory details: `name`, then each side's cell. */
+const detail = (name: string, cell: (side: Side) => string, width = 10): void =>
+  console.log(`  ${name.padEnd(28)} ${sides.map((side) => cell(side).padStart(width)).join(' | ')}`);
 for (const [moment, pick, pickProc] of [
-  ['at the end of the soak', (side: Side) => idle[side].endOfSoak, (side: Side) => idle[side].procAtEnd],
+  [
+    'at the end of the soak',
+    (side: Side) => idle.get(side)!.endOfSoak,
+    (side: Side) => idle.get(side)!.procAtEnd,
+  ],
   [
     `after ${idleSeconds} s idle`,
-    (side: Side) => idle[side].afterIdle,
-    (side: Side) => idle[side].procAfterIdle,
+    (side: Side) => idle.get(side)!.afterIdle,
+    (side: Side) => idle.get(side)!.procAfterIdle,
   ],
 ] as const) {
-  console.log(`\nmemory ${moment} (bridge | bare SDK):`);
-  const both = { bridge: pick('bridge'), bare: pick('bare') };
-  const proc = { bridge: pickProc('bridge'), bare: pickProc('bare') };
+  console.log(`\nmemory ${moment} (${sideNames}):`);
   for (const key of ['brk', 'file', 'anonymous'] as const) {
-    console.log(
-      `  ${`RSS in ${key} mappings`.padEnd(28)} ${`${proc.bridge[key].toFixed(1)} MB`.padStart(10)} | ${`${proc.bare[key].toFixed(1)} MB`.padStart(10)}`,
-    );
+    detail(`RSS in ${key} mappings`, (side) => `${pickProc(side)[key].toFixed(1)} MB`);
   }
+  detail('threads', (side) => String(pickProc(side).threads));
   console.log(
-    `  ${'threads'.padEnd(28)} ${String(proc.bridge.threads).padStart(10)} | ${String(proc.bare.threads).padStart(10)}`,
-  );
-  console.log(
-    `  largest anonymous (rss/size MB): ${proc.bridge.largestAnonymous} | ${proc.bare.largestAnonymous}`,
+    `  largest anonymous (rss/size MB): ${sides.map((side) => pickProc(side).largestAnonymous).join(' | ')}`,
   );
   const show = (name: string, value: (report: ProbeReport) => number): void =>
-    console.log(
-      `  ${name.padEnd(28)} ${mb(value(both.bridge)).padStart(10)} | ${mb(value(both.bare)).padStart(10)}`,
-    );
+    detail(name, (side) => mb(value(pick(side))));
   show('rss', (report) => report.memoryUsage.rss);
   show('heap total (V8 reserved)', (report) => report.memoryUsage.heapTotal);
   show('heap used', (report) => report.memoryUsage.heapUsed);
@@ -528,26 +575,29 @@ for (const [moment, pick, pickProc] of [
   show('  of which array buffers', (report) => report.memoryUsage.arrayBuffers);
   show('malloced (V8)', (report) => report.heap.malloced_memory);
   for (const space of ['new_space', 'old_space', 'code_space', 'large_object_space']) {
-    const cell = (report: ProbeReport): string =>
-      `${mb(report.spaces[space]?.used ?? 0)} of ${mb(report.spaces[space]?.size ?? 0)}`;
-    console.log(`  ${`${space} used of size`.padEnd(28)} ${cell(both.bridge)} | ${cell(both.bare)}`);
+    detail(
+      `${space} used of size`,
+      (side) => `${mb(pick(side).spaces[space]?.used ?? 0)} of ${mb(pick(side).spaces[space]?.size ?? 0)}`,
+      0,
+    );
   }
 }
 const gcDuring = (side: Side): string => {
-  const [from, to] = [beforeSoak[side].gc, idle[side].endOfSoak.gc];
+  const [from, to] = [beforeSoak.get(side)!.gc, idle.get(side)!.endOfSoak.gc];
   return `${to.minor - from.minor} minor, ${to.major - from.major} major, ${(to.pauseMs - from.pauseMs).toFixed(0)} ms`;
 };
-console.log(`\nGCs during the soak: bridge ${gcDuring('bridge')} | bare SDK ${gcDuring('bare')}`);
-console.log('RSS while idling after the soak (s: bridge | bare SDK, MB):');
-for (let index = 0; index < idle.bridge.samples.length; index += 5) {
-  const at = (side: Side): string => idle[side].samples[index]?.rss.toFixed(0) ?? '-';
-  console.log(`  ${String(index).padStart(3)} s: ${at('bridge').padStart(5)} | ${at('bare').padStart(5)}`);
+console.log(`\nGCs during the soak: ${sides.map(gcDuring).join(' | ')} (${sideNames})`);
+console.log(`RSS while idling after the soak (s: ${sideNames}, MB):`);
+for (let index = 0; index < idle.get('bridge')!.samples.length; index += 5) {
+  const at = (side: Side): string => (idle.get(side)!.samples[index]?.rss.toFixed(0) ?? '-').padStart(5);
+  console.log(`  ${String(index).padStart(3)} s: ${sides.map(at).join(' | ')}`);
 }
 
 await bare({ op: 'closeAll' });
-for (const child of [clientChild, bareChild, bridgeChild]) child.kill('SIGTERM');
+const stopped = [...workers, bareChild, ...Object.values(bridges).map((bridge) => bridge.child)];
+for (const child of stopped) child.kill('SIGTERM');
 await Promise.all(
-  [clientChild, bareChild, bridgeChild].map(
+  stopped.map(
     (child) =>
       new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve))),
   ),
