@@ -83,4 +83,4 @@ export const runCcrInstall = async (io: CliIo, options: CcrInstallOptions): Prom
   return exitCodes.ok;
 };
 
-const isTransient = (path: string): boolean => path.split(sep).includes('_npx');
+export const isTransient = (path: string): boolean => path.split(sep).includes('_npx');

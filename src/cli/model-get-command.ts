@@ -1,10 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { pino } from 'pino';
 import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import { loadConfig } from '../config/load-config.js';
 import { toTurnError } from '../turn/turn-error.js';
 import { CursorUpstream } from '../upstream/cursor/cursor-upstream.js';
 import { InMemoryAgentStore } from '../upstream/cursor/in-memory-agent-store.js';
+import { isTransient, resolveInstalledTransformer } from './ccr-install-command.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { resolveConfigPath } from './config-path.js';
 import { applyModelList, createDefaultConfigText } from './model-get.js';
@@ -75,7 +76,20 @@ export const runModelGet = async (io: CliIo, options: ModelGetOptions): Promise<
     text = result.text;
     added = result.added;
   } else {
-    text = createDefaultConfigText(ids);
+    // The new file is the one `ccr install` writes, so CCR loads it as it is; a transformer that is not
+    // installed (a checkout without its build) or only in npx's cache would leave CCR a dead path.
+    const transformer = await installedTransformer();
+    const durable = transformer !== undefined && !isTransient(transformer) ? transformer : undefined;
+    if (durable === undefined) {
+      const why =
+        transformer === undefined
+          ? 'the CCR transformer cursor-bridge/ccr is not installed here'
+          : `${transformer} is in npx's temporary cache`;
+      io.stderr(
+        `cursor-bridge: note: ${path} gets no transformers entry (${why}): serve needs none; for CCR, install cursor-bridge (npm install -g cursor-bridge) and run cursor-bridge ccr install\n`,
+      );
+    }
+    text = createDefaultConfigText(ids, durable);
     added = ids;
   }
   if (added.length === 0) {
@@ -87,4 +101,15 @@ export const runModelGet = async (io: CliIo, options: ModelGetOptions): Promise<
     `${path}: added ${added.length} model(s): ${added.join(', ')}\nRestart cursor-bridge to pick up the list.\n`,
   );
   return exitCodes.ok;
+};
+
+/** The installed CCR transformer's path, or undefined when it does not resolve to a file. */
+const installedTransformer = async (): Promise<string | undefined> => {
+  try {
+    const path = resolveInstalledTransformer();
+    await stat(path);
+    return path;
+  } catch {
+    return undefined;
+  }
 };

@@ -3,7 +3,13 @@
  * provider's `models` by splicing the config text, so everything else in the user's file (key order,
  * values, comments, formatting) stays byte-for-byte as it was.
  */
-import { isCursorProvider } from '../config/cursor-provider.js';
+import { cursorTransformerName, isCursorProvider } from '../config/cursor-provider.js';
+import {
+  defaultApiKey,
+  defaultModels,
+  defaultTransformerOptions,
+  placeholderBaseUrl,
+} from './ccr-install-plan.js';
 import { convertJsonNodeToValue, findJsonProperty, parseJson5 } from '../config/parse-json5.js';
 import type { JsonNode } from '../config/parse-json5.js';
 
@@ -125,21 +131,26 @@ const addModelsProperty = (layout: Layout, provider: JsonNode, added: string[]):
 };
 
 /**
- * A fresh config.json for `model get` when the file does not exist yet: the built-in `cursor`
- * provider (key from `$CURSOR_API_KEY`) with the catalog's ids, routed by default to composer-2 when
- * the catalog has it, else to its first model.
+ * A fresh config.json for `model get` when the file does not exist yet: what `cursor-bridge ccr install`
+ * writes (the transformers entry for `transformerPath`, the `cursor` provider with the placeholder URL and
+ * the key from `$CURSOR_API_KEY`), with the catalog's ids, routed by default to composer-2 when the
+ * catalog has it, else to its first model. Without `transformerPath` (the transformer is not installed
+ * where it can be resolved) there is no transformers entry: `serve` needs none, CCR does.
  */
-export const createDefaultConfigText = (catalogIds: readonly string[]): string => {
-  const models = catalogIds.length > 0 ? [...new Set(catalogIds)] : ['composer-2'];
+export const createDefaultConfigText = (catalogIds: readonly string[], transformerPath?: string): string => {
+  const models = catalogIds.length > 0 ? [...new Set(catalogIds)] : [...defaultModels];
   const defaultModel = models.includes('composer-2') ? 'composer-2' : models[0];
   const config = {
+    ...(transformerPath === undefined
+      ? {}
+      : { transformers: [{ path: transformerPath, options: defaultTransformerOptions }] }),
     Providers: [
       {
         name: 'cursor',
-        api_base_url: 'https://cursor.com',
-        api_key: '$CURSOR_API_KEY',
+        api_base_url: placeholderBaseUrl,
+        api_key: defaultApiKey,
         models,
-        transformer: { use: [['cursor-sdk', { cursorMode: 'bridge' }]] },
+        transformer: { use: [cursorTransformerName] },
       },
     ],
     Router: { default: `cursor,${defaultModel}` },

@@ -21,6 +21,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { startFakeCursorBackend, type FakeCursorBackend } from '../fakes/cursor-backend/index.js';
+import { resolveInstalledTransformer } from '../../src/cli/ccr-install-command.js';
+import { placeholderBaseUrl } from '../../src/cli/ccr-install-plan.js';
 import { createChildEnv, killLeftoverChildren, runCli } from './helpers/cli-process.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 
@@ -159,13 +161,20 @@ describe('cursor-bridge model get cursor', () => {
     expect(result.code).toBe(0);
     const path = join(home, '.claude-code-router', 'config.json');
     const written = JSON.parse(await readFile(path, 'utf8')) as {
-      Providers: Array<{ name: string; models: string[] }>;
+      transformers: unknown;
+      Providers: Array<{ name: string; models: string[]; api_base_url: string }>;
       Router: { default: string };
     };
     expect(written.Providers.map((provider) => [provider.name, provider.models])).toEqual([
       ['cursor', ['composer-2', 'claude-opus-4-8', 'claude-haiku-4-5', 'gpt-5.4']],
     ]);
     expect(written.Router.default).toBe('cursor,composer-2');
+    // What `ccr install` writes, so CCR loads it as it is: the installed transformer, the placeholder URL.
+    expect(written.transformers).toEqual([
+      { path: resolveInstalledTransformer(), options: { cursorMode: 'bridge' } },
+    ]);
+    expect(written.Providers[0]?.api_base_url).toBe(placeholderBaseUrl);
+    expect(result.stderr).not.toContain('transformers entry');
     expect(result.stdout).toContain(`${path}: added 4 model(s)`);
     // It may hold an API key.
     expect((await stat(path)).mode & 0o777).toBe(0o600);

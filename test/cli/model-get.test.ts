@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { planCcrInstall } from '../../src/cli/ccr-install-plan.js';
 import { applyModelList, createDefaultConfigText } from '../../src/cli/model-get.js';
 import { parseConfigText } from '../../src/config/load-config.js';
 
@@ -201,6 +202,29 @@ describe('createDefaultConfigText', () => {
     });
     expect(config.router.default).toBe('cursor,composer-2');
     expect(text.endsWith('}\n')).toBe(true);
+  });
+
+  it("is the config `ccr install` writes, with the catalog's ids: ccr install then has nothing to change", () => {
+    const text = createDefaultConfigText(['composer-2', 'gpt-5.4'], '/opt/cursor-bridge/dist/ccr.cjs');
+    const config = JSON.parse(text) as {
+      transformers: unknown;
+      Providers: Array<{ api_base_url: string; models: string[] }>;
+    };
+    expect(config.transformers).toEqual([
+      { path: '/opt/cursor-bridge/dist/ccr.cjs', options: { cursorMode: 'bridge' } },
+    ]);
+    // The placeholder that can never resolve: a route CCR cannot serve fails locally, the key goes nowhere.
+    expect(config.Providers[0]?.api_base_url).toBe('https://cursor.invalid/v1/chat/completions');
+    expect(config.Providers[0]?.models).toEqual(['composer-2', 'gpt-5.4']);
+    const plan = planCcrInstall(text, '/opt/cursor-bridge/dist/ccr.cjs');
+    expect(plan.ok && plan.changes).toEqual([]);
+  });
+
+  it('has no transformers entry without a transformer path (serve needs none)', () => {
+    const text = createDefaultConfigText(['composer-2']);
+    expect(JSON.parse(text)).not.toHaveProperty('transformers');
+    const plan = planCcrInstall(text, '/opt/cursor-bridge/dist/ccr.cjs');
+    expect(plan.ok && plan.changes).toEqual(['added transformers entry /opt/cursor-bridge/dist/ccr.cjs']);
   });
 
   it('routes to the first model when the catalog has no composer-2', () => {
