@@ -150,3 +150,33 @@ export const anthropicFunctionToolSchema = z.looseObject({
   input_schema: z.record(z.string(), z.unknown()),
   type: z.literal('custom').nullish(),
 });
+
+/** True only when {@link anthropicToolUseBlockSchema} is sure to accept `block` (see {@link isPlainAnthropicRequest}). */
+export const isPlainToolUseBlock = (block: unknown): block is z.infer<typeof anthropicToolUseBlockSchema> =>
+  isPlainObject(block) &&
+  block['type'] === 'tool_use' &&
+  typeof block['id'] === 'string' &&
+  typeof block['name'] === 'string' &&
+  // zod requires the key of a z.unknown() field, though not its value.
+  'input' in block;
+
+/** True only when {@link anthropicToolResultBlockSchema} is sure to accept `block`. */
+export const isPlainToolResultBlock = (
+  block: unknown,
+): block is z.infer<typeof anthropicToolResultBlockSchema> => {
+  if (!isPlainObject(block) || block['type'] !== 'tool_result') return false;
+  if (typeof block['tool_use_id'] !== 'string') return false;
+  const { content, is_error } = block;
+  if (content !== undefined && typeof content !== 'string' && !Array.isArray(content)) return false;
+  return is_error == null || typeof is_error === 'boolean';
+};
+
+/** True only when {@link anthropicFunctionToolSchema} is sure to accept `tool`. */
+export const isPlainFunctionTool = (tool: unknown): tool is z.infer<typeof anthropicFunctionToolSchema> => {
+  if (!isPlainObject(tool) || typeof tool['name'] !== 'string' || !isPlainObject(tool['input_schema']))
+    return false;
+  const { description, type } = tool;
+  return (
+    (description === undefined || typeof description === 'string') && (type == null || type === 'custom')
+  );
+};

@@ -22,6 +22,9 @@ import {
   anthropicToolUseBlockSchema,
   anthropicUrlSourceSchema,
   isPlainAnthropicRequest,
+  isPlainFunctionTool,
+  isPlainToolResultBlock,
+  isPlainToolUseBlock,
   type AnthropicMessage,
   type AnthropicRequest,
   type AnthropicToolChoice,
@@ -171,7 +174,9 @@ const convertUserMessage = (
       if (part) pending.push(part);
       return;
     }
-    const result = parseAt(anthropicToolResultBlockSchema, block, blockPath);
+    const result = isPlainToolResultBlock(block)
+      ? block
+      : parseAt(anthropicToolResultBlockSchema, block, blockPath);
     flush();
     messages.push(
       createToolResultMessage(
@@ -195,7 +200,7 @@ const convertAssistantBlock = (
     case 'text':
       return { type: 'text', text: textAt(block, path) };
     case 'tool_use': {
-      const call = parseAt(anthropicToolUseBlockSchema, block, path);
+      const call = isPlainToolUseBlock(block) ? block : parseAt(anthropicToolUseBlockSchema, block, path);
       const input =
         typeof call.input === 'string'
           ? convertToolCallInput(call.input, `${path}.input`)
@@ -252,7 +257,9 @@ const convertSystem = (system: AnthropicRequest['system'], state: ConversionStat
 /** Client tools (with `input_schema`) are kept, `defer_loading` ones too; server tools are dropped. */
 const convertTools = (tools: unknown[] | undefined, state: ConversionState): TurnTool[] =>
   (tools ?? []).flatMap((tool, index): TurnTool[] => {
-    const parsed = anthropicFunctionToolSchema.safeParse(tool);
+    const parsed = isPlainFunctionTool(tool)
+      ? { success: true as const, data: tool }
+      : anthropicFunctionToolSchema.safeParse(tool);
     if (parsed.success) {
       const { name, description, input_schema } = parsed.data;
       return [

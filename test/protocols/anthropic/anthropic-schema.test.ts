@@ -1,9 +1,16 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import {
+  anthropicFunctionToolSchema,
   anthropicRequestSchema,
+  anthropicToolResultBlockSchema,
+  anthropicToolUseBlockSchema,
   isPlainAnthropicRequest,
+  isPlainFunctionTool,
+  isPlainToolResultBlock,
+  isPlainToolUseBlock,
 } from '../../../src/protocols/anthropic/anthropic-schema.js';
 
 const fixtures = join(import.meta.dirname, '../../fixtures/anthropic');
@@ -105,5 +112,79 @@ describe('isPlainAnthropicRequest', () => {
 
   it('refuses what is not an object', () => {
     for (const body of [null, [], 'x', 1, true]) expect(isPlainAnthropicRequest(body)).toBe(false);
+  });
+});
+
+/** Every field variant of `base` (one field changed or removed at a time), and the values that are no object. */
+const variantsOf = (base: Record<string, unknown>, fields: Record<string, unknown[]>): unknown[] => [
+  base,
+  null,
+  [],
+  'x',
+  ...Object.entries(fields).flatMap(([field, values]) =>
+    values.map((value) => withField(base, field, value)),
+  ),
+];
+
+const agreesWithSchema = (
+  guard: (value: unknown) => boolean,
+  schema: z.ZodType,
+  candidates: unknown[],
+): void => {
+  for (const candidate of candidates) {
+    expect({ candidate, plain: guard(candidate) }).toEqual({
+      candidate,
+      plain: schema.safeParse(candidate).success,
+    });
+  }
+};
+
+describe('the block and tool fast checks', () => {
+  it('isPlainToolUseBlock accepts exactly what its schema accepts', () => {
+    agreesWithSchema(
+      isPlainToolUseBlock,
+      anthropicToolUseBlockSchema,
+      variantsOf(
+        { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'ls' }, cache_control: {} },
+        {
+          type: [undefined, 'text', 1],
+          id: [undefined, 1, null, ''],
+          name: [undefined, 1, null],
+          input: [undefined, null, '{"a":1}', [], 1],
+        },
+      ),
+    );
+  });
+
+  it('isPlainToolResultBlock accepts exactly what its schema accepts', () => {
+    agreesWithSchema(
+      isPlainToolResultBlock,
+      anthropicToolResultBlockSchema,
+      variantsOf(
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok', is_error: false },
+        {
+          type: [undefined, 'tool_use'],
+          tool_use_id: [undefined, 1, null],
+          content: [undefined, '', [], [{ type: 'text', text: 'x' }], null, 1, {}],
+          is_error: [undefined, null, true, 'true', 0],
+        },
+      ),
+    );
+  });
+
+  it('isPlainFunctionTool accepts exactly what its schema accepts', () => {
+    agreesWithSchema(
+      isPlainFunctionTool,
+      anthropicFunctionToolSchema,
+      variantsOf(
+        { name: 'Bash', description: 'Run', input_schema: { type: 'object' }, defer_loading: true },
+        {
+          name: [undefined, 1, null],
+          description: [undefined, '', null, 1],
+          input_schema: [undefined, {}, null, [], 'x', { properties: { a: { type: 'string' } } }],
+          type: [undefined, null, 'custom', 'web_search_20250305', 1],
+        },
+      ),
+    );
   });
 });
