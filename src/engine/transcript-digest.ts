@@ -7,30 +7,67 @@
 import { createHash, hash } from 'node:crypto';
 import type { TurnMessage, TurnUserPart } from '../turn/turn-request.js';
 
+/** Texts longer than this are fed to the digest as their native sha256 (one call, no per-char JS loop). */
+const nativeHashFrom = 256;
+
 const surrogate = /[\uD800-\uDFFF]/;
 
 /**
- * The sha256 of length-prefixed texts (`<length>:<text>` each, so no two lists share an input), fed to one
- * native one-shot hash: in a cold process (a few dozen requests between SDK runs) a per-character JS hash
- * loop cost more than the native call. Every UTF-16 code unit counts: UTF-8 (the fast path) unless the
- * input has surrogates, which UTF-8 would merge when unpaired. Digests are compared for equality only and
- * never leave the process.
+ * sha256 of every UTF-16 code unit of `text`: UTF-8 (the fast one-shot path) unless the text has
+ * surrogates, which UTF-8 would merge when unpaired.
+ */
+const nativeHash = (text: string): string =>
+  surrogate.test(text)
+    ? createHash('sha256').update(text, 'utf16le').digest('base64')
+    : hash('sha256', text, 'base64');
+
+/**
+ * A 53-bit streaming string hash (cyrb53 mixing) in plain JS, fed ranges of the message's texts without
+ * building strings. Every character counts: a long text is fed as its length and its native sha256, so an
+ * edit anywhere (even one that keeps the length) changes the digest. Each message object is hashed once
+ * (see {@link messageDigest}); a 2 MB transcript costs a few milliseconds per request. Digests are
+ * compared for equality only and never leave the process.
  */
 class Digest {
-  #input = '';
+  #h1 = 0xdeadbeef;
+  #h2 = 0x41c6ce57;
 
-  /** Feed `text`. */
+  /** Feed `text` (its native hash when long), then a separator. */
   text(text: string): this {
-    this.#input += `${text.length}:${text}`;
-    return this;
+    if (text.length <= nativeHashFrom) return this.#range(text, 0, text.length).#code(0);
+    const digest = nativeHash(text);
+    return this.#number(text.length).#range(digest, 0, digest.length).#code(0);
   }
 
   value(): string {
-    const input = this.#input;
-    // The two encodings' digests are told apart, so their byte strings cannot coincide.
-    return surrogate.test(input)
-      ? `w${createHash('sha256').update(input, 'utf16le').digest('base64')}`
-      : hash('sha256', input, 'base64');
+    const h1 =
+      Math.imul(this.#h1 ^ (this.#h1 >>> 16), 2246822507) ^
+      Math.imul(this.#h2 ^ (this.#h2 >>> 13), 3266489909);
+    const h2 = Math.imul(this.#h2 ^ (this.#h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    return String(4294967296 * (2097151 & h2) + (h1 >>> 0));
+  }
+
+  #range(text: string, start: number, end: number): this {
+    let h1 = this.#h1;
+    let h2 = this.#h2;
+    for (let index = start; index < end; index += 1) {
+      const code = text.charCodeAt(index);
+      h1 = Math.imul(h1 ^ code, 2654435761);
+      h2 = Math.imul(h2 ^ code, 1597334677);
+    }
+    this.#h1 = h1;
+    this.#h2 = h2;
+    return this;
+  }
+
+  #number(value: number): this {
+    return this.#code(value & 0xffff).#code(value >>> 16);
+  }
+
+  #code(code: number): this {
+    this.#h1 = Math.imul(this.#h1 ^ code, 2654435761);
+    this.#h2 = Math.imul(this.#h2 ^ code, 1597334677);
+    return this;
   }
 }
 
