@@ -140,8 +140,31 @@ function readToolCallId(meta: CallToolRequest['params']['_meta']): string | unde
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/**
+ * Text blocks only (`{type, text}`, nothing else) and at most `isError`: always a valid `CallToolResult`.
+ * The common result, checked without the schema (a cold `safeParse` of it cost ≈ 70 µs a tool call).
+ */
+function isPlainTextResult(result: ToolCallResult): boolean {
+  for (const key in result) if (key !== 'content' && key !== 'isError') return false;
+  if (result.isError !== undefined && typeof result.isError !== 'boolean') return false;
+  if (!Array.isArray(result.content)) return false;
+  for (const block of result.content as unknown[]) {
+    if (typeof block !== 'object' || block === null || Object.getPrototypeOf(block) !== Object.prototype)
+      return false;
+    let keys = 0;
+    for (const key in block) {
+      if (key !== 'type' && key !== 'text') return false;
+      keys += 1;
+    }
+    const { type, text } = block as { type?: unknown; text?: unknown };
+    if (keys !== 2 || type !== 'text' || typeof text !== 'string') return false;
+  }
+  return true;
+}
+
 /** A result MCP cannot carry (e.g. bad base64) would become a protocol error; report it as a tool error. */
 function ensureTransportable(result: ToolCallResult): ToolCallResult {
+  if (isPlainTextResult(result)) return result;
   const parsed = CallToolResultSchema.safeParse(result);
   if (parsed.success) return result;
   const detail = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');

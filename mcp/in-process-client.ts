@@ -12,12 +12,23 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { TOOL_CALL_ID_META_KEY } from './custom-user-tools-server.js';
 import { createLazyJsonSchemaValidator } from './lazy-json-schema-validator.js';
 import { MAX_TIMER_DELAY_MS } from './parked-call-broker.js';
 import { toToolCallResult } from './tool-call-result.js';
 import type { ToolCallResult } from './tool-call-result.js';
+
+/**
+ * The schema the client checks a `tools/call` result with. The linked server's SDK has already parsed the
+ * result with `CallToolResultSchema` (its `Server` does for every `tools/call`) and answers with that parsed
+ * value, which the in-memory link hands over as it is; {@link toToolCallResult} narrows whatever arrives.
+ * Parsing it again cost a second cold `CallToolResultSchema` parse per call (≈ 130 µs each over its first
+ * few dozen calls).
+ */
+const linkedResultSchema = z.looseObject({}) as unknown as typeof CallToolResultSchema;
 
 export type InProcessClientOptions = {
   /**
@@ -80,7 +91,7 @@ export async function connectInProcess(
         arguments: args,
         ...(toolCallId === undefined ? {} : { _meta: { [TOOL_CALL_ID_META_KEY]: toolCallId } }),
       };
-      const result = await client.callTool(params, undefined, { timeout });
+      const result = await client.callTool(params, linkedResultSchema, { timeout });
       return toToolCallResult(result);
     },
     async listTools() {

@@ -6,7 +6,7 @@
  * {@link TurnCoalescer}; each session's run state to its {@link Session}.
  */
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BridgeMetrics, type MetricsSnapshot, type TurnOutcome } from '../metrics/bridge-metrics.js';
 import { BridgeError, createTurnError, toTurnError } from '../turn/turn-error.js';
@@ -62,7 +62,7 @@ type TurnContext = {
   trailing: TrailingTurn;
 };
 
-const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
+const sha = (text: string): string => hash('sha256', text, 'hex');
 
 /**
  * The tool set a run was started with, by name: a run can only call the tools it was sent with.

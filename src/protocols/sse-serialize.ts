@@ -13,6 +13,8 @@ export const serializeSseFrame = (frame: SseFrame): string => {
     if (lineBreak.test(frame.event)) throw new Error('SSE event name must not contain CR or LF');
     text += `event: ${frame.event}\n`;
   }
+  // Single-line data (every JSON payload) skips the split.
+  if (!frame.data.includes('\n') && !frame.data.includes('\r')) return `${text}data: ${frame.data}\n\n`;
   for (const line of frame.data.split(lineBreak)) text += `data: ${line}\n`;
   return `${text}\n`;
 };

@@ -47,6 +47,58 @@ export const anthropicRequestSchema = z.looseObject({
 });
 export type AnthropicRequest = z.infer<typeof anthropicRequestSchema>;
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const isOptionalInteger = (value: unknown, min: number): boolean =>
+  value === undefined || (Number.isSafeInteger(value) && (value as number) >= min);
+
+const messageRoles: ReadonlySet<unknown> = new Set(['user', 'assistant', 'system']);
+const choiceTypes: ReadonlySet<unknown> = new Set(['auto', 'any', 'none']);
+
+/**
+ * True only when {@link anthropicRequestSchema} is sure to accept `body` (a parsed JSON body), checked by
+ * hand: a cold process spends ≈ 150 µs on that `safeParse` of even a small request, and the schema
+ * returns a copy with the same values, so a body that passes is used as it is. Keep it in step with the
+ * schema: it may refuse what the schema accepts (the schema then decides), never accept more.
+ */
+export const isPlainAnthropicRequest = (body: unknown): body is AnthropicRequest => {
+  if (!isPlainObject(body)) return false;
+  const { model, system, messages, tools, tool_choice, thinking, output_config } = body;
+  const { max_tokens, stream, metadata, stop_sequences } = body;
+  if (typeof model !== 'string' || !Array.isArray(messages)) return false;
+  if (system !== undefined && typeof system !== 'string' && !Array.isArray(system)) return false;
+  for (const message of messages as unknown[]) {
+    if (!isPlainObject(message) || !messageRoles.has(message['role'])) return false;
+    if (typeof message['content'] !== 'string' && !Array.isArray(message['content'])) return false;
+  }
+  if (tools !== undefined && !Array.isArray(tools)) return false;
+  if (tool_choice !== undefined) {
+    if (!isPlainObject(tool_choice)) return false;
+    const tool = tool_choice['type'] === 'tool' && typeof tool_choice['name'] === 'string';
+    if (!tool && !choiceTypes.has(tool_choice['type'])) return false;
+  }
+  if (thinking !== undefined) {
+    if (!isPlainObject(thinking) || typeof thinking['type'] !== 'string') return false;
+    if (!isOptionalInteger(thinking['budget_tokens'], 0)) return false;
+  }
+  if (output_config != null) {
+    if (!isPlainObject(output_config)) return false;
+    if (output_config['effort'] != null && typeof output_config['effort'] !== 'string') return false;
+  }
+  if (!isOptionalInteger(max_tokens, 1)) return false;
+  if (stream !== undefined && typeof stream !== 'boolean') return false;
+  if (metadata != null) {
+    if (!isPlainObject(metadata)) return false;
+    if (metadata['user_id'] != null && typeof metadata['user_id'] !== 'string') return false;
+  }
+  if (stop_sequences != null) {
+    if (!Array.isArray(stop_sequences)) return false;
+    if (!stop_sequences.every((sequence) => typeof sequence === 'string')) return false;
+  }
+  return true;
+};
+
 /** Every content block has a string `type`; the rest depends on it. */
 export const anthropicBlockHeadSchema = z.looseObject({ type: z.string() });
 
@@ -98,3 +150,33 @@ export const anthropicFunctionToolSchema = z.looseObject({
   input_schema: z.record(z.string(), z.unknown()),
   type: z.literal('custom').nullish(),
 });
+
+/** True only when {@link anthropicToolUseBlockSchema} is sure to accept `block` (see {@link isPlainAnthropicRequest}). */
+export const isPlainToolUseBlock = (block: unknown): block is z.infer<typeof anthropicToolUseBlockSchema> =>
+  isPlainObject(block) &&
+  block['type'] === 'tool_use' &&
+  typeof block['id'] === 'string' &&
+  typeof block['name'] === 'string' &&
+  // zod requires the key of a z.unknown() field, though not its value.
+  'input' in block;
+
+/** True only when {@link anthropicToolResultBlockSchema} is sure to accept `block`. */
+export const isPlainToolResultBlock = (
+  block: unknown,
+): block is z.infer<typeof anthropicToolResultBlockSchema> => {
+  if (!isPlainObject(block) || block['type'] !== 'tool_result') return false;
+  if (typeof block['tool_use_id'] !== 'string') return false;
+  const { content, is_error } = block;
+  if (content !== undefined && typeof content !== 'string' && !Array.isArray(content)) return false;
+  return is_error == null || typeof is_error === 'boolean';
+};
+
+/** True only when {@link anthropicFunctionToolSchema} is sure to accept `tool`. */
+export const isPlainFunctionTool = (tool: unknown): tool is z.infer<typeof anthropicFunctionToolSchema> => {
+  if (!isPlainObject(tool) || typeof tool['name'] !== 'string' || !isPlainObject(tool['input_schema']))
+    return false;
+  const { description, type } = tool;
+  return (
+    (description === undefined || typeof description === 'string') && (type == null || type === 'custom')
+  );
+};

@@ -21,6 +21,10 @@ import {
   anthropicToolResultBlockSchema,
   anthropicToolUseBlockSchema,
   anthropicUrlSourceSchema,
+  isPlainAnthropicRequest,
+  isPlainFunctionTool,
+  isPlainToolResultBlock,
+  isPlainToolUseBlock,
   type AnthropicMessage,
   type AnthropicRequest,
   type AnthropicToolChoice,
@@ -64,6 +68,28 @@ type ConversionState = BaseConversionState;
 /** zod's own union message (the content union carries a custom one), as this adapter always answered. */
 const parseAt = createRequestFieldReader('as-reported');
 
+/**
+ * Fast paths for the two checks every content block goes through, taken only when the schema is sure
+ * to accept (then it would return these very values); anything else is left to the schema and its error.
+ * A cold process (a few dozen requests between SDK runs) spends ≈ 10 µs on each `safeParse`.
+ */
+const blockTypeAt = (block: unknown, path: string): string => {
+  if (typeof block === 'object' && block !== null && !Array.isArray(block)) {
+    const { type } = block as { type?: unknown };
+    if (typeof type === 'string') return type;
+  }
+  return parseAt(anthropicBlockHeadSchema, block, path).type;
+};
+
+/** A text block's text (see {@link blockTypeAt}). */
+const textAt = (block: unknown, path: string): string => {
+  if (typeof block === 'object' && block !== null && !Array.isArray(block)) {
+    const { type, text } = block as { type?: unknown; text?: unknown };
+    if (type === 'text' && typeof text === 'string') return text;
+  }
+  return parseAt(anthropicTextBlockSchema, block, path).text;
+};
+
 const convertImageSource = (
   source: unknown,
   path: string,
@@ -86,10 +112,10 @@ const convertImageSource = (
 
 /** A text or image block of user content or of a tool result; other kinds are dropped with a warning. */
 const convertUserBlock = (block: unknown, path: string, state: ConversionState): TurnUserPart | undefined => {
-  const { type } = parseAt(anthropicBlockHeadSchema, block, path);
+  const type = blockTypeAt(block, path);
   switch (type) {
     case 'text':
-      return { type: 'text', text: parseAt(anthropicTextBlockSchema, block, path).text };
+      return { type: 'text', text: textAt(block, path) };
     case 'image':
       return convertImageSource(
         parseAt(anthropicImageBlockSchema, block, path).source,
@@ -112,9 +138,8 @@ const convertUserBlock = (block: unknown, path: string, state: ConversionState):
 const convertTextOnly = (content: string | unknown[], path: string, state: ConversionState): TurnTextPart[] =>
   convertTextOrParts(content, (block, index): TurnTextPart | undefined => {
     const blockPath = `${path}.${index}`;
-    const { type } = parseAt(anthropicBlockHeadSchema, block, blockPath);
-    if (type === 'text')
-      return { type: 'text', text: parseAt(anthropicTextBlockSchema, block, blockPath).text };
+    const type = blockTypeAt(block, blockPath);
+    if (type === 'text') return { type: 'text', text: textAt(block, blockPath) };
     warn(state, 'unsupported-content', `${blockPath}: "${type}" is not text; dropped`);
     return undefined;
   });
@@ -143,13 +168,15 @@ const convertUserMessage = (
   };
   content.forEach((block, index) => {
     const blockPath = `${path}.${index}`;
-    const { type } = parseAt(anthropicBlockHeadSchema, block, blockPath);
+    const type = blockTypeAt(block, blockPath);
     if (type !== 'tool_result') {
       const part = convertUserBlock(block, blockPath, state);
       if (part) pending.push(part);
       return;
     }
-    const result = parseAt(anthropicToolResultBlockSchema, block, blockPath);
+    const result = isPlainToolResultBlock(block)
+      ? block
+      : parseAt(anthropicToolResultBlockSchema, block, blockPath);
     flush();
     messages.push(
       createToolResultMessage(
@@ -168,12 +195,12 @@ const convertAssistantBlock = (
   path: string,
   state: ConversionState,
 ): TurnAssistantPart | undefined => {
-  const { type } = parseAt(anthropicBlockHeadSchema, block, path);
+  const type = blockTypeAt(block, path);
   switch (type) {
     case 'text':
-      return { type: 'text', text: parseAt(anthropicTextBlockSchema, block, path).text };
+      return { type: 'text', text: textAt(block, path) };
     case 'tool_use': {
-      const call = parseAt(anthropicToolUseBlockSchema, block, path);
+      const call = isPlainToolUseBlock(block) ? block : parseAt(anthropicToolUseBlockSchema, block, path);
       const input =
         typeof call.input === 'string'
           ? convertToolCallInput(call.input, `${path}.input`)
@@ -230,7 +257,9 @@ const convertSystem = (system: AnthropicRequest['system'], state: ConversionStat
 /** Client tools (with `input_schema`) are kept, `defer_loading` ones too; server tools are dropped. */
 const convertTools = (tools: unknown[] | undefined, state: ConversionState): TurnTool[] =>
   (tools ?? []).flatMap((tool, index): TurnTool[] => {
-    const parsed = anthropicFunctionToolSchema.safeParse(tool);
+    const parsed = isPlainFunctionTool(tool)
+      ? { success: true as const, data: tool }
+      : anthropicFunctionToolSchema.safeParse(tool);
     if (parsed.success) {
       const { name, description, input_schema } = parsed.data;
       return [
@@ -355,7 +384,7 @@ export const convertAnthropicRequestToTurn = (body: unknown, headers: Record<str
       throw new InvalidRequestFault(undefined, 'Invalid request: the body must be a JSON object');
     }
     const state: ConversionState = { warnings: [] };
-    const request = parseAt(anthropicRequestSchema, body, '');
+    const request = isPlainAnthropicRequest(body) ? body : parseAt(anthropicRequestSchema, body, '');
     const normalizedHeaders = sanitizeHeaders(headers);
     warnIgnoredFields(body as Record<string, unknown>, request, state);
     const system = convertSystem(request.system, state);
