@@ -21,13 +21,13 @@
  *   the start apart from the two later ones), RSS with all 32 parked (total and above idle);
  * - CPU per new conversation and RSS after a soak of `BENCH_SOAK` (default 288, a multiple of 48) new conversations:
  *   5 s after each side's last soak block (the figure this bench always printed) and after `BENCH_IDLE_MS`
- *   (default 30 s) of idling, sampled every second on both sides at once, with the time each took to come
+ *   (default 60 s) of idling, sampled every second on both sides at once, with the time each took to come
  *   back within 10 % of its final value; then both processes' heap statistics at the end of the soak and
  *   after the idle period and their GC counts during the soak (from `side-by-side/memory-probe.mjs`).
  *
  * Reading the soak's RSS: 5 s after the soak it is the soak's peak V8 heap, not what is live. Both
  * processes then hold ≈ 200 MB more anonymous RSS than V8's heap total (pages V8 freed and keeps until its
- * memory reducer runs, ≈ 20–30 s into idling), and their heap used is mostly garbage awaiting the next major
+ * memory reducer runs, ≈ 17–35 s into idling), and their heap used is mostly garbage awaiting the next major
  * collection (a process runs 0–4 of them in the soak). The peak follows what each promotes to the old
  * space per conversation and its live heap (which sets V8's old-generation limit); compare after idling
  * for what stays, and with `BENCH_BARE_OPTIONS=bridge` for the SDK's own cost of the bridge's options.
@@ -437,7 +437,10 @@ for (let round = 0; round < 3; round += 1) {
 // it: the probe's heap report at once, RSS every second for `BENCH_IDLE_MS` of idling (the sides idle
 // at the same time; one starts while the others finish their last blocks).
 const block = 48;
-const idleMs = Math.max(5_000, Number(process.env['BENCH_IDLE_MS'] ?? 30_000));
+// 60 s: V8's memory reducer gives the soak's freed pages back 17–27 s into idling in the bare worker and
+// 28–35 s in the bridge (its reducing GCs in a --trace-gc run: 28 s after the soak's last mark-compact), so
+// a 30 s window caught the bridge's in some runs and not in others (RSS after idling 1.25 and 3.40).
+const idleMs = Math.max(5_000, Number(process.env['BENCH_IDLE_MS'] ?? 60_000));
 type Idle = {
   samples: { at: number; rss: number }[];
   endOfSoak: ProbeReport;
