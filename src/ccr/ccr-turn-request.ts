@@ -8,6 +8,7 @@
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import type { ParseResult } from '../protocols/protocol-adapter.js';
+import { isRecord } from '../../mcp/is-record.js';
 
 /** What the facade needs of a `net.Socket`. */
 type ClientSocket = {
@@ -45,9 +46,6 @@ export const watchClientConnection = (
   socket.once('close', onClose);
   return () => socket.off('close', onClose);
 };
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Fastify's headers as the adapters take them: lower-case names, one string per header. */
 const flattenHeaders = (headers: unknown): Record<string, string> => {

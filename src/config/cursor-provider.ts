@@ -5,12 +5,10 @@
 import { formatFieldPath, ConfigError } from './config-error.js';
 import { cursorOptionsSchema } from './config-schema.js';
 import type { ConfigFile, CursorOptions } from './config-schema.js';
+import { isRecord } from '../../mcp/is-record.js';
 
 /** The transformer name CCR configs use for this bridge. */
 export const cursorTransformerName = 'cursor-sdk';
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The name of a `transformer.use` entry (`"name"` or `["name", options]`), if it has one. */
 export const getTransformerEntryName = (entry: unknown): string | undefined => {

@@ -6,6 +6,7 @@
  */
 
 import { z } from 'zod';
+import { isRecord } from '../../../mcp/is-record.js';
 
 /** `string | block[]`; the blocks are checked individually by the converter. */
 const contentSchema = z.union([z.string(), z.array(z.unknown())], {
@@ -47,9 +48,6 @@ export const anthropicRequestSchema = z.looseObject({
 });
 export type AnthropicRequest = z.infer<typeof anthropicRequestSchema>;
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 const isOptionalInteger = (value: unknown, min: number): boolean =>
   value === undefined || (Number.isSafeInteger(value) && (value as number) >= min);
 
@@ -63,33 +61,33 @@ const choiceTypes: ReadonlySet<unknown> = new Set(['auto', 'any', 'none']);
  * schema: it may refuse what the schema accepts (the schema then decides), never accept more.
  */
 export const isPlainAnthropicRequest = (body: unknown): body is AnthropicRequest => {
-  if (!isPlainObject(body)) return false;
+  if (!isRecord(body)) return false;
   const { model, system, messages, tools, tool_choice, thinking, output_config } = body;
   const { max_tokens, stream, metadata, stop_sequences } = body;
   if (typeof model !== 'string' || !Array.isArray(messages)) return false;
   if (system !== undefined && typeof system !== 'string' && !Array.isArray(system)) return false;
   for (const message of messages as unknown[]) {
-    if (!isPlainObject(message) || !messageRoles.has(message['role'])) return false;
+    if (!isRecord(message) || !messageRoles.has(message['role'])) return false;
     if (typeof message['content'] !== 'string' && !Array.isArray(message['content'])) return false;
   }
   if (tools !== undefined && !Array.isArray(tools)) return false;
   if (tool_choice !== undefined) {
-    if (!isPlainObject(tool_choice)) return false;
+    if (!isRecord(tool_choice)) return false;
     const tool = tool_choice['type'] === 'tool' && typeof tool_choice['name'] === 'string';
     if (!tool && !choiceTypes.has(tool_choice['type'])) return false;
   }
   if (thinking !== undefined) {
-    if (!isPlainObject(thinking) || typeof thinking['type'] !== 'string') return false;
+    if (!isRecord(thinking) || typeof thinking['type'] !== 'string') return false;
     if (!isOptionalInteger(thinking['budget_tokens'], 0)) return false;
   }
   if (output_config != null) {
-    if (!isPlainObject(output_config)) return false;
+    if (!isRecord(output_config)) return false;
     if (output_config['effort'] != null && typeof output_config['effort'] !== 'string') return false;
   }
   if (!isOptionalInteger(max_tokens, 1)) return false;
   if (stream !== undefined && typeof stream !== 'boolean') return false;
   if (metadata != null) {
-    if (!isPlainObject(metadata)) return false;
+    if (!isRecord(metadata)) return false;
     if (metadata['user_id'] != null && typeof metadata['user_id'] !== 'string') return false;
   }
   if (stop_sequences != null) {
@@ -153,7 +151,7 @@ export const anthropicFunctionToolSchema = z.looseObject({
 
 /** True only when {@link anthropicToolUseBlockSchema} is sure to accept `block` (see {@link isPlainAnthropicRequest}). */
 export const isPlainToolUseBlock = (block: unknown): block is z.infer<typeof anthropicToolUseBlockSchema> =>
-  isPlainObject(block) &&
+  isRecord(block) &&
   block['type'] === 'tool_use' &&
   typeof block['id'] === 'string' &&
   typeof block['name'] === 'string' &&
@@ -164,7 +162,7 @@ export const isPlainToolUseBlock = (block: unknown): block is z.infer<typeof ant
 export const isPlainToolResultBlock = (
   block: unknown,
 ): block is z.infer<typeof anthropicToolResultBlockSchema> => {
-  if (!isPlainObject(block) || block['type'] !== 'tool_result') return false;
+  if (!isRecord(block) || block['type'] !== 'tool_result') return false;
   if (typeof block['tool_use_id'] !== 'string') return false;
   const { content, is_error } = block;
   if (content !== undefined && typeof content !== 'string' && !Array.isArray(content)) return false;
@@ -173,8 +171,7 @@ export const isPlainToolResultBlock = (
 
 /** True only when {@link anthropicFunctionToolSchema} is sure to accept `tool`. */
 export const isPlainFunctionTool = (tool: unknown): tool is z.infer<typeof anthropicFunctionToolSchema> => {
-  if (!isPlainObject(tool) || typeof tool['name'] !== 'string' || !isPlainObject(tool['input_schema']))
-    return false;
+  if (!isRecord(tool) || typeof tool['name'] !== 'string' || !isRecord(tool['input_schema'])) return false;
   const { description, type } = tool;
   return (
     (description === undefined || typeof description === 'string') && (type == null || type === 'custom')

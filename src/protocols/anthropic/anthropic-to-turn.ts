@@ -34,6 +34,7 @@ import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
 import { createToolResultMessage } from '../shared/create-tool-result-message.js';
+import { isRecord } from '../../../mcp/is-record.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
@@ -74,19 +75,13 @@ const parseAt = createRequestFieldReader('as-reported');
  * A cold process (a few dozen requests between SDK runs) spends ≈ 10 µs on each `safeParse`.
  */
 const blockTypeAt = (block: unknown, path: string): string => {
-  if (typeof block === 'object' && block !== null && !Array.isArray(block)) {
-    const { type } = block as { type?: unknown };
-    if (typeof type === 'string') return type;
-  }
+  if (isRecord(block) && typeof block['type'] === 'string') return block['type'];
   return parseAt(anthropicBlockHeadSchema, block, path).type;
 };
 
 /** A text block's text (see {@link blockTypeAt}). */
 const textAt = (block: unknown, path: string): string => {
-  if (typeof block === 'object' && block !== null && !Array.isArray(block)) {
-    const { type, text } = block as { type?: unknown; text?: unknown };
-    if (type === 'text' && typeof text === 'string') return text;
-  }
+  if (isRecord(block) && block['type'] === 'text' && typeof block['text'] === 'string') return block['text'];
   return parseAt(anthropicTextBlockSchema, block, path).text;
 };
 
@@ -380,7 +375,7 @@ const warnIgnoredFields = (
  */
 export const convertAnthropicRequestToTurn = (body: unknown, headers: Record<string, string>): ParseResult =>
   catchInvalidRequest(() => {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    if (!isRecord(body)) {
       throw new InvalidRequestFault(undefined, 'Invalid request: the body must be a JSON object');
     }
     const state: ConversionState = { warnings: [] };
