@@ -18,7 +18,7 @@ import {
 
 const shell = { name: 'Bash', input: (command: string) => ({ command }) };
 /** `CURSOR_BRIDGE_DRAIN_TIMEOUT` of the rolling-restart cluster, in seconds. */
-const drainTimeoutSeconds = 20;
+const drainTimeoutSeconds = 120;
 
 let cluster: BridgeCluster | undefined;
 let backends: ConversationBackend[] = [];
@@ -94,7 +94,6 @@ describe('three bridges behind HAProxy', { timeout: 180_000 }, () => {
       CURSOR_BRIDGE_DRAIN_TIMEOUT: String(drainTimeoutSeconds),
     });
     let drained = -1;
-    let signalledAt = 0;
     let during: ConversationOutcome[] = [];
     const held = await runConversation({
       baseUrl,
@@ -105,10 +104,9 @@ describe('three bridges behind HAProxy', { timeout: 180_000 }, () => {
         drained = processesOf('conv-0')[0] ?? -1;
         const target = bridges[drained];
         if (target === undefined) throw new Error('no process holds conv-0');
-        signalledAt = Date.now();
         process.kill(target.pid, 'SIGTERM');
         const server = `bridge${drained + 1}`;
-        await lb.waitForStates((states) => states[server] === 'DOWN', 10_000);
+        await lb.waitForStates((states) => states[server] === 'DOWN', 60_000);
 
         // The draining process itself: health says so, and a new conversation sent to it directly
         // gets a retryable 503 with retry-after in the Anthropic envelope.
@@ -135,11 +133,9 @@ describe('three bridges behind HAProxy', { timeout: 180_000 }, () => {
         );
       },
     });
-    const answeredAfterMs = Date.now() - signalledAt;
     const target = bridges[drained];
     if (target === undefined) throw new Error('the drained process was never chosen');
     const exit = await target.exited;
-    const exitedAfterMs = Date.now() - signalledAt;
 
     // The parked call's result (and the second call's) completed the turn on the draining process.
     expect(held.firstAnswer).toBe('conv-0 done: conv-0-a, conv-0-b');
@@ -150,7 +146,6 @@ describe('three bridges behind HAProxy', { timeout: 180_000 }, () => {
       outcome: 'answered',
     });
     expect([...held.executions.values()]).toEqual([1, 1]);
-    expect(answeredAfterMs).toBeLessThan(drainTimeoutSeconds * 1000);
     // The second turn came after the drain: on whichever process now holds it (documented in
     // docs/scaling.md: a replay there when the drained process had already gone).
     expect(held.secondAnswer).toBe('conv-0 second');
@@ -162,25 +157,36 @@ describe('three bridges behind HAProxy', { timeout: 180_000 }, () => {
       expectServedOnce(outcome, processes[0] ?? -1);
     }
     expect(exit).toEqual({ code: 0, signal: null });
-    expect(exitedAfterMs).toBeLessThan(drainTimeoutSeconds * 1000 + 5_000);
+    // It exited because every live conversation finished, not because the drain deadline passed.
     expect(target.output().stdout).toContain('drained: every live conversation finished');
+    expect(target.output().stdout).not.toContain('drain deadline passed');
   });
 
-  it('streams through HAProxy unbuffered: the first text and keepalives arrive while the model is still silent', async () => {
-    const silenceMs = 3_000;
+  it('streams through HAProxy unbuffered: the first text and keepalives reach the client while the model is still silent', async () => {
+    // The model says its first words, then stays silent until the client has seen them and a keepalive
+    // through HAProxy (the serve helper's keepalive interval is 1 s). A proxy that buffered the stream
+    // would hold both back: the model would only go on when the safety net below gives up, and the order
+    // assertions fail.
+    let released: 'client' | 'safety-net' | undefined;
+    let releaseModel: () => void = () => undefined;
+    const modelReleased = new Promise<void>((resolve) => (releaseModel = resolve));
+    const release = (by: 'client' | 'safety-net'): void => {
+      released ??= by;
+      releaseModel();
+    };
+    const safetyNet = setTimeout(() => release('safety-net'), 60_000);
     cluster = await startBridgeCluster({
       scenario: { turns: [] },
       shell,
       backendScenario: () => async (run) => {
         run.text('first words');
-        await new Promise((resolve) => setTimeout(resolve, silenceMs));
+        await modelReleased;
         run.text(' and the rest');
         run.turnEnded({ inputTokens: 10, outputTokens: 5 });
       },
     });
     const started = cluster;
     onTestFailed(() => console.error(started.describe()));
-    const sentAt = Date.now();
     const response = await fetch(`${cluster.baseUrl}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-claude-code-session-id': 'unbuffered-1' },
@@ -191,17 +197,23 @@ describe('three bridges behind HAProxy', { timeout: 180_000 }, () => {
         messages: [{ role: 'user', content: 'Talk slowly.' }],
       }),
     });
-    const arrivals: Array<{ at: number; text: string }> = [];
     const decoder = new TextDecoder();
-    for await (const chunk of response.body ?? [])
-      arrivals.push({ at: Date.now() - sentAt, text: decoder.decode(chunk) });
-    const firstAt = (needle: string): number =>
-      arrivals.find((arrival) => arrival.text.includes(needle))?.at ?? Infinity;
+    let received = '';
+    let seenBeforeRelease = '';
+    for await (const chunk of response.body ?? []) {
+      received += decoder.decode(chunk, { stream: true });
+      if (released === undefined && received.includes('first words') && received.includes('event: ping')) {
+        seenBeforeRelease = received;
+        release('client');
+      }
+    }
+    clearTimeout(safetyNet);
 
-    // The serve helper's keepalive interval is 1 s: pings (and the first text) pass HAProxy as written.
-    expect(firstAt('first words')).toBeLessThan(silenceMs / 2);
-    expect(firstAt('event: ping')).toBeLessThan(silenceMs);
-    expect(firstAt(' and the rest')).toBeGreaterThanOrEqual(silenceMs);
-    expect(arrivals.map((arrival) => arrival.text).join('')).toContain('event: message_stop');
+    expect(released).toBe('client');
+    expect(seenBeforeRelease).toContain('first words');
+    expect(seenBeforeRelease).toContain('event: ping');
+    expect(seenBeforeRelease).not.toContain(' and the rest');
+    expect(received).toContain(' and the rest');
+    expect(received).toContain('event: message_stop');
   });
 });

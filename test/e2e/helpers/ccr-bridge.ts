@@ -23,7 +23,7 @@ import type { E2eBridge } from './e2e-bridge.js';
 import type { StartBridge } from './e2e-harness.js';
 import { createFakeBackendModel } from './fake-backend-model.js';
 import { ensureClient } from './install-clients.js';
-import { startRecordingProxy } from './recording-proxy.js';
+import { countKeepalives, startRecordingProxy } from './recording-proxy.js';
 import {
   describeExchanges,
   describePlayed,
@@ -188,12 +188,12 @@ export const startCcrHost = async (
 export const ccrBridgeStarter =
   (host: CcrHost): StartBridge =>
   async ({ scenario, shell }): Promise<E2eBridge> => {
-    const model = createFakeBackendModel(scenario, shell);
-    host.backend.setScenario(model.scenario);
-    const requestsFrom = host.backend.requests.length;
     const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-e2e-ccr-proxy-')));
     const socketPath = join(root, 'ccr.sock');
     const proxy = await startRecordingProxy({ socketPath, targetPort: host.port });
+    const model = createFakeBackendModel(scenario, shell, () => countKeepalives(proxy.exchanges));
+    host.backend.setScenario(model.scenario);
+    const requestsFrom = host.backend.requests.length;
     const { exchanges } = proxy;
     const workspacesRoot = join(host.home, '.claude-code-router', 'cursor-sdk-workspaces');
     const requests = () => host.backend.requests.slice(requestsFrom);

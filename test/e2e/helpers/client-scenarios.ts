@@ -21,7 +21,6 @@ import {
   hasToolCall,
   toolCallCount,
 } from './scenario-assertions.js';
-import { serveKeepaliveMs } from './serve-bridge.js';
 
 /** One real client under test: its driver, and how to read the answer it printed. */
 export type E2eClient = {
@@ -32,9 +31,6 @@ export type E2eClient = {
 
 /** A scenario of one client turn, after the shared checks passed. */
 export type ScenarioRun = { e2e: E2eScenario; run: ClientRun };
-
-/** Longer than the bridge's keepalive interval: the bridge sends keepalives meanwhile. */
-export const keepaliveDelayMs = serveKeepaliveMs + 1_000;
 
 /** The answer of {@link runPlainAnswer}'s model. */
 export const plainAnswerText = 'Plain answer from the e2e model.';
@@ -54,8 +50,8 @@ export const runPlainAnswer = async (client: E2eClient): Promise<ScenarioRun> =>
 };
 
 /**
- * The model stays silent past the keepalive interval, calls the client's shell tool with
- * `echo tool-$((20+22))-ok` (optionally after `thinking`), stays silent again and answers
+ * The model stays silent until the bridge sent a keepalive, calls the client's shell tool with
+ * `echo tool-$((20+22))-ok` (optionally after `thinking`), stays silent again until the next keepalive and answers
  * `The command printed: <results>`. Checks: the client exited 0; the backend got one result containing
  * `toolResultText` (`tool-42-ok` exists only if the client really ran the command); one agent run spans
  * both requests (the second one resumed the parked call); the first response carried the call; the
@@ -70,13 +66,13 @@ export const runToolRoundTrip = async (
       {
         steps: [
           {
-            delayMs: keepaliveDelayMs,
+            silentUntilKeepalive: true,
             ...(options.thinking === undefined ? {} : { thinking: options.thinking }),
             text: 'Running it.',
             toolCalls: [{ shell: 'echo tool-$((20+22))-ok' }],
           },
           {
-            delayMs: keepaliveDelayMs,
+            silentUntilKeepalive: true,
             text: (context) => `The command printed: ${quoteToolResults(context)}`,
           },
         ],
@@ -96,8 +92,8 @@ export const runToolRoundTrip = async (
 
 /**
  * One step calls the client's shell tool twice (`echo first-$((1+1))`, `echo second-$((2+3))`), the
- * next answers `Both printed: <results>`. With `silent`, the model is silent past the keepalive
- * interval before each step and the first step has `thinking` and `text`. Checks: the client exited 0
+ * next answers `Both printed: <results>`. With `silent`, the model is silent until a keepalive
+ * before each step and the first step has `thinking` and `text`. Checks: the client exited 0
  * and its answer names both outputs; the backend got both results (in call order) in one agent run;
  * the first response carried two distinct calls; with `silent`, the bridge sent keepalives.
  */
@@ -105,8 +101,8 @@ export const runTwoCallsInOneStep = async (
   client: E2eClient,
   options: { silent?: { thinking: string; text: string }; turnOptions?: TurnOptions } = {},
 ): Promise<ScenarioRun> => {
-  const silence: Pick<ModelStep, 'delayMs'> =
-    options.silent === undefined ? {} : { delayMs: keepaliveDelayMs };
+  const silence: Pick<ModelStep, 'silentUntilKeepalive'> =
+    options.silent === undefined ? {} : { silentUntilKeepalive: true };
   const e2e = await startE2e(client.driver, {
     turns: [
       {

@@ -67,16 +67,26 @@ const toReceived = (result: FakeToolResult): ReceivedToolResult => {
   }
 };
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
+/** How long a silent step waits for a keepalive before it speaks anyway (and the keepalive check fails). */
+const keepaliveSafetyNetMs = 60_000;
+
+/** Resolves once `keepalivesSent()` exceeds its value at the call, the run's stream closes, or the safety net passes. */
+const untilKeepalive = (keepalivesSent: () => number, signal: AbortSignal): Promise<void> => {
+  const before = keepalivesSent();
+  return new Promise((resolve) => {
+    const poll = setInterval(() => {
+      if (keepalivesSent() > before) done();
+    }, 20);
+    const safetyNet = setTimeout(done, keepaliveSafetyNetMs);
     function done(): void {
-      clearTimeout(timer);
+      clearInterval(poll);
+      clearTimeout(safetyNet);
       signal.removeEventListener('abort', done);
       resolve();
     }
     signal.addEventListener('abort', done, { once: true });
   });
+};
 
 export type FakeBackendModel = {
   /** Give this to the fake backend. */
@@ -85,8 +95,15 @@ export type FakeBackendModel = {
   played: PlayedRun[];
 };
 
-/** The fake backend's scenario for `scenario`, with `shell` as the client's shell tool. */
-export const createFakeBackendModel = (scenario: ModelScenario, shell: ShellTool): FakeBackendModel => {
+/**
+ * The fake backend's scenario for `scenario`, with `shell` as the client's shell tool; `keepalivesSent`
+ * counts the keepalives the bridge has sent its clients so far (for {@link ModelStep.silentUntilKeepalive}).
+ */
+export const createFakeBackendModel = (
+  scenario: ModelScenario,
+  shell: ShellTool,
+  keepalivesSent: () => number,
+): FakeBackendModel => {
   const played: PlayedRun[] = [];
   let turnsPlayed = 0;
 
@@ -114,7 +131,7 @@ export const createFakeBackendModel = (scenario: ModelScenario, shell: ShellTool
       prompt: run.prompt,
       toolResults: record.toolResults,
     });
-    if (step.delayMs !== undefined) await sleep(step.delayMs, run.signal);
+    if (step.silentUntilKeepalive === true) await untilKeepalive(keepalivesSent, run.signal);
     if (!run.open) return 'stop';
     if (step.thinking !== undefined) {
       run.thinking(step.thinking);

@@ -51,8 +51,11 @@ export type ModelFailure = {
 };
 
 export type ModelStep = {
-  /** The model is silent this long before the step (the bridge sends keepalives meanwhile). */
-  delayMs?: number;
+  /**
+   * The model is silent before the step until the bridge has sent the client a keepalive (as the
+   * recording proxy saw it), so a test can assert keepalives without racing the bridge's interval.
+   */
+  silentUntilKeepalive?: true;
   /** A thinking block, streamed before the step's text. */
   thinking?: string;
   text?: ModelText;

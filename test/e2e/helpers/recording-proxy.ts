@@ -65,6 +65,10 @@ const isKeepalive = (frame: SseFrame, earlier: readonly SseFrame[]): boolean => 
   );
 };
 
+/** Keepalives the bridge sent over every recorded exchange so far. */
+export const countKeepalives = (exchanges: readonly RecordedExchange[]): number =>
+  exchanges.reduce((total, exchange) => total + exchange.keepalives, 0);
+
 export type RecordingProxy = {
   readonly exchanges: readonly RecordedExchange[];
   close(): Promise<void>;

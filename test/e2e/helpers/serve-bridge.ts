@@ -30,11 +30,11 @@ import { bridgeCounters } from '../../helpers/prometheus-text.js';
 import { serveArgs, waitForServePort } from '../../helpers/serve-process.js';
 import { createFakeBackendModel, scratchDirOf, type PlayedRun } from './fake-backend-model.js';
 import type { ModelScenario, ShellTool } from './model-scenario.js';
-import { startRecordingProxy } from './recording-proxy.js';
+import { countKeepalives, startRecordingProxy } from './recording-proxy.js';
 
 /**
  * The bridge's SSE keepalive interval, set through `CURSOR_BRIDGE_KEEPALIVE_MS` (the default is 10 s). A
- * model step silent for longer than this gets keepalives.
+ * model step that is silent until a keepalive waits about this long.
  */
 export const serveKeepaliveMs = 1_000;
 
@@ -235,7 +235,8 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
     )}\n`,
   );
 
-  const model = createFakeBackendModel(options.scenario, options.shell);
+  let recorded: readonly RecordedExchange[] = [];
+  const model = createFakeBackendModel(options.scenario, options.shell, () => countKeepalives(recorded));
   const backend = await startFakeCursorBackend({
     scenario: options.backendScenario ?? model.scenario,
     auth: options.scenario.cursorAuth === 'reject' ? 'reject' : 'ok',
@@ -272,6 +273,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
   try {
     port = await waitForServePort(child, startTimeoutMs);
     proxy = await startRecordingProxy({ socketPath, targetPort: port });
+    recorded = proxy.exchanges;
   } catch (error) {
     await stopProcess(child);
     await backend.close();
