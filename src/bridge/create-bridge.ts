@@ -27,7 +27,7 @@ import { TemplateStore } from '../workspace/template-store.js';
 import { createTemplateWatcher, type TemplateWatcher } from '../workspace/template-watcher.js';
 import { WorkspaceManager } from '../workspace/workspace-manager.js';
 import { defaultTemplateOverrideDir, resolveDefaultTemplateDir } from '../workspace/workspace-paths.js';
-import { WarmWorkspacePool } from '../workspace/warm-workspace-pool.js';
+import { WarmWorkspacePool, type WarmWorkspacePoolOptions } from '../workspace/warm-workspace-pool.js';
 import { WorkspaceService } from '../workspace/workspace-service.js';
 import { decideSandbox, detectContainer } from './sandbox.js';
 
@@ -46,6 +46,8 @@ export type CreateBridgeOptions = {
   keepaliveMs?: number;
   /** Engine tuning for a host whose clients behave differently (the CCR facade). */
   engine?: Pick<EngineOptions, 'failureReplayMs'>;
+  /** Warm-pool timing (tests lengthen the recycle wait so that a loaded machine cannot turn it into a miss). */
+  warmWorkspaces?: Pick<WarmWorkspacePoolOptions, 'recycleWaitMs'>;
 };
 
 /** How a {@link Bridge.drain} ended. */
@@ -250,6 +252,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
           // more, and the new conversations get the executors of the sessions they evict.
           executorsInUse: () => workspaces.liveCount,
           executorLimit: config.maxSessions + config.warmWorkspacesAtCap,
+          ...options.warmWorkspaces,
         })
       : undefined;
   metrics.readWarmWorkspacesFrom(() => pool?.size ?? 0);

@@ -17,6 +17,19 @@ export type TemplateWatcherOptions = {
   logger: Logger;
   /** Quiet period after the last event before `onChange` runs. Default 100 ms. */
   debounceMs?: number;
+  /** How the debounce waits: tests pass a fake one. Default an unref'd `setTimeout`. */
+  timers?: DebounceTimers;
+};
+
+/** Arms and disarms the debounce: `clear` cancels a handle from `set` whose `run` has not run yet. */
+export type DebounceTimers = {
+  set: (run: () => void, delayMs: number) => unknown;
+  clear: (handle: unknown) => void;
+};
+
+const realTimers: DebounceTimers = {
+  set: (run, delayMs) => setTimeout(run, delayMs).unref(),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
 export interface TemplateWatcher {
@@ -46,8 +59,9 @@ export const templatePathFilter = (dirs: readonly string[]): ((path: string) => 
 /** Start watching; resolves once the initial scan is done (edits after that are reported). */
 export const createTemplateWatcher = async (options: TemplateWatcherOptions): Promise<TemplateWatcher> => {
   const debounceMs = options.debounceMs ?? 100;
+  const timers = options.timers ?? realTimers;
   let closed = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   let running: Promise<void> | undefined;
   let pending = false;
 
@@ -74,9 +88,8 @@ export const createTemplateWatcher = async (options: TemplateWatcherOptions): Pr
   };
   const schedule = (): void => {
     if (closed) return;
-    if (timer !== undefined) clearTimeout(timer);
-    timer = setTimeout(run, debounceMs);
-    timer.unref();
+    if (timer !== undefined) timers.clear(timer);
+    timer = timers.set(run, debounceMs);
   };
 
   const dirs = options.dirs.map((dir) => resolve(dir));
@@ -95,7 +108,7 @@ export const createTemplateWatcher = async (options: TemplateWatcherOptions): Pr
       if (closed) return;
       closed = true;
       try {
-        if (timer !== undefined) clearTimeout(timer);
+        if (timer !== undefined) timers.clear(timer);
         timer = undefined;
         await watcher.close();
       } finally {

@@ -12,6 +12,7 @@ import {
   createStreamTurnResponse,
 } from '../../src/ccr/create-turn-response.js';
 import { createTurnError } from '../../src/turn/turn-error.js';
+import { createGate } from '../helpers/gate.js';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import { reasoningEvents, textEvents, toolCallEvents } from '../protocols/shared/turn-event-builders.js';
 import { llmsInstallTimeoutMs, loadAnthropicTransformer, type LlmsTransformer } from './real-llms.js';
@@ -151,9 +152,11 @@ describe('the CCR dialect through AnthropicTransformer', () => {
   });
 
   it('keeps a silent stream alive with comments the reader skips', async () => {
+    // Silent until a keepalive went out, however long that takes.
+    const sawKeepalive = createGate();
     async function* slow(): AsyncGenerator<TurnEvent> {
       yield* textEvents('t', 'Before ');
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      await sawKeepalive.opened;
       yield* textEvents('t2', 'after.');
       yield { type: 'turn-end', stopReason: 'end', usage };
     }
@@ -165,7 +168,16 @@ describe('the CCR dialect through AnthropicTransformer', () => {
       keepaliveMs: 20,
     });
     const [raw, decoded] = response.body!.tee();
-    const rawText = new Response(raw).text();
+    const rawText = (async () => {
+      const reader = raw.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        text += decoder.decode(chunk.value, { stream: true });
+        if (text.includes(': keepalive\n\n')) sawKeepalive.open();
+      }
+      return text;
+    })();
     const message = await finalMessage(
       await anthropic.transformResponseIn!(new Response(decoded, { headers: response.headers }), context),
     );

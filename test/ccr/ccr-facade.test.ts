@@ -16,6 +16,7 @@ import { parseConfigText } from '../../src/config/load-config.js';
 import { createTurnError } from '../../src/turn/turn-error.js';
 import { ScriptedUpstream, type ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
+import { never } from '../helpers/gate.js';
 import { repoRoot } from '../helpers/repo-root.js';
 import {
   createLlmsServer,
@@ -23,6 +24,9 @@ import {
   loadAnthropicTransformer,
   type LlmsTransformer,
 } from './real-llms.js';
+
+/** A safety net for what happens after a disconnect or a TTL, never a speed claim. */
+const eventually = { timeout: 30_000, interval: 10 };
 
 const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 0 };
 const cleanups: Array<() => Promise<void>> = [];
@@ -196,7 +200,8 @@ describe('the CCR facade', () => {
   it('aborts the engine turn when CCR aborts its fetch', async () => {
     const { facade, upstream } = await startFacade([
       { type: 'text-delta', text: 'Starting. ' },
-      { type: 'delay', ms: 20_000 },
+      // Only the cancel ends this wait.
+      { type: 'wait', until: never },
       { type: 'text-delta', text: 'too late' },
       { type: 'end', status: 'finished' },
     ]);
@@ -208,12 +213,12 @@ describe('the CCR facade', () => {
     while (!seen.includes('Starting.')) seen += new TextDecoder().decode((await reader.read()).value);
     abort.abort();
 
-    await expect.poll(() => upstream.calls[0]?.cancelled, { timeout: 5_000 }).toBe(true);
+    await expect.poll(() => upstream.calls[0]?.cancelled, eventually).toBe(true);
   });
 
   it("aborts a non-streaming turn when Claude Code's connection closes", async () => {
     const { facade, upstream } = await startFacade([
-      { type: 'delay', ms: 20_000 },
+      { type: 'wait', until: never },
       { type: 'text-delta', text: 'too late' },
       { type: 'end', status: 'finished' },
     ]);
@@ -222,7 +227,7 @@ describe('the CCR facade', () => {
     const pending = facade.transformRequestIn({}, call.request, call.provider, {
       req: { ...call.context.req, raw: { socket } },
     });
-    await expect.poll(() => upstream.calls.length).toBe(1);
+    await expect.poll(() => upstream.calls.length, eventually).toBe(1);
     socket.emit('close');
 
     const result = await pending;
@@ -280,7 +285,7 @@ describe('the loopback listener', () => {
     listener.park(new Response(body));
     expect(listener.pendingTickets).toBe(1);
 
-    await expect.poll(() => cancelled, { timeout: 2_000 }).toBe(true);
+    await expect.poll(() => cancelled, eventually).toBe(true);
     expect(listener.pendingTickets).toBe(0);
   });
 });

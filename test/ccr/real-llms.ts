@@ -45,8 +45,9 @@ const importServerClass = async (): Promise<LlmsServerClass> => {
 export const createLlmsServer = async (initialConfig: Record<string, unknown>): Promise<LlmsServer> => {
   const Server = await importServerClass();
   const server = new Server({ useJsonFile: false, logger: false, initialConfig });
+  // 3000 polls of 10 ms or more: a safety net against a hang (30 s at least), never a speed claim.
   for (let attempt = 0; server.providerService === undefined; attempt += 1) {
-    if (attempt > 500) throw new Error('llms: the provider service never initialised');
+    if (attempt > 3_000) throw new Error('llms: the provider service never initialised');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return server;

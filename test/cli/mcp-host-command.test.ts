@@ -46,8 +46,11 @@ const attachHost = async (port: number): Promise<TestToolHost> => {
   return host;
 };
 
+/** Polls (every 25 ms or more) up to this many times: a safety net against a hang, never a speed claim. */
+const maxPolls = 1_200;
+
 const waitForTools = async (client: Client, count: number): Promise<void> => {
-  for (let attempt = 0; attempt < 200; attempt += 1) {
+  for (let attempt = 0; attempt < maxPolls; attempt += 1) {
     if ((await client.listTools()).tools.length === count) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -75,7 +78,7 @@ describe('cursor-bridge mcp-host', () => {
     cleanups.push(() => client.close());
 
     const port = await (async () => {
-      for (let attempt = 0; attempt < 400; attempt += 1) {
+      for (let attempt = 0; attempt < maxPolls; attempt += 1) {
         const match = listeningLine.exec(stderr);
         if (match?.[1] !== undefined) return Number(match[1]);
         await new Promise((resolve) => setTimeout(resolve, 25));
@@ -122,7 +125,7 @@ describe('cursor-bridge mcp-host', () => {
     await waitForTools(agent, 5);
 
     const call = agent.callTool({ name: 'hold', arguments: {} });
-    for (let attempt = 0; host.held.length === 0 && attempt < 400; attempt += 1) {
+    for (let attempt = 0; host.held.length === 0 && attempt < maxPolls; attempt += 1) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     expect(host.held).toHaveLength(1);

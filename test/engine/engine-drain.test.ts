@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BridgeError } from '../../src/turn/turn-error.js';
 import { assistant, collect, createTestEngine, request, toolResult, user } from './engine-helpers.js';
 
@@ -8,12 +8,21 @@ const withId = (value: string) => ({
   identity: { nativeSessionId: { value, source: 'x-claude-code-session-id' } },
 });
 
-/** Resolves true when `promise` settles within `ms`. */
-const settlesWithin = (promise: Promise<unknown>, ms: number): Promise<boolean> =>
-  Promise.race([
-    promise.then(() => true),
-    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
-  ]);
+// The drain's polling runs on a fake clock: the test moves it.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Whether `promise` settles while the fake clock moves by `ms` (0: with no time passing at all). */
+const settlesWithin = async (promise: Promise<unknown>, ms: number): Promise<boolean> => {
+  let settled = false;
+  void promise.then(() => (settled = true));
+  await vi.advanceTimersByTimeAsync(ms);
+  return settled;
+};
 
 describe('engine drain', () => {
   it('refuses a new conversation with a retryable unavailable error, lets the parked one finish, then reports idle', async () => {
@@ -31,8 +40,8 @@ describe('engine drain', () => {
     expect(first.at(-1)).toMatchObject({ type: 'turn-end', stopReason: 'tool-use' });
 
     const drained = engine.drain();
-    // The parked call keeps the conversation in flight.
-    expect(await settlesWithin(drained, 300)).toBe(false);
+    // The parked call keeps the conversation in flight, however long.
+    expect(await settlesWithin(drained, 60_000)).toBe(false);
 
     const refusal = await engine.handleTurn(request([user('a new one')], withId('new')), never).then(
       () => undefined,
@@ -61,7 +70,8 @@ describe('engine drain', () => {
     expect(resumed.at(-1)).toMatchObject({ type: 'turn-end', stopReason: 'end' });
     // The result resumed the parked run: one run, no second agent for the refused conversation.
     expect(upstream.calls).toHaveLength(1);
-    expect(await settlesWithin(drained, 1_000)).toBe(true);
+    // Idle at the drain's next look (it looks every 100 ms).
+    expect(await settlesWithin(drained, 100)).toBe(true);
     await engine.close();
   });
 
@@ -77,7 +87,7 @@ describe('engine drain', () => {
       ],
     ]);
     await collect(await engine.handleTurn(request([user('hello')], withId('idle')), never));
-    expect(await settlesWithin(engine.drain(), 300)).toBe(true);
+    expect(await settlesWithin(engine.drain(), 0)).toBe(true);
     const next = await collect(
       await engine.handleTurn(
         request([user('hello'), assistant('first'), user('more')], withId('idle')),

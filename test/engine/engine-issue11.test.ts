@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { TurnCoalescer } from '../../src/engine/turn-coalescer.js';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import type { UpstreamSessionOptions } from '../../src/upstream/upstream-port.js';
+import { createGate, never as neverSettles } from '../helpers/gate.js';
 import {
   assistant,
   collect,
@@ -16,6 +17,23 @@ import {
   user,
   withId,
 } from './engine-helpers.js';
+
+/** The engine's clock and timers (and the scripts' delays) are fake here; the test moves them. */
+const useFakeClock = () =>
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+
+/** Advance the fake clock by `ms`, then let every promise that became due run (`setImmediate` is real). */
+const advance = async (ms: number): Promise<void> => {
+  await vi.advanceTimersByTimeAsync(ms);
+  await new Promise((resolve) => setImmediate(resolve));
+};
+
+/** A safety net for what the engine does after the client left, never a speed claim. */
+const eventually = { timeout: 30_000, interval: 10 };
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const toolCallIds = (events: TurnEvent[]): string[] =>
   events.flatMap((event) => (event.type === 'tool-call' ? [event.toolCallId] : []));
@@ -38,6 +56,7 @@ const toolRun = () =>
 
 describe('issue 11, item 7: a stream cut after a tool call keeps the call', () => {
   it('the parked run survives the disconnect; the retry replays the same id; the result resumes the run', async () => {
+    useFakeClock();
     const { engine, upstream } = toolRun();
     const opening = () => request([user('list files')], withId('s-7'));
     const abort = new AbortController();
@@ -48,7 +67,7 @@ describe('issue 11, item 7: a stream cut after a tool call keeps the call', () =
     );
     expect(toolCallIds(cut)).toEqual(['call-1']);
     // The batch ends after the cut: the run is not cancelled, it parks.
-    await sleep(400);
+    await advance(300);
     expect(upstream.calls[0]?.cancelled).toBe(false);
     const retry = await collect(await engine.handleTurn(opening(), never));
     expect(toolCallIds(retry)).toEqual(['call-1']);
@@ -84,7 +103,8 @@ describe('issue 11, item 7: a stream cut after a tool call keeps the call', () =
   it('a cut before any tool call still cancels the run', async () => {
     const { engine, upstream } = createTestEngine([
       { type: 'text-delta', text: 'thinking about it' },
-      { type: 'delay', ms: 5_000 },
+      // Only the cancel ends this wait.
+      { type: 'wait', until: neverSettles },
       { type: 'tool-call', toolCallId: 'call-1', toolName: 'Bash', input: {} },
       { type: 'tool-batch-end' },
     ]);
@@ -94,7 +114,7 @@ describe('issue 11, item 7: a stream cut after a tool call keeps the call', () =
       abort,
       (event) => event.type === 'text-delta',
     );
-    await expect.poll(() => upstream.calls[0]?.cancelled).toBe(true);
+    await expect.poll(() => upstream.calls[0]?.cancelled, eventually).toBe(true);
     await engine.close();
   });
 });
@@ -105,18 +125,24 @@ describe('issue 11, item 5: a dropped streaming turn does not poison its non-str
       { type: 'text-delta', text: 'fine' },
       { type: 'end', status: 'finished' },
     ]);
+    // The agent is created once the client is gone.
+    const creating = createGate();
+    const created = createGate();
     const create = upstream.createSession.bind(upstream);
     upstream.createSession = async (options: UpstreamSessionOptions) => {
-      await sleep(200);
+      creating.open();
+      await created.opened;
       return create(options);
     };
     const abort = new AbortController();
     const dropped = await engine.handleTurn(request([user('hello')], withId('s-5')), abort.signal);
     const reading = collect(dropped);
-    await sleep(20);
+    await creating.opened;
     abort.abort();
+    created.open();
     expect(await reading).toEqual([]);
-    await sleep(1_000);
+    useFakeClock();
+    await advance(1_000);
     const retry = await collect(
       await engine.handleTurn(request([user('hello')], { ...withId('s-5'), stream: false }), never),
     );
@@ -198,21 +224,35 @@ describe('issue 11: the coalescer keeps committed work and bounds what it retain
   };
 
   it('a committed flight is read to its end without subscribers and replayed; an orphan past its deadline is cancelled', async () => {
+    useFakeClock();
     const coalescer = new TurnCoalescer<Event>({ ...options, orphanTimeoutMs: 150 });
     const work = producer([{ kind: 'call' }, { kind: 'text', text: 'x' }, { kind: 'end' }], 20);
     const first = coalescer.join('k', work.start)[Symbol.asyncIterator]();
-    expect((await first.next()).value).toEqual({ kind: 'call' });
+    const firstEvent = first.next();
+    await advance(20);
+    expect((await firstEvent).value).toEqual({ kind: 'call' });
     await first.return?.();
-    await sleep(150);
+    // Its last two events come 20 ms apart, well within the orphan deadline (150 ms after the leave).
+    await advance(40);
+    expect(work.state()).toEqual({ cancelled: false, pulled: 3 });
+    // Past the orphan deadline (t = 170), within the replay window (1 s from its end at t = 60).
+    await advance(200);
     expect(work.state()).toEqual({ cancelled: false, pulled: 3 });
     expect(await drain(coalescer.join('k', () => producer([], 0).start()))).toHaveLength(3);
 
     const stuck = producer([{ kind: 'call' }, { kind: 'text', text: 'late' }, { kind: 'end' }], 400);
     const second = coalescer.join('s', stuck.start)[Symbol.asyncIterator]();
-    await second.next();
+    const secondEvent = second.next();
+    await advance(400);
+    await secondEvent;
     await second.return?.();
-    await expect.poll(() => stuck.state().cancelled, { timeout: 1_000 }).toBe(true);
-    await coalescer.close();
+    await advance(149);
+    expect(stuck.state()).toEqual({ cancelled: false, pulled: 1 });
+    await advance(1);
+    expect(stuck.state()).toEqual({ cancelled: true, pulled: 1 });
+    const closing = coalescer.close();
+    await advance(10_000);
+    await closing;
   });
 
   it('a finished flight over the byte bound is not retained for replay', async () => {

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { messageDigest } from '../../src/engine/transcript-digest.js';
+import { never as neverSettles } from '../helpers/gate.js';
 import {
   assistant,
   collect,
@@ -7,21 +8,32 @@ import {
   never,
   readUntil,
   request,
-  sleep,
   textOf,
   toolResult,
   user,
   withId,
 } from './engine-helpers.js';
 
+/** A safety net for what the engine does after the client left, never a speed claim. */
+const eventually = { timeout: 30_000, interval: 10 };
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe('issue 12, item 1: a repeated opening within the replay window is a retry', () => {
+  // The replay window is measured on a fake clock: the test moves it.
+  const useFakeClock = () =>
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+
   it('answers the second of two sequential identical openings from the finished turn: one run, one agent', async () => {
+    useFakeClock();
     const { engine, upstream } = createTestEngine([
       { type: 'text-delta', text: 'hi there' },
       { type: 'end', status: 'finished' },
     ]);
     const first = await collect(await engine.handleTurn(request([user('say hi')], withId('s-1')), never));
-    await sleep(1_000);
+    await vi.advanceTimersByTimeAsync(1_000);
     const second = await collect(await engine.handleTurn(request([user('say hi')], withId('s-1')), never));
     expect(textOf(first)).toBe('hi there');
     expect(second).toEqual(first);
@@ -42,6 +54,7 @@ describe('issue 12, item 1: a repeated opening within the replay window is a ret
   });
 
   it('replays nothing after a later turn of the conversation, nor after the window', async () => {
+    useFakeClock();
     const { engine, upstream } = createTestEngine(
       [
         { type: 'text-delta', text: 'answer' },
@@ -51,6 +64,7 @@ describe('issue 12, item 1: a repeated opening within the replay window is a ret
     );
     const opening = () => request([user('q1')], withId('s-2'));
     await collect(await engine.handleTurn(opening(), never));
+    await vi.advanceTimersByTimeAsync(299);
     await collect(await engine.handleTurn(opening(), never));
     expect(upstream.calls).toHaveLength(1);
     await collect(
@@ -60,7 +74,7 @@ describe('issue 12, item 1: a repeated opening within the replay window is a ret
     // Within the window but after a later turn: a new run.
     await collect(await engine.handleTurn(opening(), never));
     expect(upstream.calls).toHaveLength(3);
-    await sleep(350);
+    await vi.advanceTimersByTimeAsync(300);
     // After the window: a new run.
     await collect(await engine.handleTurn(opening(), never));
     expect(upstream.calls).toHaveLength(4);
@@ -80,7 +94,8 @@ describe('issue 12, item 2: a resumed run cut short keeps the agent history', ()
         { type: 'tool-batch-end' },
         { type: 'await-tool-results' },
         { type: 'text-delta', text: 'partial' },
-        { type: 'delay', ms: 5_000 },
+        // Only the cancel ends this wait.
+        { type: 'wait', until: neverSettles },
         { type: 'end', status: 'finished' },
       ],
       [
@@ -103,7 +118,7 @@ describe('issue 12, item 2: a resumed run cut short keeps the agent history', ()
       abort,
       (event) => event.type === 'text-delta',
     );
-    await expect.poll(() => upstream.calls[1]?.cancelled).toBe(true);
+    await expect.poll(() => upstream.calls[1]?.cancelled, eventually).toBe(true);
     const q3 = [...resume, assistant('partial'), user('third question')];
     const events = await collect(await engine.handleTurn(request(q3, withId('s-3')), never));
     expect(textOf(events)).toBe('a3');
@@ -125,7 +140,7 @@ describe('issue 12, item 7: cancellations are not failures', () => {
     const { engine, upstream } = createTestEngine([
       [
         { type: 'text-delta', text: 'partial' },
-        { type: 'delay', ms: 5_000 },
+        { type: 'wait', until: neverSettles },
         { type: 'end', status: 'finished' },
       ],
       [{ type: 'error', error: { kind: 'api', message: 'boom', retryable: true } }],
@@ -136,13 +151,15 @@ describe('issue 12, item 7: cancellations are not failures', () => {
       abort,
       (event) => event.type === 'text-delta',
     );
-    await expect.poll(async () => (await engine.metrics()).cancelledTurns).toBe(1);
+    await expect.poll(async () => (await engine.metrics()).cancelledTurns, eventually).toBe(1);
     expect(upstream.calls[0]?.cancelled).toBe(true);
     expect(await engine.metrics()).toMatchObject({ failedTurns: 0 });
     await collect(await engine.handleTurn(request([user('fail me')]), never));
     // A turn is counted when its producer stops, which may be just after its terminal event reached the
     // consumer (the coalescer reads a finished producer to its end on its own).
-    await expect.poll(() => engine.metrics()).toMatchObject({ failedTurns: 1, cancelledTurns: 1, turns: 2 });
+    await expect
+      .poll(() => engine.metrics(), eventually)
+      .toMatchObject({ failedTurns: 1, cancelledTurns: 1, turns: 2 });
     await engine.close();
   });
 });

@@ -1,9 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
+import { never as neverSettles } from '../helpers/gate.js';
 import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
 
 const never = new AbortController().signal;
 const withId = (id: string) => ({ identity: { nativeSessionId: { value: id, source: 'x-session-id' } } });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('engine sessions (issue 4)', () => {
   it('coalescing: two identical requests in flight share one send and both see the whole turn', async () => {
@@ -25,6 +30,8 @@ describe('engine sessions (issue 4)', () => {
   });
 
   it('cancellation: a disconnect while a call is parked mid-batch cancels the run at the park deadline (issue 11, item 7: not at once)', async () => {
+    // The park deadline runs on a fake clock: the test moves it.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const { engine, upstream } = createTestEngine(
       [
         { type: 'tool-call', toolCallId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
@@ -42,9 +49,10 @@ describe('engine sessions (issue 4)', () => {
       if (event.type === 'tool-call') abort.abort();
       if (abort.signal.aborted && (event.type === 'turn-end' || event.type === 'error')) break;
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await vi.advanceTimersByTimeAsync(499);
     expect(upstream.calls[0]?.cancelled).toBe(false);
-    await expect.poll(() => upstream.calls[0]?.cancelled).toBe(true);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(upstream.calls[0]?.cancelled).toBe(true);
     expect(upstream.sessions[0]?.disposed ?? false).toBe(false);
     expect(await engine.metrics()).toMatchObject({ inFlightSessions: 0 });
     await engine.close();
@@ -252,7 +260,8 @@ describe('engine sessions: lifecycle edges', () => {
     const { engine, upstream } = createTestEngine([
       [
         { type: 'text-delta', text: 'partial' },
-        { type: 'delay', ms: 5_000 },
+        // Only the cancel ends this wait.
+        { type: 'wait', until: neverSettles },
         { type: 'end', status: 'finished' },
       ],
       [
@@ -265,7 +274,7 @@ describe('engine sessions: lifecycle edges', () => {
       if (event.type === 'text-delta') abort.abort();
       if (event.type === 'turn-end' || event.type === 'error') break;
     }
-    await expect.poll(() => upstream.calls[0]?.cancelled).toBe(true);
+    await expect.poll(() => upstream.calls[0]?.cancelled, { timeout: 30_000 }).toBe(true);
     await collect(
       await engine.handleTurn(
         request([user('first-question'), assistant('partial'), user('do this instead')]),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
+import { never as neverSettles } from '../helpers/gate.js';
 
 const never = new AbortController().signal;
 
@@ -165,7 +166,8 @@ describe('engine', () => {
   it('cancels the run and settles the parked call when the client disconnects mid-stream', async () => {
     const { engine, upstream } = createTestEngine([
       { type: 'text-delta', text: 'working' },
-      { type: 'delay', ms: 10_000 },
+      // Only the cancel ends this wait.
+      { type: 'wait', until: neverSettles },
       { type: 'text-delta', text: 'never' },
       { type: 'end', status: 'finished' },
     ]);

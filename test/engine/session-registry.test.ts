@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ToolCallGuard, WorkspacePort } from '../../src/engine/engine-deps.js';
 import { Session, type ActiveRun } from '../../src/engine/session.js';
 import { SessionRegistry } from '../../src/engine/session-registry.js';
@@ -6,6 +6,13 @@ import { ScriptedUpstream } from '../../src/upstream/scripted/scripted-upstream.
 import { request, silentLogger, user } from './engine-helpers.js';
 
 const withId = (id: string) => ({ identity: { nativeSessionId: { value: id, source: 'x-session-id' } } });
+
+/** A safety net for what the registry does in the background, never a speed claim. */
+const eventually = { timeout: 30_000, interval: 5 };
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 const createRegistry = (options: { maxSessions?: number; idleTtlMs?: number } = {}) => {
   const forgotten: string[] = [];
@@ -86,7 +93,7 @@ describe('SessionRegistry', () => {
     // a is still admitted (in flight): b, the idle one, goes.
     const c = registry.admit(request([user('c')], withId('c')));
     expect(evicted).toEqual([b.session.key]);
-    await expect.poll(() => removed).toEqual([b.session.key]);
+    await expect.poll(() => removed, eventually).toEqual([b.session.key]);
     expect(forgotten).toContain(b.session.key);
     expect(registry.size).toBe(2);
     // Every slot in flight: the cap is exceeded until a turn ends.
@@ -192,15 +199,17 @@ describe('Session transitions', () => {
     const b = registry.admit(request([user('b')], withId('b')));
     // The workspace heard of it before the agent is gone, and waits for it.
     expect(removals).toEqual([{ key: a.session.key, recycle: true }]);
+    expect(removals[0]?.disposed).toBeUndefined();
     disposeAgent();
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(removals[0]?.disposed).toBe(true);
+    await vi.waitFor(() => expect(removals[0]?.disposed).toBe(true), eventually);
     b.release();
     await registry.close();
     expect(removals[1]).toEqual({ key: b.session.key, recycle: false });
   });
 
   it('reports a disposal that timed out, so the workspace is not recycled', async () => {
+    // The retirement bound (retireTimeoutMs 100) runs on a fake clock: the test moves it.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { registry, removals } = createRegistry({ maxSessions: 1 });
     const { agent } = await scriptedRun();
     agent.dispose = () => new Promise<void>(() => {});
@@ -208,7 +217,9 @@ describe('Session transitions', () => {
     await a.session.ensureAgent(async () => agent);
     a.release();
     registry.admit(request([user('b')], withId('b')));
-    await new Promise((resolve) => setTimeout(resolve, 150)); // retireTimeoutMs 100
+    await vi.advanceTimersByTimeAsync(99);
+    expect(removals[0]).toEqual({ key: a.session.key, recycle: true });
+    await vi.advanceTimersByTimeAsync(1);
     expect(removals[0]).toMatchObject({ recycle: true, disposed: false });
   });
 
@@ -221,7 +232,7 @@ describe('Session transitions', () => {
     // A side call of the conversation in flight is still admitted, and evicts the idle session.
     const side = registry.admit(request([user('a title, please')], withId('a')));
     expect(side.created).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await vi.waitFor(() => expect(removals).toHaveLength(1), eventually);
     expect(removals).toEqual([{ key: idle.session.key, recycle: false }]);
   });
 });

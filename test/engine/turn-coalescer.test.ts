@@ -77,6 +77,9 @@ const drain = async (iterable: AsyncIterable<number>): Promise<number[]> => {
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
+/** A safety net for what the coalescer does in the background, never a speed claim. */
+const eventually = { timeout: 30_000, interval: 5 };
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -202,9 +205,9 @@ describe('rule 7: the last subscriber stopping cancels the producer for real', (
     const pending = iterator.next();
     await stop(iterator, controller);
     expect(await pending).toEqual({ done: true, value: undefined });
-    await vi.waitFor(() => expect(channel.stats.returns).toBe(1));
+    await vi.waitFor(() => expect(channel.stats.returns).toBe(1), eventually);
     expect(channel.stats.cancels).toBe(1);
-    await vi.waitFor(() => expect(coalescer.has('turn')).toBe(false));
+    await vi.waitFor(() => expect(coalescer.has('turn')).toBe(false), eventually);
   });
 
   it('a replacement waits for the retirement before starting (same key or same group)', async () => {
@@ -280,7 +283,7 @@ describe('rule 7: the last subscriber stopping cancels the producer for real', (
     await iterator.return?.();
     expect(await pending).toEqual({ done: true, value: undefined });
     release();
-    await vi.waitFor(() => expect(channel.stats.cancels).toBe(1));
+    await vi.waitFor(() => expect(channel.stats.cancels).toBe(1), eventually);
     expect(channel.stats.iterators).toBe(0);
   });
 });
@@ -376,7 +379,7 @@ describe('one owner per rule: group serialisation and after-completion replay', 
     expect(await take(iterator, 2)).toEqual([1, 0]);
     await iterator.return?.();
     channel.end();
-    await vi.waitFor(() => expect(channel.stats.pulls).toBe(3));
+    await vi.waitFor(() => expect(channel.stats.pulls).toBe(3), eventually);
     expect(channel.stats.cancels).toBe(0);
     const start = vi.fn(() => createChannel().producer);
     expect(await drain(coalescer.join('turn', start))).toEqual([1, 0]);
@@ -384,6 +387,8 @@ describe('one owner per rule: group serialisation and after-completion replay', 
   });
 
   it('a different producer of a busy group waits for it, and fails with rate-limit after busyTimeoutMs', async () => {
+    // The busy deadline runs on a fake clock: the test moves it.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const coalescer = new TurnCoalescer<number>({ busyTimeoutMs: 50 });
     const running = createChannel();
     const first = iterate(coalescer.join('a', () => running.producer, { group: 'g' }));
@@ -393,12 +398,18 @@ describe('one owner per rule: group serialisation and after-completion replay', 
     next.push(2);
     next.end();
     const start = vi.fn(() => next.producer);
-    await expect(drain(coalescer.join('b', start, { group: 'g' }))).rejects.toMatchObject({
-      turnError: { kind: 'rate-limit' },
+    let refusedWith: unknown;
+    const refused = drain(coalescer.join('b', start, { group: 'g' })).catch((error: unknown) => {
+      refusedWith = error;
     });
+    await vi.advanceTimersByTimeAsync(49);
+    expect(refusedWith).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    await refused;
+    expect(refusedWith).toMatchObject({ turnError: { kind: 'rate-limit' } });
     expect(start).not.toHaveBeenCalled();
     const waiting = drain(coalescer.join('b', start, { group: 'g' }));
-    await tick();
+    await vi.advanceTimersByTimeAsync(49);
     expect(start).not.toHaveBeenCalled();
     running.end();
     expect(await take(first, 5)).toEqual([]);

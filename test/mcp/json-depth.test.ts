@@ -96,7 +96,7 @@ describe('WebSocketServerTransport', () => {
       await new Promise((resolve) => client.once('open', resolve));
       client.send(`{"jsonrpc":"2.0","id":1,"result":{"content":${nested(5000)}}}`);
       client.send('{"jsonrpc":"2.0","id":2,"result":{}}');
-      await expect.poll(() => messages.length).toBe(1);
+      await expect.poll(() => messages.length, { timeout: 30_000 }).toBe(1);
       expect(messages[0]).toMatchObject({ id: 2 });
       expect(errors).toEqual([
         expect.stringMatching(/nested deeper than 64 levels.* at result\.content\.0\.0/),

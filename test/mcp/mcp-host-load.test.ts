@@ -1,7 +1,8 @@
 /**
  * Load: 200 concurrent agent calls over Streamable HTTP (4 agent sessions), spread over the tools of 2
  * official-SDK hosts on WebSocket links. Every call must come back with its own answer (0 lost) and run
- * exactly once on its host (0 duplicated, counted on the hosts). Prints wall time and per-call p50/p99.
+ * exactly once on its host (0 duplicated, counted on the hosts). Prints wall time and per-call p50/p99 for
+ * a reader: no figure is asserted (a test must not fail because the machine is slow).
  */
 
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ const percentile = (sorted: number[], p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 describe('mcp-host under load', () => {
-  it('answers sequential calls of an idle host quickly (round-trip latency)', async () => {
+  it('answers 50 sequential calls of an idle host, each with its own answer, each run once (prints the round trip)', async () => {
     running = await startMcpHost();
     const host = await connectToolHost(running.url, { tools: { names: ['ping_tool'] } });
     closers.push(() => host.close());
@@ -34,8 +35,9 @@ describe('mcp-host under load', () => {
     const durations: number[] = [];
     for (let index = 0; index < 50; index += 1) {
       const started = performance.now();
-      await client.callTool({ name: 'ping_tool', arguments: { text: String(index) } });
+      const result = await client.callTool({ name: 'ping_tool', arguments: { text: String(index) } });
       durations.push(performance.now() - started);
+      expect(result).toEqual({ content: [{ type: 'text', text: `test-host:ping_tool:${index}` }] });
     }
 
     expect(host.executions.get('ping_tool')).toBe(50);

@@ -157,8 +157,11 @@ export async function connectAgent(baseUrl: string, token: string = testToken): 
   return client;
 }
 
-/** Polls `check` until it returns true (or throws after `timeoutMs`). */
-export async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+/**
+ * Polls `check` until it returns true, or throws after `timeoutMs`: a generous safety net against a hang,
+ * never a speed claim (the links are real sockets on a possibly loaded machine).
+ */
+export async function until(check: () => boolean, timeoutMs = 30_000): Promise<void> {
   const started = Date.now();
   while (!check()) {
     if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);

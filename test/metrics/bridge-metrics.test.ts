@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BridgeMetrics } from '../../src/metrics/bridge-metrics.js';
 import { ScratchPathGuards } from '../../src/workspace/scratch-path-guards.js';
 import { bridgeCounters, parsePrometheusText, sumSamples } from '../helpers/prometheus-text.js';
@@ -8,6 +8,7 @@ import { startScriptedBridge } from '../server/bridge-server-fixture.js';
 
 let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   await bridge?.close();
   bridge = undefined;
 });
@@ -20,6 +21,8 @@ const bashTool = {
 
 describe('GET /metrics (Prometheus text via prom-client)', () => {
   it('counts turns by protocol and outcome, plans, and observes TTFB, tool-call latency and turn duration', async () => {
+    // The wall clock stands still (timers and sockets stay real): every duration observed is exact.
+    vi.useFakeTimers({ toFake: ['Date'] });
     bridge = await startScriptedBridge([
       [
         {
@@ -75,9 +78,10 @@ describe('GET /metrics (Prometheus text via prom-client)', () => {
       2,
     );
     expect(sumSamples(samples, 'cursor_bridge_tool_call_latency_seconds_count')).toBe(1);
-    // Parked 40 ms before the event: at least that long, in seconds.
-    expect(sumSamples(samples, 'cursor_bridge_tool_call_latency_seconds_sum')).toBeGreaterThanOrEqual(0.04);
+    // Parked 40 ms before the event, by the clock that stands still: exactly that, in seconds.
+    expect(sumSamples(samples, 'cursor_bridge_tool_call_latency_seconds_sum')).toBeCloseTo(0.04, 9);
     expect(sumSamples(samples, 'cursor_bridge_tool_call_latency_seconds_bucket', { le: '0.025' })).toBe(0);
+    expect(sumSamples(samples, 'cursor_bridge_tool_call_latency_seconds_bucket', { le: '0.05' })).toBe(1);
     expect(bridgeCounters(text)).toMatchObject({
       sessions: 1,
       inFlightSessions: 0,

@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
+import { createGate, never } from '../helpers/gate.js';
 import { startScriptedBridge } from './bridge-server-fixture.js';
 
 let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
@@ -254,9 +255,10 @@ describe('bridge server over HTTP', () => {
   });
 
   it('sends keepalive frames while the upstream is silent', async () => {
+    const silence = createGate();
     const { url } = await start(
       [
-        { type: 'delay', ms: 250 },
+        { type: 'wait', until: silence.opened },
         { type: 'text-delta', text: 'late' },
         { type: 'end', status: 'finished' },
       ],
@@ -271,15 +273,30 @@ describe('bridge server over HTTP', () => {
         messages: [{ role: 'user', content: 'x' }],
       }),
     });
-    const text = await response.text();
-    expect(text.match(/event: ping/g)?.length ?? 0).toBeGreaterThanOrEqual(2);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    // The upstream stays silent until two keepalives arrived, however long they take.
+    while ((text.match(/event: ping/g)?.length ?? 0) < 2) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    expect(text.match(/event: ping/g)?.length).toBeGreaterThanOrEqual(2);
+    expect(text).not.toContain('late');
+    silence.open();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+    expect(text).toContain('late');
     expect(text).toContain('event: message_stop');
   });
 
   it('cancels the upstream run when the official Anthropic client aborts its stream', async () => {
     const { url, upstream } = await start([
       { type: 'text-delta', text: 'first' },
-      { type: 'delay', ms: 5_000 },
+      // Only the cancel ends this wait.
+      { type: 'wait', until: never },
       { type: 'text-delta', text: 'never' },
       { type: 'end', status: 'finished' },
     ]);
@@ -296,13 +313,14 @@ describe('bridge server over HTTP', () => {
     });
     await expect(stream.finalMessage()).rejects.toThrow();
     expect(texts).toEqual(['first']);
-    await expect.poll(() => upstream.calls[0]?.cancelled, { timeout: 2_000 }).toBe(true);
+    await expect.poll(() => upstream.calls[0]?.cancelled, { timeout: 30_000 }).toBe(true);
   });
 
   it('aborts the upstream run when the client disconnects mid-stream', async () => {
     const { url, upstream } = await start([
       { type: 'text-delta', text: 'first' },
-      { type: 'delay', ms: 5_000 },
+      // Only the cancel ends this wait.
+      { type: 'wait', until: never },
       { type: 'text-delta', text: 'never' },
       { type: 'end', status: 'finished' },
     ]);
@@ -317,6 +335,6 @@ describe('bridge server over HTTP', () => {
     while (!seen.includes('first')) seen += new TextDecoder().decode((await reader.read()).value);
     await reader.cancel();
     abort.abort();
-    await expect.poll(() => upstream.calls[0]?.cancelled, { timeout: 2_000 }).toBe(true);
+    await expect.poll(() => upstream.calls[0]?.cancelled, { timeout: 30_000 }).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SseWriter } from '../../src/server/sse-writer.js';
 
 /** A response whose socket buffer is full until the test says `drain`. */
@@ -31,6 +31,10 @@ class SlowResponse extends EventEmitter {
 }
 
 describe('SseWriter', () => {
+  // Keepalive, stall and grace periods run on fake timers: the test moves the clock.
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }));
+  afterEach(() => vi.useRealTimers());
+
   it('opens the stream at once and waits for drain when the socket buffer is full', async () => {
     const response = new SlowResponse();
     const writer = new SseWriter(response as unknown as ServerResponse, {
@@ -40,7 +44,8 @@ describe('SseWriter', () => {
     expect(response.headers?.['content-type']).toContain('text/event-stream');
     let resolved = false;
     const pending = Promise.resolve(writer.write([{ event: 'a', data: '{}' }])).then(() => (resolved = true));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Only `drain` resolves it, however long it waits.
+    await vi.advanceTimersByTimeAsync(60_000);
     expect(resolved).toBe(false);
     expect(response.chunks).toEqual(['event: a\ndata: {}\n\n']);
     response.full = false;
@@ -49,17 +54,28 @@ describe('SseWriter', () => {
     expect(resolved).toBe(true);
   });
 
-  it('writes keepalives while idle and stops when the client is gone', async () => {
+  it('writes a keepalive after each idle period and stops when the client is gone', async () => {
     const response = new SlowResponse();
     response.full = false;
     const writer = new SseWriter(response as unknown as ServerResponse, {
       keepaliveMs: 10,
       keepalive: () => ({ comment: 'keepalive' }),
     });
-    await new Promise((resolve) => setTimeout(resolve, 45));
-    const keepalives = response.chunks.filter((chunk) => chunk === ': keepalive\n\n').length;
-    expect(keepalives).toBeGreaterThanOrEqual(2);
+    const keepalives = () => response.chunks.filter((chunk) => chunk === ': keepalive\n\n').length;
+    await vi.advanceTimersByTimeAsync(9);
+    expect(keepalives()).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(keepalives()).toBe(1);
+    // A frame restarts the idle period.
+    await vi.advanceTimersByTimeAsync(5);
+    await writer.write([{ data: 'x' }]);
+    await vi.advanceTimersByTimeAsync(9);
+    expect(keepalives()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(keepalives()).toBe(2);
     response.emit('close');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(keepalives()).toBe(2);
     await writer.write([{ data: 'late' }]);
     expect(writer.closed).toBe(true);
     expect(response.chunks).not.toContain('data: late\n\n');
@@ -74,18 +90,27 @@ describe('SseWriter', () => {
       stallTimeoutMs: 50,
       onStall: () => (stalls += 1),
     });
-    const startedAt = Date.now();
-    await writer.write([{ data: 'a' }]);
-    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(45);
+    let resolved = false;
+    const pending = Promise.resolve(writer.write([{ data: 'a' }])).then(() => (resolved = true));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(resolved).toBe(false);
+    expect(writer.stalled).toBe(false);
+    expect(stalls).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(resolved).toBe(true);
+    await pending;
     expect(writer.stalled).toBe(true);
     expect(stalls).toBe(1);
     // Later writes no longer wait; the final frames are still written before the end.
     await writer.end([{ event: 'message_stop', data: '{}' }]);
     expect(response.chunks.at(-1)).toBe('event: message_stop\ndata: {}\n\n');
     expect(response.writableEnded).toBe(true);
+    // The final frames get a grace second to reach a client that resumes reading, then the response goes.
+    await vi.advanceTimersByTimeAsync(999);
     expect(response.destroyed).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await vi.advanceTimersByTimeAsync(1);
     expect(response.destroyed).toBe(true);
+    expect(stalls).toBe(1);
   });
 
   it('waits forever without a stall deadline', async () => {
@@ -96,9 +121,10 @@ describe('SseWriter', () => {
     });
     let resolved = false;
     void Promise.resolve(writer.write([{ data: 'a' }])).then(() => (resolved = true));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await vi.advanceTimersByTimeAsync(24 * 60 * 60 * 1_000);
     expect(resolved).toBe(false);
     expect(writer.stalled).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
     response.destroy();
   });
 });

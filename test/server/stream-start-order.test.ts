@@ -8,6 +8,7 @@ import { openaiResponsesAdapter } from '../../src/protocols/openai-responses/ope
 import { createBridgeServer } from '../../src/server/create-server.js';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import { silentLogger } from '../engine/engine-helpers.js';
+import { createGate } from '../helpers/gate.js';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -22,6 +23,9 @@ describe('a streaming response', () => {
       return ServerResponse.prototype.writeHead.apply(this, args);
     });
     const usage = { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    // The upstream's first event waits until the client has the headers: a regression that opens the
+    // stream only with the first event hangs here until the test times out.
+    const clientHasHeaders = createGate();
     const events: AsyncIterable<TurnEvent> = {
       [Symbol.asyncIterator]: () => {
         let calls = 0;
@@ -33,7 +37,7 @@ describe('a streaming response', () => {
             // A few steps of microtasks, as the engine's resume takes, then a real wait (the upstream).
             for (let step = 0; step < 5; step += 1) await Promise.resolve();
             order.push('resumed');
-            await new Promise((resolve) => setTimeout(resolve, 200));
+            await clientHasHeaders.opened;
             order.push('first event');
             return { done: false, value: { type: 'turn-end', stopReason: 'end', usage } };
           },
@@ -66,6 +70,7 @@ describe('a streaming response', () => {
       });
       // The headers came before the turn's first event (the stream opens while the upstream works).
       order.push('client has headers');
+      clientHasHeaders.open();
       const body = await response.text();
       expect(body).toContain('event: message_start');
       expect(body).toContain('event: message_stop');

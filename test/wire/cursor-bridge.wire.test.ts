@@ -2,13 +2,16 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { ParkedCallBroker } from '../../mcp/index.js';
 import type { FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
+import { createGate } from '../helpers/gate.js';
 import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
 
 let wire: WireBridge | undefined;
 const start = async (...args: Parameters<typeof startWireBridge>) => (wire = await startWireBridge(...args));
 afterEach(async () => {
+  vi.restoreAllMocks();
   await wire?.close();
   wire = undefined;
 });
@@ -31,6 +34,18 @@ const resultText = (result: FakeToolResult): string =>
     ? result.content.map((item) => (item.type === 'text' ? item.text : '')).join('')
     : result.status;
 
+/** The bytes of `path`, or nothing when it is gone or large. */
+const readSmallFile = async (path: string): Promise<Buffer | undefined> => {
+  try {
+    return (await stat(path)).size < 50_000_000 ? await readFile(path) : undefined;
+  } catch (error) {
+    // The bridge keeps working meanwhile (the warm pool renders workspaces): a temporary file listed a
+    // moment ago may have been renamed over its target since.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+};
+
 /** Every file under `dir` whose bytes contain `needle`. */
 const filesContaining = async (dir: string, needle: string): Promise<string[]> => {
   const found: string[] = [];
@@ -38,12 +53,7 @@ const filesContaining = async (dir: string, needle: string): Promise<string[]> =
     for (const entry of await readdir(current, { withFileTypes: true }).catch(() => [])) {
       const path = join(current, entry.name);
       if (entry.isDirectory()) await walk(path);
-      else if (
-        entry.isFile() &&
-        (await stat(path)).size < 50_000_000 &&
-        (await readFile(path)).includes(needle)
-      )
-        found.push(path);
+      else if (entry.isFile() && (await readSmallFile(path))?.includes(needle) === true) found.push(path);
     }
   };
   await walk(dir);
@@ -234,19 +244,21 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
   it("attaches a retried SDK stream's duplicate execute to the parked call: the client sees one tool call", async () => {
     const call = { toolName: 'Bash', args: { command: 'echo once' }, callId: 'toolu_dup_1' };
     let attempt = 0;
-    let retriedExecSent = false;
+    // The first attempt's stream dies once the client has the tool call (so the call is parked).
+    const clientHasToolCall = createGate();
+    const park = vi.spyOn(ParkedCallBroker.prototype, 'park');
+    const parks = () => park.mock.calls.filter(([request]) => request.toolCallId === call.callId).length;
     const scenario: Scenario = async (run) => {
       attempt += 1;
       if (attempt === 1) {
         // The stream dies while the call is parked: the SDK reconnects, re-sends the run request and calls
         // execute again with the same toolCallId (what its 30 s stall detector does, made fast).
         const pending = run.toolCalls([call]).catch(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await clientHasToolCall.opened;
         run.disconnect();
         await pending;
         return;
       }
-      retriedExecSent = true;
       const [result] = await run.toolCalls([call]);
       run.text(`got ${result === undefined ? 'nothing' : resultText(result)}`);
       run.turnEnded();
@@ -258,8 +270,11 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
       .stream({ model: 'composer-2', max_tokens: 50, tools: [bash], messages })
       .finalMessage();
     expect(first.content.filter((block) => block.type === 'tool_use')).toHaveLength(1);
-    await expect.poll(() => retriedExecSent, { timeout: 15_000 }).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(parks()).toBe(1);
+    clientHasToolCall.open();
+    // The retry's execute reaches the broker while the call is still parked (a safety net, not a speed
+    // claim: the SDK reconnects with its own back-off).
+    await vi.waitFor(() => expect(parks()).toBe(2), { timeout: 45_000, interval: 20 });
 
     const second = await client.messages
       .stream({
@@ -277,7 +292,7 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
     expect(second.content.filter((block) => block.type === 'tool_use')).toHaveLength(0);
     expect(runRequests().length).toBeGreaterThanOrEqual(2);
     expect(new Set(runRequests().map((request) => request.text)).size).toBe(1);
-  });
+  }, 60_000);
 
   it('reuses the agent with a slim prompt for the next turn, and replays a diverged transcript in full', async () => {
     const scenario: Scenario = async (run) => {

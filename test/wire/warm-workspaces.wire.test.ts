@@ -72,8 +72,9 @@ const ask = async (url: string, system: string, text: string): Promise<void> => 
     .finalMessage();
 };
 
+/** Polls `condition`; the deadline is a safety net under the test's timeout, never a speed claim. */
 const until = async (condition: () => Promise<boolean>, what: string): Promise<void> => {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 45_000;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -90,7 +91,7 @@ const startThreeWarm = async (scenario: Scenario) => {
   return { bridge, metrics: () => bridge.bridge.metrics.snapshot() };
 };
 
-describe('pre-warmed scratch workspaces', () => {
+describe('pre-warmed scratch workspaces', { timeout: 60_000 }, () => {
   it('serve a new conversation from a seen environment with its own rules, hooks and directory, off the request path', async () => {
     const probes: Probe[] = [];
     const { bridge, metrics } = await startThreeWarm(probeScenario((probe) => probes.push(probe)));
@@ -181,6 +182,9 @@ describe('pre-warmed scratch workspaces', () => {
       wire = await startWireBridge({
         scenario: probeScenario((probe) => probes.push(probe)),
         config: { cursorWarmWorkspaces: 2, cursorMaxSessions: 2, cursorWarmWorkspacesAtCap: 0 },
+        // D waits for B's recycle however long B's disposal takes on a loaded machine (250 ms by default):
+        // a recycle that never came would hang D until the test times out, not pass as a miss.
+        warmWorkspaces: { recycleWaitMs: 10 * 60_000 },
       });
       const bridge = wire;
       const metrics = () => bridge.bridge.metrics.snapshot();
@@ -189,8 +193,9 @@ describe('pre-warmed scratch workspaces', () => {
       await until(async () => (await metrics()).warmWorkspaces === 1, 'one warm workspace');
       await ask(bridge.url, alpha, 'conversation B: the secret word is PELICAN-7f3a');
       await ask(bridge.url, alpha, 'conversation C');
+      // Absence: however long this pause lasts, at the cap the pool warms nothing more (the two sessions
+      // hold the executors).
       await new Promise((resolve) => setTimeout(resolve, 150));
-      // At the cap the pool warms nothing more: the two sessions hold the executors.
       expect(await metrics()).toMatchObject({
         warmHits: 1,
         warmMisses: 2,

@@ -202,11 +202,11 @@ describe('extractHostFacts', () => {
     );
   });
 
-  it('stays fast on a large transcript without environment blocks', () => {
+  it('scans a large transcript without environment blocks (linear: a backtracking scan of 20 MB would never end)', () => {
+    // No time bound here: a super-linear scan of this input does not finish at all, so a regression hangs
+    // the run instead of passing; how fast the linear scan is belongs in a bench.
     const big = 'lorem ipsum dolor sit amet: consectetur\n - Key: value\n'.repeat(200_000);
-    const started = performance.now();
     expect(extractHostFacts([big, big])).toBeUndefined();
-    expect(performance.now() - started).toBeLessThan(1_000);
   });
 });
 

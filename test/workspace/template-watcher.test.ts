@@ -1,12 +1,13 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HostFacts } from '../../src/workspace/host-facts.js';
 import { createSessionKey } from '../../src/workspace/session-key.js';
 import { TemplateStore } from '../../src/workspace/template-store.js';
 import {
   createTemplateWatcher,
   templatePathFilter,
+  type DebounceTimers,
   type TemplateWatcher,
 } from '../../src/workspace/template-watcher.js';
 import { WorkspaceManager } from '../../src/workspace/workspace-manager.js';
@@ -25,7 +26,33 @@ const facts: HostFacts = {
   root: '/home/me/proj',
 };
 
-const setup = async (overrideDir: string) => {
+/** A debounce that waits until the test fires it: chokidar's events arrive at their own pace meanwhile. */
+const createManualDebounce = () => {
+  const armed = new Map<number, () => void>();
+  let sets = 0;
+  const timers: DebounceTimers = {
+    set: (run) => {
+      sets += 1;
+      armed.set(sets, run);
+      return sets;
+    },
+    clear: (handle) => void armed.delete(handle as number),
+  };
+  return {
+    timers,
+    /** How many times the debounce was (re)armed: once per event. */
+    sets: () => sets,
+    armed: () => armed.size,
+    /** The quiet period is over: run what is armed. */
+    fire: () => {
+      const runs = [...armed.values()];
+      armed.clear();
+      for (const run of runs) run();
+    },
+  };
+};
+
+const setup = async (overrideDir: string, timers?: DebounceTimers) => {
   const { logger, records } = createCapturingLogger();
   const defaultDir = await temp.copyDefaults();
   const templates = await TemplateStore.load({ defaultDir, overrideDir, logger });
@@ -36,6 +63,7 @@ const setup = async (overrideDir: string) => {
     dirs: [defaultDir, overrideDir],
     logger,
     debounceMs: 100,
+    ...(timers === undefined ? {} : { timers }),
     onChange: async () => {
       reloads += 1;
       const report = await templates.reload();
@@ -116,13 +144,21 @@ describe('template watcher (real chokidar)', () => {
 
   it('coalesces a burst of edits into one reload', async () => {
     const overrideDir = await temp.make();
-    const { dir, reloads } = await setup(overrideDir);
+    const debounce = createManualDebounce();
+    const { dir, reloads } = await setup(overrideDir, debounce.timers);
     for (let index = 0; index < 5; index += 1) {
       await writeFile(join(overrideDir, 'prompt-tail.md'), `tail ${index}`);
     }
     await writeFile(join(overrideDir, 'AGENTS.md'), 'burst {{root}}\n');
+    // Two files changed: at least two events, each re-arming the one debounce instead of reloading.
+    await vi.waitFor(() => expect(debounce.sets()).toBeGreaterThanOrEqual(2), {
+      timeout: 30_000,
+      interval: 10,
+    });
+    expect(debounce.armed()).toBe(1);
+    expect(reloads()).toBe(0);
+    debounce.fire();
     await waitFor(async () => (await agentsOf(dir)) === 'burst /home/me/proj\n');
-    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(reloads()).toBe(1);
   });
 

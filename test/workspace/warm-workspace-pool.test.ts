@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { HostFacts } from '../../src/workspace/host-facts.js';
 import { WarmWorkspacePool, type WarmWorkspacePoolOptions } from '../../src/workspace/warm-workspace-pool.js';
-import { createCapturingLogger, waitFor } from './workspace-test-helpers.js';
+import { createCapturingLogger } from './workspace-test-helpers.js';
 
 /** A manager and an executor warmer that record what the pool does with them. */
 const createWorld = (warmOutcome: () => Promise<void> = async () => {}) => {
@@ -49,9 +49,33 @@ const createWorld = (warmOutcome: () => Promise<void> = async () => {}) => {
 };
 
 const pools: WarmWorkspacePool[] = [];
-afterEach(async () => {
-  await Promise.all(pools.splice(0).map((pool) => pool.close()));
+
+// The pool's clock and timers (quiet period, back-off, TTL, recycle wait, close wait) and the warm-ups'
+// durations are fake: the test moves the clock, so nothing depends on how fast the machine is.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
 });
+afterEach(async () => {
+  // Close while the clock is still fake, so that a warm-up waiting on it can end.
+  const closing = Promise.all(pools.splice(0).map((pool) => pool.close()));
+  await vi.runAllTimersAsync();
+  await closing;
+  vi.useRealTimers();
+});
+
+/** Advance the fake clock by `ms`, running the timers and promises due meanwhile. */
+const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
+/** Whether `promise` settled, once the promises already due have run (no time passes). */
+const settledNow = async (promise: Promise<unknown>): Promise<boolean> => {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await advance(0);
+  return settled;
+};
 
 const createPool = (
   world: ReturnType<typeof createWorld>,
@@ -76,7 +100,7 @@ const alpha: HostFacts = { source: 'claude-code', facts: [], root: '/home/ada/al
 const beta: HostFacts = { source: 'claude-code', facts: [], root: '/home/bob/beta' };
 const gamma: HostFacts = { source: 'claude-code', facts: [], root: '/home/cy/gamma' };
 
-/** Wait `ms` (real timers). */
+/** A warm-up that takes `ms` of the fake clock. */
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('WarmWorkspacePool', () => {
@@ -84,15 +108,17 @@ describe('WarmWorkspacePool', () => {
     const world = createWorld(() => pause(2));
     const { pool, claims } = createPool(world);
     expect(await pool.claim('alpha', alpha)).toBeUndefined();
-    await waitFor(() => pool.size === 4);
+    await advance(1_000);
+    expect(pool.size).toBe(4);
     expect([...world.reserved.values()]).toEqual([alpha, alpha, alpha, alpha]);
     expect(world.mostAtOnce()).toBe(1);
 
     const warm = await pool.claim('alpha', alpha);
     expect(warm?.dir).toBe(world.warmed[0]);
     expect(pool.size).toBe(3);
-    await waitFor(() => pool.size === 4);
-    await pause(30);
+    await advance(1_000);
+    expect(pool.size).toBe(4);
+    await advance(60_000);
     expect(pool.size).toBe(4);
     expect(world.warmed).toHaveLength(5);
     expect(claims).toEqual([false, true]);
@@ -106,7 +132,8 @@ describe('WarmWorkspacePool', () => {
     const world = createWorld();
     const { pool, claims } = createPool(world);
     await pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 4);
+    await advance(1_000);
+    expect(pool.size).toBe(4);
     expect(await pool.claim('beta', beta)).toBeUndefined();
     expect(claims).toEqual([false, false]);
   });
@@ -115,8 +142,9 @@ describe('WarmWorkspacePool', () => {
     const world = createWorld();
     const { pool } = createPool(world, { size: 5 });
     for (let index = 0; index < 10; index += 1) await pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 5);
-    await pause(50);
+    await advance(1_000);
+    expect(pool.size).toBe(5);
+    await advance(60_000);
     expect(pool.size).toBe(5);
     expect(world.warmed).toHaveLength(5);
   });
@@ -125,12 +153,14 @@ describe('WarmWorkspacePool', () => {
     const world = createWorld();
     const { pool } = createPool(world, { size: 4 });
     await pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 4);
+    await advance(1_000);
+    expect(pool.size).toBe(4);
     const alphaKeys = [...world.reserved.keys()];
 
     await pool.claim('beta', beta);
-    await waitFor(() => world.warmed.length === 6);
-    await pause(50);
+    await advance(1_000);
+    expect(world.warmed).toHaveLength(6);
+    await advance(60_000);
     expect(world.warmed).toHaveLength(6);
     expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
     // The oldest alpha entries made room, released with their leases.
@@ -139,8 +169,9 @@ describe('WarmWorkspacePool', () => {
 
     // Three keys on four: one each, and the remainder to the most recently wanted.
     await pool.claim('gamma', gamma);
-    await waitFor(() => world.warmed.length === 8);
-    await pause(50);
+    await advance(1_000);
+    expect(world.warmed).toHaveLength(8);
+    await advance(60_000);
     expect(world.warmed).toHaveLength(8);
     expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 1, '/home/cy/gamma': 2 });
     expect(await pool.claim('alpha', alpha)).toBeDefined();
@@ -155,8 +186,9 @@ describe('WarmWorkspacePool', () => {
       ['gamma', gamma],
     ] as const) {
       await pool.claim(key, facts);
-      await waitFor(() => world.byRoot()[facts.root ?? ''] !== undefined);
-      await pause(30);
+      await advance(5);
+      expect(world.byRoot()[facts.root ?? '']).toBe(1);
+      await advance(60_000);
     }
     expect(world.byRoot()).toEqual({ '/home/bob/beta': 1, '/home/cy/gamma': 1 });
     expect(pool.size).toBe(2);
@@ -165,13 +197,19 @@ describe('WarmWorkspacePool', () => {
   it('waits for a quiet moment: no warm-up while new conversations keep arriving', async () => {
     const world = createWorld();
     const { pool } = createPool(world, { quietMs: 60 });
-    const until = Date.now() + 200;
-    while (Date.now() < until) {
+    // A new conversation every 10 ms for 200 ms: never 60 ms of quiet.
+    for (let index = 0; index < 20; index += 1) {
       await pool.claim('alpha', alpha);
-      await pause(10);
+      await advance(10);
     }
     expect(world.warmed).toHaveLength(0);
-    await waitFor(() => pool.size > 0);
+    // The last one came at 190 ms: quiet from 250 ms.
+    await advance(49);
+    expect(world.warmed).toHaveLength(0);
+    await advance(1);
+    expect(world.warmed).toHaveLength(1);
+    await advance(1_000);
+    expect(pool.size).toBe(4);
   });
 
   it('backs off after a failed warm-up, releasing the reservation and saying why, then fills the share', async () => {
@@ -181,7 +219,9 @@ describe('WarmWorkspacePool', () => {
     });
     const { pool, records } = createPool(world, { failureBackoffMs: 150 });
     await pool.claim('alpha', alpha);
-    await waitFor(() => records.some((record) => record['level'] === 40));
+    // t = 5: the first warm-up fails; the pool backs off until t = 155.
+    await advance(5);
+    expect(records.filter((record) => record['level'] === 40)).toHaveLength(1);
     const warning = records.find((record) => record['level'] === 40);
     expect(warning?.['msg']).toContain('new conversations start cold');
     expect(world.reserved.size).toBe(0);
@@ -189,32 +229,38 @@ describe('WarmWorkspacePool', () => {
     // Demand during the back-off is not warmed until it passes.
     fail = false;
     await pool.claim('alpha', alpha);
-    await pause(60);
+    await advance(149);
     expect(pool.size).toBe(0);
+    expect(world.warmed).toHaveLength(0);
     expect(records.filter((record) => record['level'] === 40)).toHaveLength(1);
-    await waitFor(() => pool.size === 4, 2_000);
+    await advance(1);
+    expect(world.warmed).toHaveLength(1);
+    await advance(1_000);
+    expect(pool.size).toBe(4);
   });
 
   it('releases every entry on invalidate and on close, forgets the stale keys, and warms nothing after close', async () => {
     const world = createWorld();
     const { pool } = createPool(world);
     await pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 4);
+    await advance(1_000);
+    expect(pool.size).toBe(4);
     await pool.invalidate();
     expect(pool.size).toBe(0);
     expect(world.leases.size).toBe(0);
     expect(world.reserved.size).toBe(0);
     // The key rendered the old templates: nothing is warmed for it until a conversation wants it again.
-    await pause(40);
+    await advance(60_000);
     expect(world.warmed).toHaveLength(4);
 
     await pool.claim('alpha', alpha);
-    await waitFor(() => pool.size === 4);
+    await advance(1_000);
+    expect(pool.size).toBe(4);
     await pool.close();
     expect(world.leases.size).toBe(0);
     expect(world.reserved.size).toBe(0);
     expect(await pool.claim('alpha', alpha)).toBeUndefined();
-    await pause(30);
+    await advance(60_000);
     expect(world.warmed).toHaveLength(8);
   });
 
@@ -223,11 +269,14 @@ describe('WarmWorkspacePool', () => {
     const world = createWorld(() => new Promise<void>((resolve) => (finish = resolve)));
     const { pool } = createPool(world);
     await pool.claim('alpha', alpha);
-    await waitFor(() => world.reserved.size === 1);
+    await advance(5);
+    expect(world.reserved.size).toBe(1);
     await pool.invalidate();
     finish();
-    await waitFor(() => world.reserved.size === 0 && world.leases.size === 0);
-    await pause(30);
+    await advance(0);
+    expect(world.reserved.size).toBe(0);
+    expect(world.leases.size).toBe(0);
+    await advance(60_000);
     expect(pool.size).toBe(0);
     expect(world.warmed).toHaveLength(1);
   });
@@ -236,7 +285,7 @@ describe('WarmWorkspacePool', () => {
     const world = createWorld();
     const { pool, claims } = createPool(world, { size: 0 });
     expect(await pool.claim('alpha', alpha)).toBeUndefined();
-    await pause(30);
+    await advance(60_000);
     expect(world.warmed).toHaveLength(0);
     expect(claims).toEqual([]);
   });
@@ -246,12 +295,18 @@ describe('WarmWorkspacePool', () => {
     const world = createWorld(() => new Promise<void>((resolve) => (finish = resolve)));
     const { pool } = createPool(world);
     await pool.claim('alpha', alpha);
-    await waitFor(() => world.reserved.size === 1);
-    const started = Date.now();
-    await pool.close(100);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    await advance(5);
+    expect(world.reserved.size).toBe(1);
+    // The warm-up never ends by itself: close waits for it 100 ms, not more.
+    const closing = pool.close(100);
+    await advance(99);
+    expect(await settledNow(closing)).toBe(false);
+    await advance(1);
+    expect(await settledNow(closing)).toBe(true);
     finish();
-    await waitFor(() => world.reserved.size === 0 && world.leases.size === 0);
+    await advance(0);
+    expect(world.reserved.size).toBe(0);
+    expect(world.leases.size).toBe(0);
     expect(pool.size).toBe(0);
   });
 
@@ -276,7 +331,8 @@ describe('WarmWorkspacePool', () => {
       const { pool } = createPool(world, { size: 2, onRecycled: () => recycled.push(1) });
       const first = await pool.claim('alpha', alpha);
       expect(first).toBeUndefined();
-      await waitFor(() => pool.size === 2);
+      await advance(1_000);
+      expect(pool.size).toBe(2);
       const warm = await pool.claim('alpha', alpha);
       expect(warm).toBeDefined();
       // Not active: never wanted.
@@ -290,7 +346,7 @@ describe('WarmWorkspacePool', () => {
       expect(pool.size).toBe(2);
       expect(recycled).toEqual([1]);
       // Its refill does not overshoot.
-      await pause(40);
+      await advance(60_000);
       expect(pool.size).toBe(2);
       expect(world.warmed).toHaveLength(2);
       // At the target: refused.
@@ -324,7 +380,8 @@ describe('WarmWorkspacePool', () => {
       const waiting = pool.claim('alpha', alpha);
       const second = await pool.claim('alpha', alpha); // only one waits; this one starts cold
       expect(second).toBeUndefined();
-      await pause(20);
+      await advance(20);
+      expect(await settledNow(waiting)).toBe(false);
       const offered = giveBack(world, alpha, '3');
       expect(ticket?.offer(offered)).toBe(true);
       const got = await waiting;
@@ -340,9 +397,12 @@ describe('WarmWorkspacePool', () => {
       const { pool, claims } = createPool(world, { size: 4, recycleWaitMs: 60 });
       await pool.claim('alpha', alpha);
       const late = pool.expectRecycle('alpha', 0);
-      const started = Date.now();
-      expect(await pool.claim('alpha', alpha)).toBeUndefined();
-      expect(Date.now() - started).toBeGreaterThanOrEqual(55);
+      const missed = pool.claim('alpha', alpha);
+      await advance(59);
+      expect(await settledNow(missed)).toBe(false);
+      await advance(1);
+      expect(await settledNow(missed)).toBe(true);
+      expect(await missed).toBeUndefined();
       // The late offer is still welcome, as an entry.
       expect(late?.offer(giveBack(world, alpha, '4'))).toBe(true);
       expect(pool.size).toBe(1);
@@ -350,10 +410,11 @@ describe('WarmWorkspacePool', () => {
       await pool.claim('alpha', alpha); // takes it
       const failing = pool.expectRecycle('alpha', 0);
       const waiting = pool.claim('alpha', alpha);
-      const before = Date.now();
+      expect(await settledNow(waiting)).toBe(false);
+      // At once: no time passes.
       failing?.cancel();
+      expect(await settledNow(waiting)).toBe(true);
       expect(await waiting).toBeUndefined();
-      expect(Date.now() - before).toBeLessThan(40);
       expect(claims).toEqual([false, false, true, false]);
     });
 
@@ -366,14 +427,16 @@ describe('WarmWorkspacePool', () => {
         executorsInUse: () => inUse,
       });
       await pool.claim('alpha', alpha);
-      await waitFor(() => pool.size === 2);
-      await pause(40);
+      await advance(1_000);
+      expect(pool.size).toBe(2);
+      await advance(60_000);
       expect(pool.size).toBe(2);
       // A session ends: one more may be warmed.
       inUse = 3;
       pool.executorReleased();
-      await waitFor(() => pool.size === 3);
-      await pause(40);
+      await advance(1_000);
+      expect(pool.size).toBe(3);
+      await advance(60_000);
       expect(pool.size).toBe(3);
       expect(world.warmed).toHaveLength(3);
       // At the limit, an evicted session's executor still comes back (it replaces its own).
@@ -383,20 +446,8 @@ describe('WarmWorkspacePool', () => {
     });
   });
 
-  describe('over time (fake clock)', () => {
-    afterEach(async () => {
-      // Close while the clock is still fake, so that a warm-up waiting on it can end.
-      const closing = Promise.all(pools.splice(0).map((pool) => pool.close()));
-      await vi.runAllTimersAsync();
-      await closing;
-      vi.useRealTimers();
-    });
-
-    /** Advance the fake clock by `ms`, running the timers and promises due meanwhile. */
-    const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
-
+  describe('over time', () => {
     it('gives the entries of a key gone inactive to the active ones before they expire', async () => {
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
       // Each warm-up takes 100 ms, so alpha's last entries are ready long after alpha was last wanted.
       const world = createWorld(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
       const { pool } = createPool(world, { size: 4, idleTtlMs: 1_000 });
@@ -418,7 +469,6 @@ describe('WarmWorkspacePool', () => {
     });
 
     it('makes room from the least recently wanted key first', async () => {
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
       const world = createWorld(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
       const { pool } = createPool(world, { size: 4 });
       await pool.claim('alpha', alpha);
@@ -435,7 +485,6 @@ describe('WarmWorkspacePool', () => {
     });
 
     it('drains to 0 after activity stops and warms nothing more', async () => {
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
       const world = createWorld();
       const { pool } = createPool(world, { size: 4, idleTtlMs: 1_000 });
       await pool.claim('alpha', alpha); // t = 0

@@ -1,7 +1,7 @@
 import { lstat, mkdir, readFile, readdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getHeapSnapshot } from 'node:v8';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BridgeError } from '../../src/turn/turn-error.js';
 import type { HostFacts } from '../../src/workspace/host-facts.js';
 import { createSessionKey, isSessionKey } from '../../src/workspace/session-key.js';
@@ -282,19 +282,20 @@ describe('WorkspaceManager removal', () => {
     await mkdir(join(manager.root, stale), { recursive: true });
     await age(join(manager.root, stale), 2 * dayMs);
     manager.startSweeping({ intervalMs: 20, olderThanMs: dayMs });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await expect(lstat(join(manager.root, stale))).rejects.toThrow(/ENOENT/);
+    // A safety net, not a speed claim: the sweeps run on their own timer and file system.
+    const eventually = { timeout: 30_000, interval: 10 };
+    await vi.waitFor(() => expect(lstat(join(manager.root, stale))).rejects.toThrow(/ENOENT/), eventually);
 
     const later = createSessionKey();
     await mkdir(join(manager.root, later));
     await age(join(manager.root, later), 2 * dayMs);
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    await expect(lstat(join(manager.root, later))).rejects.toThrow(/ENOENT/);
+    await vi.waitFor(() => expect(lstat(join(manager.root, later))).rejects.toThrow(/ENOENT/), eventually);
 
     await manager.close();
     const afterClose = createSessionKey();
     await mkdir(join(manager.root, afterClose));
     await age(join(manager.root, afterClose), 2 * dayMs);
+    // Absence: four intervals or more (as long as the machine takes), and the directory is still there.
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect((await lstat(join(manager.root, afterClose))).isDirectory()).toBe(true);
     await expect(manager.ensureWorkspace(createSessionKey(), facts)).rejects.toThrow(/closed/);

@@ -19,10 +19,13 @@ export const createCapturingLogger = (): { logger: Logger; records: Array<Record
   return { logger: pino({ level: 'debug' }, stream), records };
 };
 
-/** Wait until `condition` holds (polling), or fail after `timeoutMs`. */
+/**
+ * Wait until `condition` holds (polling), or fail after `timeoutMs`: a generous safety net against a
+ * hang, never a speed claim (file watchers and child processes are slow on a loaded machine).
+ */
 export const waitFor = async (
   condition: () => Promise<boolean> | boolean,
-  timeoutMs = 5_000,
+  timeoutMs = 30_000,
 ): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {

@@ -25,6 +25,8 @@ export type ScriptStep =
   /** Park until every emitted tool call is resolved (or the run is cancelled). */
   | { type: 'await-tool-results' }
   | { type: 'delay'; ms: number }
+  /** Park until `until` settles (or the run is cancelled): a gate the test opens, instead of a delay. */
+  | { type: 'wait'; until: PromiseLike<unknown> }
   /** Compute events from what the run has seen so far (e.g. echo a tool result). */
   | { type: 'emit'; events: (context: ScriptContext) => ScriptEvent[] };
 
@@ -180,6 +182,19 @@ class ScriptedRun implements UpstreamRun {
           case 'delay':
             await this.#sleep(step.ms);
             break;
+          case 'wait': {
+            // `#wake` also fires on tool results: only the gate or a cancel ends the wait.
+            let open = false;
+            const opened = (): void => {
+              open = true;
+              this.#wake?.();
+            };
+            Promise.resolve(step.until).then(opened, opened);
+            while (!open && !this.#call.cancelled) {
+              await new Promise<void>((resolve) => (this.#wake = resolve));
+            }
+            break;
+          }
           case 'await-tool-results':
             while (this.#pending.size > 0 && !this.#call.cancelled) {
               await new Promise<void>((resolve) => (this.#wake = resolve));

@@ -10,8 +10,9 @@
  */
 
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
+import type { RunContext } from '../../fakes/cursor-backend/run-context.js';
 import type { SdkTestEnv } from '../../fakes/cursor-backend/sdk-test-env.js';
 import { startSdkTestEnv } from '../../fakes/cursor-backend/sdk-test-env.js';
 import { CursorRun } from '../../../src/upstream/cursor/cursor-run.js';
@@ -27,20 +28,18 @@ const expected = Array.from({ length: deltaCount }, (_, index) => delta(index)).
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let env: SdkTestEnv;
-/** The backend's unsent bytes of the current run, sampled every 100 ms after writing. */
-let backlog: number[] = [];
+/** The backend's side of the current run: `writeBacklog` is what its socket has not taken yet. */
+let backend: RunContext | undefined;
 let written: () => void = () => undefined;
 
 beforeAll(async () => {
   env = await startSdkTestEnv({
     scenario: async (run) => {
-      backlog = [];
+      backend = run;
       for (let index = 0; index < deltaCount; index += 1) run.text(delta(index));
       written();
-      while (run.open && run.writeBacklog > 0) {
-        backlog.push(run.writeBacklog);
-        await sleep(100);
-      }
+      // The turn ends once the SDK took the whole answer off the socket.
+      while (run.open && run.writeBacklog > 0) await sleep(20);
       run.turnEnded({ inputTokens: 1, outputTokens: 1 });
     },
   });
@@ -55,9 +54,10 @@ const startRun = async () => {
   const run = new CursorRun({
     host: { resolve: () => false, settleAll: () => undefined },
     logger: pino({ level: 'silent' }),
-    // Far shorter than the pauses below: the pause must not count as the backend's silence. (Not shorter:
-    // a starved test process can take a second between two of the SDK's deltas.)
-    idleTimeoutMs: 2_000,
+    // Shorter than the 36 s pause below, which must not count as the backend's silence; far longer than
+    // any gap a starved test process leaves between two of the SDK's deltas (2 s was not: a loaded machine
+    // ended the run at it). The bound's suspension itself is pinned with fake timers in cursor-run.test.ts.
+    idleTimeoutMs: 20_000,
     maxPendingChars,
   });
   // As CursorSession does: the store hears the run's request id before the SDK opens the stream.
@@ -76,6 +76,8 @@ const startRun = async () => {
   const sdkRun = await agent.send('a long answer', { onDelta });
   run.attach(sdkRun);
   await wrote;
+  // The consumer takes nothing: past `maxPendingChars` the run pauses the backend stream.
+  await vi.waitFor(() => expect(run.flow.paused).toBe(true), { timeout: 30_000, interval: 10 });
   return { agent, run, progress };
 };
 
@@ -93,13 +95,15 @@ describe('BackendFlow through @cursor/sdk', () => {
   it('a consumer that stops taking events stops the backend; reading again delivers the answer whole', async () => {
     const { agent, run, progress } = await startRun();
     try {
-      await sleep(4_000);
-      // The backend is blocked with most of the answer unsent, and the SDK holds about the bound.
       expect(run.flow.attached).toBe(1);
+      // An absence window for a broken pause to show (the SDK would drain the backend, as in
+      // sdk-delta-backpressure.test.ts). Nothing below depends on how much happened in it: a slower
+      // machine only makes the window longer.
+      await sleep(4_000);
+      // The backend is blocked with most of the answer unsent, and the SDK holds about the bound (plus at
+      // most a trickle: 256 KiB per 10 s).
       expect(run.flow.paused).toBe(true);
-      // Sampled every 100 ms (fewer on a busy machine) since the backend wrote the answer.
-      expect(backlog.length).toBeGreaterThanOrEqual(5);
-      expect(Math.min(...backlog.slice(-5))).toBeGreaterThan(8 * 1024 * 1024);
+      expect(backend?.writeBacklog).toBeGreaterThan(8 * 1024 * 1024);
       expect(progress.delivered).toBeLessThan(6 * 1024 * 1024);
 
       const { text, events } = await readAll(run);
@@ -117,6 +121,9 @@ describe('BackendFlow through @cursor/sdk', () => {
     const runsBefore = env.backend.runRequests.length;
     const { agent, run, progress } = await startRun();
     try {
+      // Real time past the SDK's stall detector (its own timers, which fake timers do not reach: it arms
+      // them when the stream opens). An absence window again: the SDK's 30 s and the trickle's 10 s run on
+      // the same clock, so a slower machine stretches both.
       await sleep(36_000);
       expect(run.flow.paused).toBe(true);
       // The trickle: 256 KiB per 10 s on top of what the bound holds.

@@ -11,13 +11,14 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { BackendFlow } from '../../../src/upstream/cursor/backend-flow.js';
 
 const total = 16 * 1024 * 1024;
 const chunkBytes = 16 * 1024;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A generous safety net for conditions reached through real sockets, never a speed claim. */
+const eventually = { timeout: 30_000, interval: 5 };
 
 /** Bytes each response's server side handed to Node so far, by path. */
 const written = new Map<string, number>();
@@ -99,32 +100,43 @@ const h1Get = (path: string, requestId?: string): Promise<http.IncomingMessage> 
   });
 
 describe('BackendFlow', () => {
+  // Only the trickle's interval is fake: the test fires each trickle itself. Sockets and Node's own
+  // timers stay real.
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] }));
+  afterEach(() => vi.useRealTimers());
+
   it('HTTP/1.1: a paused run stream stops the server; the trickle passes; resuming delivers every byte', async () => {
-    const flow = new BackendFlow({ trickleIntervalMs: 200, trickleBytes: 256 * 1024 });
+    const trickleBytes = 256 * 1024;
+    const flow = new BackendFlow({ trickleIntervalMs: 200, trickleBytes });
     flow.pause();
-    const pausedAt = performance.now();
-    /** What the trickle may have let through by now: 256 KiB per interval begun (timers fire late, never
-     * early), each read overshooting by at most a chunk of the readable's 64 KiB buffer. */
-    const allowed = () => Math.floor((performance.now() - pausedAt) / 200) * (256 + 64) * 1024;
     flow.expect('request-h1');
     const response = await h1Get('/agent.v1.AgentService/RunSSE', 'request-h1');
     const progress = { bytes: 0 };
     const reading = readAll(response, progress);
     expect(flow.attached).toBe(1);
-    await sleep(150);
-    // Socket buffers hold some megabytes at most; the server is blocked far before the end.
-    expect(written.get('/agent.v1.AgentService/RunSSE')).toBeLessThan(total / 2);
-    expect(progress.bytes).toBeLessThanOrEqual(allowed());
-    // The trickle goes on, nowhere near the free-running rate.
-    while (progress.bytes < 2 * 256 * 1024 && performance.now() - pausedAt < 5_000) await sleep(20);
-    expect(progress.bytes).toBeGreaterThanOrEqual(2 * 256 * 1024);
-    expect(progress.bytes).toBeLessThanOrEqual(allowed());
-    expect(written.get('/agent.v1.AgentService/RunSSE')).toBeLessThan(total / 2);
 
-    // A request outside the run's streams is not gated, even under the flow.
+    // A request outside the run's streams is not gated, even under the flow: 16 MiB through the same
+    // process meanwhile, time enough for an ungated run stream to be read.
     const other = await h1Get('/aiserver.v1.BidiService/BidiAppend', 'request-h1');
     expect(await readAll(other)).toBe(total);
     expect(flow.attached).toBe(1);
+    // No trickle yet: not a byte was read. Socket buffers hold some megabytes at most; the server is
+    // blocked far before the end.
+    expect(progress.bytes).toBe(0);
+    expect(written.get('/agent.v1.AgentService/RunSSE')).toBeLessThan(total / 2);
+
+    // Each trickle lets its budget through, overshooting by at most one read (all the readable holds: its
+    // high-water mark and one socket read of 64 KiB), then the reads wait again.
+    const maxRead = response.readableHighWaterMark + 64 * 1024;
+    for (let trickle = 1; trickle <= 2; trickle += 1) {
+      vi.advanceTimersByTime(200);
+      await vi.waitFor(
+        () => expect(progress.bytes).toBeGreaterThanOrEqual(trickle * trickleBytes),
+        eventually,
+      );
+      expect(progress.bytes).toBeLessThanOrEqual(trickle * (trickleBytes + maxRead));
+    }
+    expect(written.get('/agent.v1.AgentService/RunSSE')).toBeLessThan(total / 2);
 
     flow.resume();
     expect(await reading).toBe(total);
@@ -137,16 +149,17 @@ describe('BackendFlow', () => {
       flow.expect('request-h2');
       const stream = session.request({ ':path': '/agent.v1.AgentService/Run', 'x-request-id': 'request-h2' });
       flow.pause();
-      const reading = readAll(stream);
+      const progress = { bytes: 0 };
+      const reading = readAll(stream, progress);
       expect(flow.attached).toBe(1);
-      await sleep(300);
-      const pausedAt = written.get('/agent.v1.AgentService/Run') ?? 0;
-      // The stream's flow-control window and the readable's buffer: well under a megabyte.
-      expect(pausedAt).toBeLessThan(1024 * 1024);
 
+      // The session serves another stream's 16 MiB meanwhile …
       const other = session.request({ ':path': '/other' });
       expect(await readAll(other)).toBe(total);
-      expect(written.get('/agent.v1.AgentService/Run')).toBe(pausedAt);
+      // … while the paused one was not read, and the server got no further than the stream's flow-control
+      // window and the readable's buffer: well under a megabyte.
+      expect(progress.bytes).toBe(0);
+      expect(written.get('/agent.v1.AgentService/Run')).toBeLessThan(1024 * 1024);
 
       flow.resume();
       expect(await reading).toBe(total);
@@ -179,8 +192,17 @@ describe('BackendFlow', () => {
       const reading = (async () => {
         for await (const chunk of response.body) bytes += chunk.length;
       })();
-      await sleep(300);
-      expect(flow.attached).toBe(1);
+      await vi.waitFor(() => expect(flow.attached).toBe(1), eventually);
+      // Another stream of the same session, read to its end meanwhile.
+      const other = await client({
+        url: `${url}/other`,
+        method: 'POST',
+        header: new Headers({ 'content-type': 'application/connect+proto' }),
+        body: (async function* () {})(),
+      });
+      let otherBytes = 0;
+      for await (const chunk of other.body) otherBytes += chunk.length;
+      expect(otherBytes).toBe(total);
       expect(bytes).toBe(0);
       expect(written.get('/agent.v1.AgentService/Run')).toBeLessThan(1024 * 1024);
       flow.resume();
@@ -197,7 +219,8 @@ describe('BackendFlow', () => {
     flow.expect('request-closes');
     const response = await h1Get('/agent.v1.AgentService/RunSSE', 'request-closes');
     const reading = readAll(response).catch((error: unknown) => error);
-    await sleep(100);
+    // The read is already waiting on the paused flow: `for await` took the iterator and asked for a chunk.
+    expect(flow.attached).toBe(1);
     response.destroy(new Error('cancelled'));
     expect(await reading).toBeInstanceOf(Error);
 

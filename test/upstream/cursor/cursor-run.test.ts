@@ -1,6 +1,6 @@
 import type { InteractionUpdate, Run, RunResult, SDKMessage } from '@cursor/sdk';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AsyncQueue, type ParkedCall } from '../../../mcp/index.js';
 import { CursorRun } from '../../../src/upstream/cursor/cursor-run.js';
 import type { UpstreamEvent } from '../../../src/upstream/upstream-port.js';
@@ -83,6 +83,22 @@ const parkedCall = (toolCallId: string, toolName: string, args: Record<string, u
 
 const mcpCall = (toolName: string, args: Record<string, unknown>) =>
   ({ type: 'mcp', args: { providerIdentifier: 'custom-user-tools', toolName, args } }) as never;
+
+/**
+ * Fake clock and timers for the run's bounds (batch quiet period, silence watchdog); `setImmediate` stays
+ * real, as the event-loop turn that releases held deltas and the watchdog's recheck use it.
+ */
+const useFakeClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+
+/** Advance the fake clock by `ms`, then let what the fired timers queued (`setImmediate`, promises) run. */
+const advance = async (ms: number) => {
+  vi.advanceTimersByTime(ms);
+  await new Promise((resolve) => setImmediate(resolve));
+};
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('CursorRun', () => {
   it('merges onDelta and run.stream() without duplicating text or thinking', async () => {
@@ -291,28 +307,32 @@ describe('CursorRun', () => {
     ).toEqual(['a', 'b', 'c', 'tool-batch-end']);
   });
 
-  it('announces a held call after a short wait when the earlier call never parks', async () => {
+  it('announces a held call after the quiet period (batchQuietMs 20) when the earlier call never parks', async () => {
+    useFakeClock();
     const { cursorRun, delta } = createRun();
     delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
     delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
     cursorRun.parked(parkedCall('b', 'Bash', { c: 2 }));
-    const started = Date.now();
+    await advance(19);
+    expect(cursorRun.events.size).toBe(0);
+    await advance(1);
     expect(await available(cursorRun, 1)).toEqual([
       { type: 'tool-call', toolCallId: 'b', toolName: 'Bash', input: { c: 2 }, parkedAt },
     ]);
-    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
-  it('without a listing signal, ends the batch after a short quiet period', async () => {
+  it('without a listing signal, ends the batch after the quiet period (batchQuietMs 20)', async () => {
+    useFakeClock();
     const { cursorRun, delta } = createRun();
     delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', {}) });
     cursorRun.parked(parkedCall('a', 'Bash', {}));
-    const started = Date.now();
-    expect(await available(cursorRun, 2)).toEqual([
+    expect(await available(cursorRun, 1)).toEqual([
       { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: {}, parkedAt },
-      { type: 'tool-batch-end' },
     ]);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    await advance(19);
+    expect(cursorRun.events.size).toBe(0);
+    await advance(1);
+    expect(await available(cursorRun, 1)).toEqual([{ type: 'tool-batch-end' }]);
   });
 
   it('resolves parked calls through the host and reports unknown ids', () => {
@@ -349,7 +369,12 @@ describe('CursorRun', () => {
   });
 
   it('ends a run silent past the first-event bound with a retryable error and cancels it', async () => {
+    useFakeClock();
     const { cursorRun, fake } = createRun({ firstEventTimeoutMs: 50 });
+    await advance(49);
+    expect(fake.cancelled).toBe(false);
+    expect(cursorRun.events.size).toBe(0);
+    await advance(1);
     const events = await drain(cursorRun);
     expect(events).toEqual([
       {
@@ -361,10 +386,11 @@ describe('CursorRun', () => {
         }),
       },
     ]);
-    await expect.poll(() => fake.cancelled).toBe(true);
+    expect(fake.cancelled).toBe(true);
   });
 
   it('bounds the silence between events, but not while a tool call is parked', async () => {
+    useFakeClock();
     const { cursorRun, fake, delta } = createRun({ firstEventTimeoutMs: 60, idleTimeoutMs: 60 });
     delta({ type: 'text-delta', text: 'a' });
     delta({
@@ -373,12 +399,14 @@ describe('CursorRun', () => {
       toolCall: { type: 'mcp', args: { toolName: 'Bash', args: {} } },
     } as unknown as InteractionUpdate);
     cursorRun.parked(parkedCall('a', 'Bash', {}));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await advance(60_000);
     expect(fake.cancelled).toBe(false);
-    const started = Date.now();
+    // The result resumes the bound: the backend owes the next event within 60 ms of it.
     cursorRun.resolveToolCalls([{ toolCallId: 'a', content: [], isError: false }]);
+    await advance(59);
+    expect(fake.cancelled).toBe(false);
+    await advance(1);
     const events = await drain(cursorRun);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(50);
     expect(events.at(-1)).toMatchObject({
       type: 'error',
       error: { kind: 'overloaded', message: expect.stringMatching(/in the middle of the answer/) },
@@ -389,6 +417,7 @@ describe('CursorRun', () => {
 
 describe('CursorRun backpressure', () => {
   it('pauses the backend once the consumer is behind by the bound, and resumes when it took half of it', async () => {
+    useFakeClock();
     const { cursorRun, fake, delta } = createRun({ maxPendingChars: 100, idleTimeoutMs: 50 });
     delta({ type: 'text-delta', text: 'x'.repeat(60) });
     delta({ type: 'thinking-delta', text: 'r' });
@@ -396,7 +425,7 @@ describe('CursorRun backpressure', () => {
     delta({ type: 'text-delta', text: 'y'.repeat(50) });
     expect(cursorRun.flow.paused).toBe(true);
     // The pause is the consumer's silence, not the backend's: the silence bound does not run.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await advance(60_000);
     expect((await cursorRun.events.next()).value).toEqual({ type: 'text-delta', text: 'x'.repeat(60) });
     // 51 pending is still more than half of the bound.
     expect(cursorRun.flow.paused).toBe(true);
@@ -417,7 +446,6 @@ describe('CursorRun backpressure', () => {
     delta({ type: 'text-delta', text: 'x'.repeat(11) });
     expect(cursorRun.flow.paused).toBe(true);
     fake.finish({ status: 'finished' });
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(cursorRun.flow.paused).toBe(false);
+    await vi.waitFor(() => expect(cursorRun.flow.paused).toBe(false), { timeout: 30_000, interval: 10 });
   });
 });

@@ -1,51 +1,62 @@
-import { createServer, connect, type AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RunWatchdog } from '../../../src/upstream/cursor/run-watchdog.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** One real turn of the event loop's check phase (`setImmediate` is left real on purpose, see below). */
+const checkPhase = () => new Promise((resolve) => setImmediate(resolve));
 
 const watch = (firstEventMs: number, idleMs: number) => {
-  const expired: Array<{ phase: string; afterMs: number; at: number }> = [];
-  const started = Date.now();
-  const watchdog = new RunWatchdog({
-    firstEventMs,
-    idleMs,
-    onExpired: (event) => expired.push({ ...event, at: Date.now() - started }),
-  });
+  const expired: Array<{ phase: string; afterMs: number }> = [];
+  const watchdog = new RunWatchdog({ firstEventMs, idleMs, onExpired: (event) => expired.push(event) });
   return { watchdog, expired };
 };
 
+/** Advance the fake clock by `ms`, then let the watchdog's (real) `setImmediate` recheck run. */
+const advance = async (ms: number) => {
+  vi.advanceTimersByTime(ms);
+  await checkPhase();
+};
+
 describe('RunWatchdog', () => {
-  it('expires once when no first event arrives', async () => {
+  // The clock and the timers are fake; `setImmediate` stays real, so the test decides what runs between
+  // the timer that sees the bound passed and the recheck that follows the I/O poll.
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] }));
+  afterEach(() => vi.useRealTimers());
+
+  it('expires once when no first event arrives, at the bound and not before', async () => {
     const { expired } = watch(40, 1000);
-    await sleep(120);
-    expect(expired).toEqual([{ phase: 'first-event', afterMs: 40, at: expect.any(Number) }]);
-    expect(expired[0]?.at).toBeGreaterThanOrEqual(39);
+    await advance(39);
+    expect(expired).toEqual([]);
+    await advance(1);
+    expect(expired).toEqual([{ phase: 'first-event', afterMs: 40 }]);
+    await advance(5_000);
+    expect(expired).toHaveLength(1);
   });
 
-  it('never expires while events keep coming, then expires after the idle bound', async () => {
+  it('never expires while events keep coming, then expires after the idle bound measured from the last event', async () => {
     const { watchdog, expired } = watch(200, 200);
     for (let index = 0; index < 10; index += 1) {
       watchdog.activity();
-      await sleep(20);
+      await advance(20);
     }
+    // Now 200 ms since the start, 20 ms since the last event (at 180 ms): a bound measured from the start
+    // would have expired already.
     expect(expired).toEqual([]);
-    await sleep(450);
-    // The last event came at ≥180 ms: expiry is measured from it, not from the start.
-    expect(expired).toMatchObject([{ phase: 'idle', afterMs: 200 }]);
-    expect(expired[0]?.at).toBeGreaterThanOrEqual(370);
+    await advance(179);
+    expect(expired).toEqual([]);
+    await advance(1);
+    expect(expired).toEqual([{ phase: 'idle', afterMs: 200 }]);
   });
 
   it('does not count suspended time, and restarts the idle period on resume', async () => {
     const { watchdog, expired } = watch(150, 150);
     watchdog.activity();
     watchdog.setSuspended(true);
-    await sleep(300);
+    await advance(10_000);
     expect(expired).toEqual([]);
     watchdog.setSuspended(false);
-    await sleep(20);
+    await advance(149);
     expect(expired).toEqual([]);
-    await sleep(300);
+    await advance(1);
     expect(expired).toMatchObject([{ phase: 'idle' }]);
   });
 
@@ -53,38 +64,27 @@ describe('RunWatchdog', () => {
     const disabled = watch(0, 0);
     const stopped = watch(30, 30);
     stopped.watchdog.stop();
-    await sleep(80);
+    disabled.watchdog.activity();
+    await advance(60_000);
     expect(disabled.expired).toEqual([]);
     expect(stopped.expired).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('an event loop starved past the bound still takes the I/O that arrived meanwhile before expiring', async () => {
     const { watchdog, expired } = watch(1000, 50);
     watchdog.activity();
-    const server = createServer((socket) => socket.on('data', () => watchdog.activity()));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
-    await new Promise((resolve) => client.once('connect', resolve));
-    await sleep(20);
-    try {
-      // The backend's event arrives while the loop is busy for twice the bound (a GC, a CPU-bound burst).
-      // Busy in the check phase, so the next loop iteration runs its due timers before the poll for I/O.
-      await new Promise<void>((resolve) =>
-        setImmediate(() => {
-          client.write('event');
-          const busyUntil = Date.now() + 100;
-          while (Date.now() < busyUntil);
-          resolve();
-        }),
-      );
-      await sleep(20);
-      expect(expired).toEqual([]);
-      // A real silence still ends it.
-      await sleep(150);
-      expect(expired).toMatchObject([{ phase: 'idle', afterMs: 50 }]);
-    } finally {
-      client.destroy();
-      server.close();
-    }
+    // A starved loop (a GC, a CPU-bound burst) runs its overdue timer first: the clock says the bound passed.
+    vi.advanceTimersByTime(100);
+    expect(expired).toEqual([]);
+    // The backend's event that arrived meanwhile is delivered in the poll phase, before the check phase.
+    watchdog.activity();
+    await checkPhase();
+    expect(expired).toEqual([]);
+    // A real silence still ends it.
+    await advance(49);
+    expect(expired).toEqual([]);
+    await advance(1);
+    expect(expired).toEqual([{ phase: 'idle', afterMs: 50 }]);
   });
 });
