@@ -6,15 +6,22 @@
  * every tool call once and every posted result must reach the model once: 0 duplicate executions, 0
  * lost tool results.
  *
- * Timeouts are small (`firstEventTimeoutMs` / `idleTimeoutMs` = 2 s) so the file runs in well under a
- * minute, except the one case that lets the SDK exhaust its own retries (≈16 s).
+ * No assertion here is on elapsed time. A case that claims one of the bridge's silence bounds ended the
+ * turn checks the error naming that bound, received while the fault the test made is still there (the
+ * backend still down, or still stalled). The bound a case exercises (`boundMs`) is far above the
+ * loopback's latency even on a loaded machine, since the good turns of the same bridge must fit under it;
+ * the other bound of that bridge is never reached, so it cannot decide the outcome on a slow machine. The case that lets the SDK exhaust its own
+ * retries waits for its back-off (≈16 s; nothing in the SDK lets a test shorten it).
  */
 
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectErrorCode, RunContext, Scenario } from '../fakes/cursor-backend/run-context.js';
 import { closeWireBackend, startWireBridge, type WireBridge } from '../wire/wire-fixture.js';
 
-const boundMs = 2000;
+/** The silence bound a case exercises. */
+const boundMs = 5000;
+/** A bound no case reaches: the outcome is decided by the fault, never by how fast the machine is. */
+const unreachedMs = 120_000;
 const configWith = (bounds: { firstEventTimeoutMs: number; idleTimeoutMs: number }) => ({
   Providers: [
     {
@@ -26,7 +33,14 @@ const configWith = (bounds: { firstEventTimeoutMs: number; idleTimeoutMs: number
     },
   ],
 });
-const config = configWith({ firstEventTimeoutMs: boundMs, idleTimeoutMs: boundMs });
+/** Neither bound can end a turn: the backend's own answers do. */
+const unbounded = configWith({ firstEventTimeoutMs: unreachedMs, idleTimeoutMs: unreachedMs });
+/** The wait for a run's first event is bounded. */
+const firstEventBounded = configWith({ firstEventTimeoutMs: boundMs, idleTimeoutMs: unreachedMs });
+/** The silence in the middle of an answer is bounded. */
+const idleBounded = configWith({ firstEventTimeoutMs: unreachedMs, idleTimeoutMs: boundMs });
+/** A safety net for waits on events, never the claim. */
+const eventually = { timeout: 30_000, interval: 20 };
 
 const bash = {
   name: 'Bash',
@@ -56,7 +70,6 @@ afterAll(async () => {
 
 type Answer = {
   status: number;
-  elapsedMs: number;
   events: string[];
   text: string;
   toolUses: Array<{ id: string; name: string; input: Record<string, unknown> }>;
@@ -71,9 +84,11 @@ type SseEvent = {
   error?: { type: string; message: string };
 };
 
-/** One streaming Messages request, parsed. */
-const send = async (url: string, messages: unknown[]): Promise<Answer> => {
-  const started = Date.now();
+/**
+ * One streaming Messages request, parsed as it arrives: `onText` sees the text so far after each text
+ * delta (a test acts on what the client has seen, not after a delay).
+ */
+const send = async (url: string, messages: unknown[], onText?: (text: string) => void): Promise<Answer> => {
   const response = await fetch(`${url}/v1/messages`, {
     method: 'POST',
     headers: {
@@ -83,37 +98,50 @@ const send = async (url: string, messages: unknown[]): Promise<Answer> => {
     },
     body: JSON.stringify({ model: 'composer-2', max_tokens: 200, stream: true, tools: [bash], messages }),
   });
-  const body = await response.text();
   const answer: Answer = {
     status: response.status,
-    elapsedMs: Date.now() - started,
     events: [],
     text: '',
     toolUses: [],
     error: undefined,
-    body,
+    body: '',
   };
   if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    answer.error = (JSON.parse(body) as { error: Answer['error'] }).error;
+    answer.body = await response.text();
+    answer.error = (JSON.parse(answer.body) as { error: Answer['error'] }).error;
     return answer;
   }
   const inputs: string[] = [];
-  for (const block of body.split('\n\n')) {
+  const onBlock = (block: string): void => {
     const name = /^event: (.+)$/m.exec(block)?.[1];
     const data = /^data: (.+)$/m.exec(block)?.[1];
-    if (name === undefined || data === undefined) continue;
+    if (name === undefined || data === undefined) return;
     answer.events.push(name);
     const event = JSON.parse(data) as SseEvent;
     const content = event.content_block;
     if (name === 'content_block_start' && content?.type === 'tool_use') {
       answer.toolUses.push({ id: content.id ?? '', name: content.name ?? '', input: {} });
       inputs.push('');
-    } else if (name === 'content_block_delta' && event.delta?.type === 'text_delta')
+    } else if (name === 'content_block_delta' && event.delta?.type === 'text_delta') {
       answer.text += event.delta.text ?? '';
-    else if (name === 'content_block_delta' && event.delta?.type === 'input_json_delta')
+      onText?.(answer.text);
+    } else if (name === 'content_block_delta' && event.delta?.type === 'input_json_delta')
       inputs[inputs.length - 1] += event.delta.partial_json ?? '';
     else if (name === 'error') answer.error = event.error;
+  };
+  const decoder = new TextDecoder();
+  let pending = '';
+  for await (const chunk of response.body ?? []) {
+    const text = decoder.decode(chunk as Uint8Array, { stream: true });
+    answer.body += text;
+    pending += text;
+    let end: number;
+    while ((end = pending.indexOf('\n\n')) >= 0) {
+      onBlock(pending.slice(0, end));
+      pending = pending.slice(end + 2);
+    }
   }
+  onBlock(pending);
   answer.toolUses.forEach(
     (use, index) => (use.input = JSON.parse(inputs[index] || '{}') as Record<string, unknown>),
   );
@@ -126,6 +154,16 @@ const expectComplete = (answer: Answer): void => {
   expect(answer.events[0]).toBe('message_start');
   expect(answer.events.at(-1)).toBe('message_stop');
 };
+
+/** The in-band error of a turn the bridge's silence bound ended: retryable, naming the bound. */
+const silenceError = (phase: 'first-event' | 'idle') => ({
+  type: 'overloaded_error',
+  message: expect.stringMatching(
+    phase === 'first-event'
+      ? /^Cursor sent no event within 5 s of the request .*Retry shortly\.$/
+      : /^Cursor sent nothing for 5 s in the middle of the answer .*Retry shortly\.$/,
+  ),
+});
 
 /** The client's side of a tool call: runs it (counted) and returns the follow-up messages. */
 const execute = (messages: unknown[], answer: Answer): unknown[] => {
@@ -167,11 +205,11 @@ describe('backend run errors, by Connect code class', () => {
     ['unauthenticated', 'authentication_error'],
     ['permission_denied', 'permission_error'],
   ])('%s is final at once: an in-band %s the client must not retry', async (code, type) => {
-    wire = await startWireBridge({ config, scenario: (run) => run.fail(`fake ${code}`, code) });
+    wire = await startWireBridge({ config: unbounded, scenario: (run) => run.fail(`fake ${code}`, code) });
     const answer = await send(wire.url, [{ role: 'user', content: `fail with ${code}` }]);
     expectComplete(answer);
+    // The backend's error, not a bound: the SDK gave up on the first attempt.
     expect(answer.error).toMatchObject({ type, message: expect.stringContaining(`fake ${code}`) });
-    expect(answer.elapsedMs).toBeLessThan(boundMs);
     expect(wire.runRequests()).toHaveLength(1);
   });
 
@@ -180,7 +218,7 @@ describe('backend run errors, by Connect code class', () => {
     async (code) => {
       const attempts: RunContext[] = [];
       wire = await startWireBridge({
-        config: configWith({ firstEventTimeoutMs: 15_000, idleTimeoutMs: 15_000 }),
+        config: unbounded,
         scenario: attemptsOf(attempts, async (run) => {
           run.text('half ');
           if (attempts.length === 1) return run.fail(`fake ${code}`, code);
@@ -197,7 +235,7 @@ describe('backend run errors, by Connect code class', () => {
 
   it('a retryable code on every attempt ends in-band as a retryable error once the SDK gives up', async () => {
     wire = await startWireBridge({
-      config: configWith({ firstEventTimeoutMs: 30_000, idleTimeoutMs: 30_000 }),
+      config: unbounded,
       scenario: (run) => run.fail('fake unavailable', 'unavailable'),
     });
     const answer = await send(wire.url, [{ role: 'user', content: 'always unavailable' }]);
@@ -207,26 +245,27 @@ describe('backend run errors, by Connect code class', () => {
       message: expect.stringContaining('fake unavailable'),
     });
     expect(wire.runRequests().length).toBeGreaterThan(1);
-  }, 40_000);
+  }, 90_000);
 });
 
 describe('backend killed and restarted', () => {
-  it('mid-text: the cut turn ends in-band within the bound, and the next turn works', async () => {
+  it('mid-text: the cut turn ends in-band while the backend is down, and the next turn works', async () => {
     let kill: Promise<void> | undefined;
     wire = await startWireBridge({
-      config,
+      config: idleBounded,
       scenario: async (run) => {
         run.text('before the crash ');
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        kill ??= wire?.backend.kill();
-        await run.stall(120_000);
+        await run.stall(unreachedMs);
       },
     });
-    const cut = await send(wire.url, [{ role: 'user', content: 'crash please' }]);
+    const backend = wire.backend;
+    // The backend dies once the client has seen the text.
+    const cut = await send(wire.url, [{ role: 'user', content: 'crash please' }], (text) => {
+      if (text.includes('before the crash')) kill ??= backend.kill();
+    });
     expectComplete(cut);
     expect(cut.text).toBe('before the crash ');
-    expect(cut.error).toMatchObject({ type: 'overloaded_error', message: expect.stringContaining('Retry') });
-    expect(cut.elapsedMs).toBeLessThan(boundMs + 3000);
+    expect(cut.error).toMatchObject(silenceError('idle'));
     await kill;
     await wire.backend.restart();
     wire.backend.setScenario(toolThenText('toolu_after_restart'));
@@ -237,13 +276,13 @@ describe('backend killed and restarted', () => {
     const second = await send(wire.url, execute(messages, first));
     expectComplete(second);
     expect(second.text).toBe('model saw {"type":"text","text":"ran echo toolu_after_restart"}');
-  }, 20_000);
+  });
 
   it('while parked on a tool call: after the restart the result resumes the run, executed and delivered once', async () => {
     const attempts: RunContext[] = [];
-    // The SDK reconnects with a backoff of its own: the bound after the result must outlast it.
+    // The SDK reconnects with a backoff of its own: no bound may end the run meanwhile.
     wire = await startWireBridge({
-      config: configWith({ firstEventTimeoutMs: boundMs, idleTimeoutMs: 10_000 }),
+      config: unbounded,
       scenario: attemptsOf(attempts, toolThenText('toolu_parked_kill')),
     });
     const messages = [{ role: 'user', content: 'park then crash' }];
@@ -251,17 +290,18 @@ describe('backend killed and restarted', () => {
     expectComplete(first);
     expect(first.toolUses.map((use) => use.id)).toEqual(['toolu_parked_kill']);
     await wire.backend.kill();
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // The parked run's stream is gone before the backend comes back.
+    await vi.waitFor(() => expect(attempts.filter((run) => run.open)).toEqual([]), eventually);
     await wire.backend.restart();
     const second = await send(wire.url, execute(messages, first));
     expectComplete(second);
     expect(second.error).toBeUndefined();
     expect(second.toolUses).toEqual([]);
     expect(second.text).toBe('model saw {"type":"text","text":"ran echo toolu_parked_kill"}');
-  }, 30_000);
+  });
 
   it('while parked and not back in time: the result turn ends in-band, and its retry reaches the model once', async () => {
-    wire = await startWireBridge({ config, scenario: toolThenText('toolu_parked_dead') });
+    wire = await startWireBridge({ config: idleBounded, scenario: toolThenText('toolu_parked_dead') });
     const messages = [{ role: 'user', content: 'park then die' }];
     const first = await send(wire.url, messages);
     expectComplete(first);
@@ -269,13 +309,10 @@ describe('backend killed and restarted', () => {
     await wire.backend.kill();
     const withResult = execute(messages, first);
     try {
+      // The backend is down for the whole turn: it comes back only once the answer is in.
       const cut = await send(wire.url, withResult);
       expectComplete(cut);
-      expect(cut.error).toMatchObject({
-        type: 'overloaded_error',
-        message: expect.stringContaining('Retry'),
-      });
-      expect(cut.elapsedMs).toBeLessThan(boundMs + 3000);
+      expect(cut.error).toMatchObject(silenceError('idle'));
     } finally {
       await wire.backend.restart();
     }
@@ -289,26 +326,25 @@ describe('backend killed and restarted', () => {
     expect(retried.error).toBeUndefined();
     expect(retried.toolUses).toEqual([]);
     expect(retried.text).toBe('carried on');
-  }, 30_000);
+  });
 });
 
 describe('backend down', () => {
-  it('from the start (no catalog yet): a clear error answer at once, not minutes of keepalives', async () => {
-    wire = await startWireBridge({ config });
+  it('from the start (no catalog yet): a clear error answer while it is down, not minutes of keepalives', async () => {
+    wire = await startWireBridge({ config: firstEventBounded });
     await wire.backend.kill();
     try {
       const answer = await send(wire.url, [{ role: 'user', content: 'anyone there?' }]);
       expect(answer.error?.message).toMatch(/Cursor/);
       if (answer.status === 200) expectComplete(answer);
       else expect(answer.status).toBeGreaterThanOrEqual(500);
-      expect(answer.elapsedMs).toBeLessThan(boundMs + 20_000);
     } finally {
       await wire.backend.restart();
     }
-  }, 40_000);
+  });
 
-  it('after a good turn (catalog cached): the next turn ends in-band within the first-event bound', async () => {
-    wire = await startWireBridge({ config });
+  it('after a good turn (catalog cached): the next turn ends in-band while it is down', async () => {
+    wire = await startWireBridge({ config: firstEventBounded });
     expectComplete(await send(wire.url, [{ role: 'user', content: 'warm up' }]));
     await wire.backend.kill();
     try {
@@ -316,32 +352,34 @@ describe('backend down', () => {
       expectComplete(answer);
       expect(answer.error).toMatchObject({
         type: 'overloaded_error',
-        message: expect.stringMatching(/(unreachable|no event within 2 s).*Retry/),
+        message: expect.stringMatching(/(unreachable|no event within 5 s).*Retry/),
       });
-      expect(answer.elapsedMs).toBeLessThan(boundMs + 3000);
     } finally {
       await wire.backend.restart();
     }
-  }, 20_000);
+  });
 });
 
 describe('stalls', () => {
-  it('before the first event: in-band retryable error within the bound, the stalled stream closed', async () => {
+  it('before the first event: an in-band retryable error naming the bound, the stalled stream closed', async () => {
     const attempts: RunContext[] = [];
-    wire = await startWireBridge({ config, scenario: attemptsOf(attempts, (run) => run.stall(120_000)) });
+    wire = await startWireBridge({
+      config: firstEventBounded,
+      scenario: attemptsOf(attempts, (run) => run.stall(unreachedMs)),
+    });
     const answer = await send(wire.url, [{ role: 'user', content: 'stall first' }]);
     expectComplete(answer);
-    expect(answer.error?.type).toBe('overloaded_error');
-    expect(answer.elapsedMs).toBeLessThan(boundMs + 3000);
-    await expect.poll(() => attempts.every((run) => !run.open), { timeout: 3000 }).toBe(true);
-  }, 15_000);
+    expect(answer.error).toMatchObject(silenceError('first-event'));
+    // The backend never answered: each stream the run opened is closed by the bridge's cancel.
+    await vi.waitFor(() => expect(attempts.filter((run) => run.open)).toEqual([]), eventually);
+  });
 
   it('mid-text after a tool result: the text so far, an in-band error, the result delivered once', async () => {
     wire = await startWireBridge({
-      config,
+      config: idleBounded,
       scenario: toolThenText('toolu_then_stall', async (run) => {
         run.text('thinking about it… ');
-        await run.stall(120_000);
+        await run.stall(unreachedMs);
       }),
     });
     const messages = [{ role: 'user', content: 'tool then stall' }];
@@ -350,10 +388,6 @@ describe('stalls', () => {
     const second = await send(wire.url, execute(messages, first));
     expectComplete(second);
     expect(second.text).toBe('thinking about it… ');
-    expect(second.error).toMatchObject({
-      type: 'overloaded_error',
-      message: expect.stringContaining('in the middle of the answer'),
-    });
-    expect(second.elapsedMs).toBeLessThan(boundMs + 3000);
-  }, 20_000);
+    expect(second.error).toMatchObject(silenceError('idle'));
+  });
 });

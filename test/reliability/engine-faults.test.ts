@@ -6,8 +6,9 @@
  * for a call must reach the run that asked for it).
  */
 
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
+import { createGate } from '../helpers/gate.js';
 import { closeWireBackend, startWireBridge, type WireBridge } from '../wire/wire-fixture.js';
 
 let wire: WireBridge | undefined;
@@ -17,7 +18,8 @@ afterEach(async () => {
 });
 afterAll(closeWireBackend);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A safety net for waits on events, never the claim. */
+const eventually = { timeout: 30_000, interval: 10 };
 const resultText = (result: FakeToolResult): string =>
   result.status === 'success'
     ? result.content.map((item) => (item.type === 'text' ? item.text : '')).join('')
@@ -165,7 +167,9 @@ describe('engine faults with the real SDK (issue 11, items 5 and 7)', () => {
       const cut = await readThenCut(url, opening(true), (text) => callsIn(text).length > 0);
       expect(isComplete(cut)).toBe(false);
       execute(callsIn(cut));
-      await sleep(300);
+      // The bridge is done with the cut response (its turn is counted as ended) before the retry.
+      const bridge = wire.bridge;
+      await vi.waitFor(async () => expect((await bridge.metrics.snapshot()).turns).toBe(1), eventually);
       // The identical retry (the client did not see the end of the answer).
       const retry = await (await post(url, opening(true))).text();
       expect(isComplete(retry)).toBe(true);
@@ -192,10 +196,17 @@ describe('engine faults with the real SDK (issue 11, items 5 and 7)', () => {
   it('a stream cut mid-text is cancelled; its identical retry runs again and completes', async () => {
     let runs = 0;
     let cancelled = 0;
+    // The rest of the answer waits for the test: the first run can only end by being cancelled.
+    const rest = createGate();
     const scenario: Scenario = async (run) => {
       runs += 1;
       run.text('first part. ');
-      for (let index = 0; index < 20 && !run.signal.aborted; index += 1) await sleep(50);
+      const aborted = new Promise<void>((resolve) =>
+        run.signal.aborted
+          ? resolve()
+          : run.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
+      await Promise.race([rest.opened, aborted]);
       if (run.signal.aborted) {
         cancelled += 1;
         return;
@@ -209,27 +220,44 @@ describe('engine faults with the real SDK (issue 11, items 5 and 7)', () => {
       text.includes('first part'),
     );
     expect(isComplete(cut)).toBe(false);
-    await expect.poll(() => cancelled, { timeout: 5_000 }).toBe(1);
+    await vi.waitFor(() => expect(cancelled).toBe(1), eventually);
+    rest.open();
     const retry = await (await post(url, protocols.anthropic.opening(true))).text();
     expect(retry).toContain('second part.');
     expect(runs).toBe(2);
   });
 
-  it('a client gone before the headers, then the same request without streaming 1 s later → 200 with the answer', async () => {
+  it('a client gone before the headers, then the same request without streaming once the bridge let go of it → 200 with the answer', async () => {
     const scenario: Scenario = (run) => {
       run.text('the answer');
       run.turnEnded();
     };
     wire = await startWireBridge({ scenario });
+    const { backend, bridge } = wire;
     const url = `${wire.url}/v1/messages`;
+    // A new bridge reads the model catalog before it answers anything: held, the bridge cannot have sent
+    // a header when the client leaves.
+    const catalogFrom = backend.requests.length;
+    const releaseCatalog = backend.hold('/v1/models');
     const abort = new AbortController();
     const dropped = post(url, protocols.anthropic.opening(true), abort.signal).catch(
       (error: unknown) => error,
     );
-    await sleep(5);
-    abort.abort();
-    await dropped;
-    await sleep(1_000);
+    try {
+      await vi.waitFor(
+        () =>
+          expect(backend.requests.slice(catalogFrom).map((request) => request.path)).toContain('/v1/models'),
+        eventually,
+      );
+      abort.abort();
+      expect(await dropped).toMatchObject({ name: 'AbortError' });
+    } finally {
+      releaseCatalog();
+    }
+    await vi.waitFor(
+      async () => expect((await bridge.metrics.snapshot()).inFlightSessions).toBe(0),
+      eventually,
+    );
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const response = await post(url, protocols.anthropic.opening(false));

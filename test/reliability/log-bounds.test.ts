@@ -2,7 +2,7 @@
  * Client strings never make the log as large as the request (before, one 4 MiB unknown block `type` added
  * 4–8 MB of log at `info`), and a repeated warning is logged once, then counted.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { boundLogFields, createLogger } from '../../src/logging/logger.js';
 import { REPEATED_WARNINGS_MESSAGE } from '../../src/logging/repeat-limiter.js';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
@@ -104,16 +104,28 @@ describe('repeated warnings', () => {
   it('logs a warning code once, then the count of its repeats once per window', async () => {
     const log = memoryLog();
     const { url } = await start(log, 300);
-    for (let index = 0; index < 30; index++)
-      expect(await post(url, withBlockType(`odd_${index}`, `m${index}`))).toBe(200);
-    const warnings = () => log.records().filter((record) => String(record['msg']).startsWith('tolerated'));
-    expect(warnings()).toHaveLength(1);
-    await expect.poll(() => warnings().length, { timeout: 2_000, interval: 50 }).toBe(2);
-    expect(warnings()[1]).toMatchObject({ msg: REPEATED_WARNINGS_MESSAGE, repeats: 29 });
-    // A quiet window forgets the code: the next occurrence is logged in full again.
-    await new Promise((resolve) => setTimeout(resolve, 700));
-    expect(await post(url, withBlockType('odd_again', 'again'))).toBe(200);
-    expect(warnings()).toHaveLength(3);
-    expect(JSON.stringify(warnings()[2])).toContain('odd_again');
+    // The windows run on timers the test advances: however long the requests take, a window ends only
+    // when the test says so. Only `setTimeout` is faked, once the server is up; nothing these requests
+    // do waits on one.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      for (let index = 0; index < 30; index++)
+        expect(await post(url, withBlockType(`odd_${index}`, `m${index}`))).toBe(200);
+      const warnings = () => log.records().filter((record) => String(record['msg']).startsWith('tolerated'));
+      expect(warnings()).toHaveLength(1);
+      // The count comes at the end of the window, not before.
+      vi.advanceTimersByTime(299);
+      expect(warnings()).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      expect(warnings()).toHaveLength(2);
+      expect(warnings()[1]).toMatchObject({ msg: REPEATED_WARNINGS_MESSAGE, repeats: 29 });
+      // A quiet window forgets the code: the next occurrence is logged in full again.
+      vi.advanceTimersByTime(300);
+      expect(await post(url, withBlockType('odd_again', 'again'))).toBe(200);
+      expect(warnings()).toHaveLength(3);
+      expect(JSON.stringify(warnings()[2])).toContain('odd_again');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -9,13 +9,18 @@
  * run's request context per idle session, until the session let go of a finished run).
  */
 
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startBridgeProcess, type BridgeProcess } from './helpers/bridge-process.js';
 
 const maxSessions = 4;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A safety net for waits on events, never the claim. */
+const eventually = { timeout: 90_000, interval: 50 };
+/** The per-session objects, and how many of each may stay live with `maxSessions` sessions cached. */
+const perSession = ['CursorSession', 'ParkedCallBroker', 'InMemoryAgentStore', 'CursorRun'];
+// One store more than the cap: the handle on the SDK's executor cache that pre-warms workspaces has one.
+const allowed = (name: string) => (name === 'InMemoryAgentStore' ? maxSessions + 1 : maxSessions);
 
 type HeapFigures = { liveMb: number; counts: Map<string, number> };
 
@@ -76,49 +81,66 @@ describe('evicted conversations (issue 11, item 2)', () => {
         await response.text();
       }
     };
-    const snapshot = async (): Promise<HeapFigures> => {
-      await sleep(2_000); // evictions and disposals settle
+    const metrics = async () => (await fetch(`${bridge.url}/metrics`)).text();
+    let snapshots = 0;
+    /** The snapshots taken again, and what they still held. */
+    const retaken: string[] = [];
+    /** One heap snapshot of the bridge (it collects garbage first), read and deleted. */
+    const snapshotOnce = async (): Promise<HeapFigures> => {
       const before = new Set((await readdir(cwd)).filter((name) => name.endsWith('.heapsnapshot')));
       process.kill(bridge.pid, 'SIGUSR2');
-      for (let attempt = 0; attempt < 120; attempt += 1) {
-        await sleep(500);
-        const written = (await readdir(cwd)).find(
-          (name) => name.endsWith('.heapsnapshot') && !before.has(name),
-        );
-        if (written === undefined) continue;
-        // Node writes the file in place: wait until its size stops changing.
-        let size = -1;
-        for (;;) {
-          const { size: now } = await stat(join(cwd, written));
-          if (now === size && now > 0) break;
-          size = now;
-          await sleep(1_000);
-        }
-        return readSnapshot(join(cwd, written));
-      }
-      throw new Error('no heap snapshot written');
+      snapshots += 1;
+      const written = await vi.waitFor(async () => {
+        const name = (await readdir(cwd)).find((file) => file.endsWith('.heapsnapshot') && !before.has(file));
+        if (name === undefined) throw new Error('no heap snapshot yet');
+        return name;
+      }, eventually);
+      // The signal's handler writes the file synchronously on the bridge's only thread, so a request
+      // sent once the file exists is answered only after it was written in full.
+      await metrics();
+      const figures = await readSnapshot(join(cwd, written));
+      await rm(join(cwd, written));
+      return figures;
+    };
+    /**
+     * The heap once the bridge let go of what it no longer needs: the per-session objects at the cap, and
+     * no finished run or turn producer kept. The evicted sessions' disposals start at each eviction and are
+     * not awaited by the turn that evicted: a snapshot taken while one is still under way is taken again.
+     */
+    const settled = async (after: string): Promise<HeapFigures> => {
+      await vi.waitFor(
+        async () => expect(await metrics()).toMatch(/^cursor_bridge_sessions_in_flight 0$/m),
+        eventually,
+      );
+      return vi.waitFor(async () => {
+        const figures = await snapshotOnce();
+        const unsettled = [...perSession, 'EventPump']
+          .map((name) => `${name} ${figures.counts.get(name) ?? 0}`)
+          .join(', ');
+        retaken.push(`after ${after}: ${unsettled}`);
+        for (const name of perSession)
+          expect(figures.counts.get(name) ?? 0, `${name} after ${after}`).toBeLessThanOrEqual(allowed(name));
+        // Every conversation has finished: no idle session keeps its last run, whose SDK `Run` holds the
+        // run's whole request context (≈ 160 kB live each, 5 MB for 32 idle sessions in the side-by-side
+        // bench).
+        expect(figures.counts.get('CursorRun') ?? 0, `finished runs kept after ${after}`).toBe(0);
+        // A finished turn stays replayable for 60 s from its buffered events alone: its producer (the
+        // engine's turn generator and its EventPump) is not kept for that window.
+        expect(figures.counts.get('EventPump') ?? 0, `event pumps of finished turns after ${after}`).toBe(0);
+        retaken.pop();
+        return figures;
+      }, eventually);
     };
     await converse(10);
-    const early = await snapshot();
+    const early = await settled('10');
     await converse(120);
-    const late = await snapshot();
-    const perSession = ['CursorSession', 'ParkedCallBroker', 'InMemoryAgentStore', 'CursorRun'];
+    const late = await settled('130');
     console.log(
       `[memory-evicted] live heap after 10 conversations ${early.liveMb.toFixed(1)} MB, after 130 ` +
-        `${late.liveMb.toFixed(1)} MB (cap ${maxSessions}); ` +
-        perSession.map((name) => `${name} ${late.counts.get(name) ?? 0}`).join(', '),
+        `${late.liveMb.toFixed(1)} MB (cap ${maxSessions}, ${snapshots} snapshots taken); ` +
+        perSession.map((name) => `${name} ${late.counts.get(name) ?? 0}`).join(', ') +
+        (retaken.length === 0 ? '' : `; taken again: ${retaken.join('; ')}`),
     );
-    // One store more than the cap: the handle on the SDK's executor cache that pre-warms workspaces has one.
-    const allowed = (name: string) => (name === 'InMemoryAgentStore' ? maxSessions + 1 : maxSessions);
-    for (const name of perSession)
-      expect(late.counts.get(name) ?? 0, name).toBeLessThanOrEqual(allowed(name));
-    // Every conversation has finished: no idle session keeps its last run, whose SDK `Run` holds the
-    // run's whole request context (≈ 160 kB live each, 5 MB for 32 idle sessions in the side-by-side bench).
-    expect(early.counts.get('CursorRun') ?? 0, 'finished runs kept after 10').toBe(0);
-    expect(late.counts.get('CursorRun') ?? 0, 'finished runs kept after 130').toBe(0);
-    // A finished turn stays replayable for 60 s from its buffered events alone: its producer (the engine's
-    // turn generator and its EventPump) is not kept for that window.
-    expect(late.counts.get('EventPump') ?? 0, 'event pumps of finished turns').toBe(0);
     // 120 more evicted conversations: under 40 kB each (≈ 0 measured). An SDK executor (one per scratch
     // workspace) kept past eviction costs ≈ 0.52 MB live each (+62 MB here with `agent.close()` removed).
     expect(late.liveMb - early.liveMb).toBeLessThan(5);

@@ -2,31 +2,53 @@
  * Issue 11, item 1: clients that stop reading a long answer must not grow the bridge's memory without
  * bound, and must be cut off (run cancelled, response closed) past the stall deadline. Measured in a
  * child process (the real CLI and SDK against the fake backend), so the figures are the bridge's.
+ *
+ * No figure here depends on the machine's speed: each test waits for the events it claims (the backend
+ * saw every run cancelled, the sockets closed, nothing in flight), with a generous `vi.waitFor` only as a
+ * safety net, and the clients start reading only once every run was cancelled.
  */
 
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scenario } from '../fakes/cursor-backend/index.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { RunContext, Scenario } from '../fakes/cursor-backend/index.js';
 import { startBridgeProcess, type BridgeProcess } from './helpers/bridge-process.js';
 
 const chunk = 'lorem ipsum '.repeat(1_365); // ~16 KiB
-const chunksPerAnswer = 2_048; // ~32 MiB per answer, at ~1.6 MiB/s: a 20 s answer
+const chunksPerAnswer = 2_048; // ~32 MiB per answer, at most ~1.6 MiB/s: a 20 s answer
+const answerBytes = chunk.length * chunksPerAnswer;
 const chunkIntervalMs = 10;
 const clients = 5;
-const stallTimeoutMs = 2_000;
+/** Long enough that a reader slower than the backend (the last test) never looks stalled. */
+const stallTimeoutMs = 5_000;
+/**
+ * What the backend keeps unsent before it waits for the bridge to take more, as a TCP sender does: the
+ * backend never produces faster than the bridge reads, whatever the machine's speed.
+ */
+const sendWindowBytes = 1 << 20;
+/** A safety net for waits on events: far above any run's time, never the claim. */
+const eventually = { timeout: 60_000, interval: 50 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A reader slower than the backend: 8 MiB, ≈ 2 ms per read of the body. */
 const slowReaderChunks = 512;
 const markedChunk = (index: number): string => `[${index}]`.padEnd(chunk.length, '.');
 
+/** Set once the test lets the never-reading clients read (or leave): later cancellations are theirs. */
+let clientsReading = false;
 let produced = 0;
-let cancelledRuns = 0;
+/** The 'long answer' runs the bridge cancelled: when (epoch ms), and whether the clients still did not read. */
+const cancellations: Array<{ at: number; whileStalled: boolean }> = [];
 /** Per 'burst' run: the backend's unsent bytes, last sampled before the bridge cancelled it. */
 const burstBacklogs = new Map<string, number>();
-/** A long answer, produced as fast as the bridge takes it, stopping when the bridge cancels. */
+let burstsCancelled = 0;
+
+/** Until the bridge took all but `bytes` of what the backend wrote, or the stream closed. */
+const waitForBacklog = async (run: RunContext, bytes: number): Promise<void> => {
+  while (run.open && run.writeBacklog > bytes) await sleep(5);
+};
+
 const scenario: Scenario = async (run) => {
-  if (run.text.length > 0 && run.request.text.includes('short')) {
+  if (run.request.text.includes('short')) {
     run.text('ok');
     run.turnEnded();
     return;
@@ -34,7 +56,7 @@ const scenario: Scenario = async (run) => {
   if (run.request.text.includes('slow reader')) {
     // The whole answer at once, each chunk marked with its index; the turn ends once the bridge took it.
     for (let index = 0; index < slowReaderChunks; index += 1) run.text(markedChunk(index));
-    while (run.open && run.writeBacklog > 0) await sleep(20);
+    await waitForBacklog(run, 0);
     run.turnEnded();
     return;
   }
@@ -45,11 +67,14 @@ const scenario: Scenario = async (run) => {
       burstBacklogs.set(run.request.text, run.writeBacklog);
       await sleep(50);
     }
+    burstsCancelled += 1;
     return;
   }
+  // A long answer, produced no faster than the bridge takes it, stopping when the bridge cancels.
   for (let index = 0; index < chunksPerAnswer; index += 1) {
+    await waitForBacklog(run, sendWindowBytes);
     if (run.signal.aborted) {
-      cancelledRuns += 1;
+      cancellations.push({ at: Date.now(), whileStalled: !clientsReading });
       return;
     }
     run.text(chunk);
@@ -83,12 +108,47 @@ const neverReading = (port: number, text: string): Promise<Socket> =>
   });
 
 let bridge: BridgeProcess;
-const warmUp = () =>
-  fetch(`${bridge.url}/v1/messages`, {
+const metrics = async (): Promise<string> => (await fetch(`${bridge.url}/metrics`)).text();
+/** Until nothing is in flight: no admitted turn, running run or parked call. */
+const untilIdle = () =>
+  vi.waitFor(
+    async () => expect(await metrics()).toMatch(/^cursor_bridge_sessions_in_flight 0$/m),
+    eventually,
+  );
+/** A short turn read to its end, then the bridge idle: what a baseline is measured after. */
+const warmUp = async (): Promise<void> => {
+  const response = await fetch(`${bridge.url}/v1/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test' },
     body: body('short warm-up'),
   });
+  await response.text();
+  await untilIdle();
+};
+/** Samples the bridge's RSS until stopped; `stop()` resolves with the peak. */
+const samplePeak = (baseline: number) => {
+  let peak = baseline;
+  let sampling = true;
+  const done = (async () => {
+    while (sampling) {
+      peak = Math.max(peak, await bridge.rssMb());
+      await sleep(100);
+    }
+  })();
+  return {
+    stop: async (): Promise<number> => {
+      sampling = false;
+      await done;
+      return Math.max(peak, await bridge.rssMb());
+    },
+  };
+};
+const stallLines = () =>
+  bridge
+    .log()
+    .split('\n')
+    .filter((line) => line.includes('client stopped reading'));
+
 beforeAll(async () => {
   bridge = await startBridgeProcess({
     scenario,
@@ -99,78 +159,64 @@ afterAll(async () => bridge?.close());
 
 describe('slow and never-reading clients (issue 11, item 1)', () => {
   it('5 clients never reading a 32 MiB answer: the runs are cancelled at the stall deadline, RSS stays bounded', async () => {
-    await (await warmUp()).text();
-    await sleep(500);
+    await warmUp();
     const baseline = await bridge.rssMb();
+    const sampler = samplePeak(baseline);
     const sockets = await Promise.all(
       Array.from({ length: clients }, (_, index) => neverReading(bridge.port, `long answer ${index}`)),
     );
-    let peak = baseline;
-    const startedAt = Date.now();
-    let producedMidway: number | undefined;
-    while (Date.now() - startedAt < stallTimeoutMs + 5_000) {
-      peak = Math.max(peak, await bridge.rssMb());
-      if (producedMidway === undefined && Date.now() - startedAt >= stallTimeoutMs + 3_000)
-        producedMidway = produced;
-      await sleep(100);
-    }
-    // Read before any client reads again or leaves: what the backend was still asked for meanwhile.
-    const producedLate = produced - (producedMidway ?? 0);
-    const cancelledWhileStalled = cancelledRuns;
-    const closedBeforeReading = sockets.filter((socket) => socket.destroyed || socket.readableEnded).length;
+    // The bridge cancels each run on its own: no client reads or leaves before all were cancelled.
+    await vi.waitFor(() => expect(cancellations).toHaveLength(clients), eventually);
+    const peak = await sampler.stop();
+    const producedWhenCancelled = produced;
+    clientsReading = true;
     // The bridge destroyed the stalled responses: the sockets see the close once they read again.
     const isClosed = (socket: Socket) => socket.destroyed || socket.readableEnded;
+    const closedBeforeReading = sockets.filter(isClosed).length;
     for (const socket of sockets) {
       socket.on('error', () => undefined);
       socket.resume();
     }
-    const closeDeadline = Date.now() + 5_000;
-    while (Date.now() < closeDeadline && sockets.filter(isClosed).length < clients) await sleep(100);
-    const ended = sockets.filter(isClosed).length;
+    await vi.waitFor(() => expect(sockets.filter(isClosed)).toHaveLength(clients), eventually);
     for (const socket of sockets) socket.destroy();
-    await sleep(2_000);
+    // Nothing of the dropped responses is in flight any more.
+    await untilIdle();
     const after = await bridge.rssMb();
-    const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
-    const answerMb = (chunk.length * chunksPerAnswer) / 2 ** 20;
+    await vi.waitFor(() => expect(stallLines()).toHaveLength(clients), eventually);
+    const answerMb = answerBytes / 2 ** 20;
     console.log(
       `[slow-clients] ${clients} never-reading clients × ${answerMb.toFixed(0)} MiB answers, stall deadline ${stallTimeoutMs} ms: ` +
         `RSS baseline ${baseline} MB, peak ${peak} MB (+${peak - baseline}), after ${after} MB; produced by the backend ` +
-        `${(produced / 2 ** 20).toFixed(1)} MiB of ${(clients * answerMb).toFixed(0)}; runs cancelled ${cancelledRuns}; ` +
-        `sockets closed by the bridge ${ended}/${clients} (${closedBeforeReading} seen before reading); ` +
-        `runs cancelled while the clients were still connected ${cancelledWhileStalled}; ` +
-        `produced in the last 2 s of the stall ${(producedLate / 2 ** 20).toFixed(1)} MiB`,
+        `${(produced / 2 ** 20).toFixed(1)} MiB of ${(clients * answerMb).toFixed(0)}; runs cancelled ${cancellations.length}, ` +
+        `all while the clients were not reading; sockets closed by the bridge ${clients}/${clients} ` +
+        `(${closedBeforeReading} seen before reading)`,
     );
-    const stalls = bridge
-      .log()
-      .split('\n')
-      .filter((line) => line.includes('client stopped reading')).length;
-    expect(stalls).toBe(clients);
-    expect(ended).toBe(clients);
-    expect(cancelledWhileStalled).toBe(clients);
-    expect(producedLate).toBe(0);
-    // Without a stall deadline the SDK pulls every answer into the bridge, and nothing ends it.
-    expect(produced).toBeLessThan(clients * chunk.length * chunksPerAnswer * 0.5);
+    expect(cancellations.every((cancellation) => cancellation.whileStalled)).toBe(true);
+    // The bridge logged each stall before the backend saw that run cancelled (pino's `time` and the
+    // scenario's clock are the same system clock).
+    const stalledAt = stallLines()
+      .map((line) => (JSON.parse(line) as { time: number }).time)
+      .sort((a, b) => a - b);
+    const cancelledAt = cancellations.map((cancellation) => cancellation.at).sort((a, b) => a - b);
+    stalledAt.forEach((at, index) => expect(at).toBeLessThanOrEqual(cancelledAt[index] ?? -1));
+    // The backend was asked for nothing once the runs were cancelled (no run was re-sent), and backpressure
+    // held it to what the bridge's buffers take: far from the whole answers.
+    expect(produced).toBe(producedWhenCancelled);
+    expect(produced).toBeLessThan(clients * answerBytes * 0.5);
     expect(peak - baseline).toBeLessThan(200);
-    // Nothing of the dropped responses is in flight any more.
-    expect(metrics).toMatch(/^cursor_bridge_sessions_in_flight 0$/m);
-  }, 60_000);
+  }, 120_000);
 
   it('a backend that sends a whole 32 MiB answer at once is held back by the clients that do not read it', async () => {
     // Each test may run alone: the first conversation's one-time cost is not the answers'.
-    await (await warmUp()).text();
-    await sleep(500);
+    await warmUp();
     const baseline = await bridge.rssMb();
+    const sampler = samplePeak(baseline);
     const sockets = await Promise.all(
       Array.from({ length: clients }, (_, index) => neverReading(bridge.port, `burst answer ${index}`)),
     );
-    let peak = baseline;
-    const startedAt = Date.now();
-    while (Date.now() - startedAt < stallTimeoutMs + 3_000) {
-      peak = Math.max(peak, await bridge.rssMb());
-      await sleep(100);
-    }
+    await vi.waitFor(() => expect(burstsCancelled).toBe(clients), eventually);
+    const peak = await sampler.stop();
     for (const socket of sockets) socket.destroy();
-    const answerBytes = chunk.length * chunksPerAnswer;
     const backlogs = [...burstBacklogs.values()];
     console.log(
       `[slow-clients] ${clients} never-reading clients, the backend sending ${(answerBytes / 2 ** 20).toFixed(0)} MiB at once: ` +
@@ -183,16 +229,8 @@ describe('slow and never-reading clients (issue 11, item 1)', () => {
     expect(backlogs).toHaveLength(clients);
     for (const bytes of backlogs) expect(bytes).toBeGreaterThan(answerBytes - 12 * 2 ** 20);
     expect(peak - baseline).toBeLessThan(150);
-    const deadline = Date.now() + 5_000;
-    while (
-      Date.now() < deadline &&
-      !/^cursor_bridge_sessions_in_flight 0$/m.test(await (await fetch(`${bridge.url}/metrics`)).text())
-    )
-      await sleep(100);
-    expect(await (await fetch(`${bridge.url}/metrics`)).text()).toMatch(
-      /^cursor_bridge_sessions_in_flight 0$/m,
-    );
-  }, 60_000);
+    await untilIdle();
+  }, 120_000);
 
   it('a client reading slower than the backend sends gets the whole answer, in order, through the pauses', async () => {
     const response = await fetch(`${bridge.url}/v1/messages`, {

@@ -96,6 +96,12 @@ export interface FakeCursorBackend {
   kill(): Promise<void>;
   /** Listens again on the same port after {@link kill}. */
   restart(): Promise<void>;
+  /**
+   * Holds the requests to `path` (e.g. `/v1/models`) from now on: each is logged in {@link requests} on
+   * arrival and answered only once the returned function is called (idempotent). A test uses it to keep
+   * the SDK, and the bridge waiting on it, at a known point.
+   */
+  hold(path: string): () => void;
 }
 
 const defaultScenario: Scenario = (run) => {
@@ -187,6 +193,8 @@ export const startFakeCursorBackend = async (
   const scenarioErrors: unknown[] = [];
   const streams = new Map<string, FakeStream>();
   const runs = new Map<FakeStream, FakeRun>();
+  /** Paths held by {@link FakeCursorBackend.hold}: requests wait for the promise. */
+  const held = new Map<string, Promise<void>>();
   let callNumber = 0;
 
   const streamFor = (requestId: string): FakeStream => {
@@ -239,6 +247,8 @@ export const startFakeCursorBackend = async (
     const entry: FakeRequestLogEntry = { method: request.method ?? 'GET', path, headers, at: Date.now() };
     requests.push(entry);
     const body = await readBody(request);
+    const gate = held.get(path);
+    if (gate !== undefined) await gate;
 
     if (path === '/auth/exchange_user_api_key') {
       if (auth === 'reject') return sendJson(response, 401, unauthenticated);
@@ -319,5 +329,14 @@ export const startFakeCursorBackend = async (
           resolve();
         });
       }),
+    hold: (path) => {
+      let release = (): void => undefined;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      held.set(path, gate);
+      return () => {
+        if (held.get(path) === gate) held.delete(path);
+        release();
+      };
+    },
   };
 };

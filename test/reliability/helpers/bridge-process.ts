@@ -65,7 +65,16 @@ export const startBridgeProcess = async (options: {
     stdout += chunk.toString();
     if (stdout.length > 4_000_000) stdout = stdout.slice(-2_000_000);
   });
-  const port = await waitForServePort(child);
+  const stop = async (): Promise<void> => {
+    await stopProcess(child);
+    await backend.close();
+    await rm(root, { recursive: true, force: true });
+  };
+  // A bridge that never listens is stopped here: the caller gets no handle to stop it with.
+  const port = await waitForServePort(child).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
   const pid = child.pid ?? 0;
   return {
     url: `http://127.0.0.1:${port}`,
@@ -78,10 +87,6 @@ export const startBridgeProcess = async (options: {
       return Math.round(kb / 1024);
     },
     log: () => stdout,
-    close: async () => {
-      await stopProcess(child);
-      await backend.close();
-      await rm(root, { recursive: true, force: true });
-    },
+    close: stop,
   };
 };
