@@ -18,7 +18,8 @@ const execFileAsync = promisify(execFile);
 export const haproxyConfigPath = join(repoRoot, 'deploy', 'haproxy', 'haproxy.cfg');
 
 const installTimeoutMs = 5 * 60_000;
-const startTimeoutMs = 15_000;
+/** A safety net for HAProxy to see its servers in a state, not a speed claim. */
+const startTimeoutMs = 60_000;
 
 let installed: Promise<string> | undefined;
 
