@@ -5,8 +5,9 @@
  * header; it executes every tool call it receives and counts executions per call id.
  */
 
-import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { ensureBuilt } from '../helpers/ensure-built.js';
+import { createGateWithSafetyNet } from '../helpers/gate.js';
 import { startBridgeCluster, type BridgeCluster } from './helpers/haproxy-cluster.js';
 import { ensureHaproxy } from './helpers/haproxy-lb.js';
 import {
@@ -167,20 +168,14 @@ describe('three bridges behind HAProxy', { timeout: 180_000 }, () => {
     // through HAProxy (the serve helper's keepalive interval is 1 s). A proxy that buffered the stream
     // would hold both back: the model would only go on when the safety net below gives up, and the order
     // assertions fail.
-    let released: 'client' | 'safety-net' | undefined;
-    let releaseModel: () => void = () => undefined;
-    const modelReleased = new Promise<void>((resolve) => (releaseModel = resolve));
-    const release = (by: 'client' | 'safety-net'): void => {
-      released ??= by;
-      releaseModel();
-    };
-    const safetyNet = setTimeout(() => release('safety-net'), 60_000);
+    const clientSawThem = createGateWithSafetyNet(60_000);
+    onTestFinished(() => clientSawThem.dispose());
     cluster = await startBridgeCluster({
       scenario: { turns: [] },
       shell,
       backendScenario: () => async (run) => {
         run.text('first words');
-        await modelReleased;
+        await clientSawThem.opened;
         run.text(' and the rest');
         run.turnEnded({ inputTokens: 10, outputTokens: 5 });
       },
@@ -202,14 +197,13 @@ describe('three bridges behind HAProxy', { timeout: 180_000 }, () => {
     let seenBeforeRelease = '';
     for await (const chunk of response.body ?? []) {
       received += decoder.decode(chunk, { stream: true });
-      if (released === undefined && received.includes('first words') && received.includes('event: ping')) {
+      if (!clientSawThem.isOpen && received.includes('first words') && received.includes('event: ping')) {
         seenBeforeRelease = received;
-        release('client');
+        clientSawThem.open();
       }
     }
-    clearTimeout(safetyNet);
 
-    expect(released).toBe('client');
+    expect(clientSawThem.bySafetyNet).toBe(false);
     expect(seenBeforeRelease).toContain('first words');
     expect(seenBeforeRelease).toContain('event: ping');
     expect(seenBeforeRelease).not.toContain(' and the rest');

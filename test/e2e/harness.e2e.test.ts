@@ -10,6 +10,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateWithSafetyNet } from '../helpers/gate.js';
 import { ensureClient } from './helpers/install-clients.js';
 import { installTimeoutMs } from './helpers/e2e-harness.js';
 import { detectIsolation, openClientEndpoint, type ClientEndpoint } from './helpers/network-isolation.js';
@@ -129,14 +130,7 @@ describe('recording proxy (unix socket → the bridge port)', () => {
   it('streams each SSE chunk through as it comes, and records the body, frames and keepalives', async () => {
     const root = await mkdtemp(join(tmpdir(), 'cb-e2e-proxy-'));
     const received: string[] = [];
-    let releasedBy: 'client' | 'safety-net' | undefined;
-    let releaseResponse: () => void = () => undefined;
-    const firstFramesSeen = new Promise<void>((resolve) => (releaseResponse = resolve));
-    const release = (by: 'client' | 'safety-net'): void => {
-      releasedBy ??= by;
-      releaseResponse();
-    };
-    const safetyNet = setTimeout(() => release('safety-net'), 60_000);
+    const firstFramesSeen = createGateWithSafetyNet(60_000);
     const target = createServer((request, response) => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -146,7 +140,7 @@ describe('recording proxy (unix socket → the bridge port)', () => {
         response.write(sse(['event: message_start', 'data: {"type":"message_start"}']));
         response.write(sse(['event: ping', 'data: {"type":"ping"}']) + ': keepalive\n\n');
         // The response ends only once the client has seen the first frames (or the safety net gives up).
-        void firstFramesSeen.then(() =>
+        void firstFramesSeen.opened.then(() =>
           response.end(sse(['event: message_stop', 'data: {"type":"message_stop"}'])),
         );
       });
@@ -170,7 +164,7 @@ describe('recording proxy (unix socket → the bridge port)', () => {
           (response) => {
             response.on('data', (chunk: Buffer) => {
               chunks.push(chunk.toString());
-              if (chunks.join('').includes(': keepalive')) release('client');
+              if (chunks.join('').includes(': keepalive')) firstFramesSeen.open();
             });
             response.on('end', () => resolve());
           },
@@ -180,7 +174,7 @@ describe('recording proxy (unix socket → the bridge port)', () => {
       });
 
       // The proxy passed the first frames through while the target still held the response open.
-      expect(releasedBy).toBe('client');
+      expect(firstFramesSeen.bySafetyNet).toBe(false);
       expect(received).toEqual([body]);
       expect(chunks.at(-1)).toContain('message_stop');
       const [exchange] = proxy.exchanges;
@@ -190,7 +184,7 @@ describe('recording proxy (unix socket → the bridge port)', () => {
         exchange?.frames.map((frame) => ('comment' in frame ? `:${frame.comment}` : frame.event)),
       ).toEqual(['message_start', 'ping', ':keepalive', 'message_stop']);
     } finally {
-      clearTimeout(safetyNet);
+      firstFramesSeen.dispose();
       await proxy.close();
       await new Promise<void>((resolve) => target.close(() => resolve()));
       await rm(root, { recursive: true, force: true });

@@ -28,3 +28,37 @@ export const createGate = (): Gate => {
 
 /** A promise that never settles: a script step that only a cancel ends. */
 export const never: Promise<never> = new Promise<never>(() => undefined);
+
+/** A {@link Gate} that also opens by itself once `safetyNetMs` passed; `bySafetyNet` tells which opened it. */
+export type GateWithSafetyNet = Gate & {
+  /** Whether the safety net, not the test, opened the gate (then what the test waited for never came). */
+  readonly bySafetyNet: boolean;
+  /** Stops the safety net's timer (after the test, whether or not the gate opened). */
+  dispose(): void;
+};
+
+/**
+ * A gate for "hold until the client has seen X": a broken implementation then fails an assertion on
+ * `bySafetyNet` instead of hanging the test. The safety net is not a speed claim: keep it far above any
+ * machine's latency.
+ */
+export const createGateWithSafetyNet = (safetyNetMs: number): GateWithSafetyNet => {
+  const gate = createGate();
+  let bySafetyNet = false;
+  const timer = setTimeout(() => {
+    if (gate.isOpen) return;
+    bySafetyNet = true;
+    gate.open();
+  }, safetyNetMs);
+  return {
+    opened: gate.opened,
+    get isOpen() {
+      return gate.isOpen;
+    },
+    get bySafetyNet() {
+      return bySafetyNet;
+    },
+    open: gate.open,
+    dispose: () => clearTimeout(timer),
+  };
+};
