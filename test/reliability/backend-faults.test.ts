@@ -245,7 +245,7 @@ describe('backend run errors, by Connect code class', () => {
       message: expect.stringContaining('fake unavailable'),
     });
     expect(wire.runRequests().length).toBeGreaterThan(1);
-  }, 90_000);
+  }, 180_000);
 });
 
 describe('backend killed and restarted', () => {

@@ -60,7 +60,7 @@ describe('memory after a soak (issue 11, items 2 and 3)', () => {
     const scrape = async () => (await fetch(`${bridge.url}/metrics`)).text();
     // The baseline once the warm-up turn is over: nothing in flight.
     await vi.waitFor(async () => expect(await scrape()).toMatch(/^cursor_bridge_sessions_in_flight 0$/m), {
-      timeout: 60_000,
+      timeout: 120_000,
       interval: 50,
     });
     const baseline = await bridge.rssMb();
@@ -106,7 +106,7 @@ describe('memory after a soak (issue 11, items 2 and 3)', () => {
         afterIdle = await bridge.rssMb();
         expect(afterIdle - baseline, `RSS after idling (baseline ${baseline} MB)`).toBeLessThan(idleBoundMb);
       },
-      { timeout: 180_000, interval: 1_000 },
+      { timeout: 300_000, interval: 1_000 },
     );
     const idleMs = Date.now() - idleSince;
     const metrics = await scrape();
@@ -135,7 +135,7 @@ describe('memory after a soak (issue 11, items 2 and 3)', () => {
     // Measured at d5a5dd4: baseline 173 MB, 522 MB after the soak, 212 MB after 40 s idle (the issue's
     // bare SDK with the same store: 258 MB). Nothing per session is retained (memory-evicted.test.ts).
     expect(afterIdle - baseline).toBeLessThan(idleBoundMb);
-  }, 300_000);
+  }, 600_000);
 
   it('live heap (after forced collections, the bridge in this process): 8 long turns and 100 more conversations add a bounded amount', async () => {
     setFlagsFromString('--expose-gc');
@@ -174,5 +174,5 @@ describe('memory after a soak (issue 11, items 2 and 3)', () => {
       await wire.close();
       await closeWireBackend();
     }
-  }, 240_000);
+  }, 480_000);
 });
