@@ -17,9 +17,7 @@ import { createLogger } from '../logging/logger.js';
 import type { UpstreamPort } from '../upstream/upstream-port.js';
 import { EngineRegistry, type EngineRegistryOptions } from './ccr3-engine-registry.js';
 import { resolveCcr3PluginConfig } from './ccr3-plugin-config.js';
-
-/** The plugin's id in CCR's `plugins[]` and of its HTTP backend. */
-export const ccr3PluginId = 'cursor-bridge';
+import { ccr3PluginId } from './ccr3-plugin-id.js';
 
 type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
 

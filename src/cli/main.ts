@@ -14,7 +14,8 @@ const usage = `Usage:
   cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE] [--drain-timeout SECONDS]
   cursor-bridge mcp-host [--stdio] [--host 127.0.0.1] [--port 3457] [--config FILE]
   cursor-bridge model get cursor [--config FILE]
-  cursor-bridge ccr install [--config FILE]   add the cursor-sdk transformer to CCR's config.json
+  cursor-bridge ccr install [--config FILE]   CCR 3: add the cursor-bridge plugin through the running
+                                              service; CCR 1/2: the cursor-sdk transformer in config.json
 ${templatesUsage}
   cursor-bridge --help | --version
 
