@@ -4,12 +4,12 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 
 import { ConfigError } from '../config/config-error.js';
+import { defaultConfigPath } from '../config/load-config.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { planCcrInstall } from './ccr-install-plan.js';
 import { runCcr3Install } from './ccr3-install-command.js';
 import { detectCcr3 } from './ccr3-service.js';
 import { listCursorCatalog } from './cursor-catalog.js';
-import { resolveConfigPath } from './config-path.js';
 import { resolveWriteTarget, writeConfigFile } from './write-config-file.js';
 
 export type CcrInstallOptions = {
@@ -46,7 +46,11 @@ export const runCcrInstall = async (io: CliIo, options: CcrInstallOptions): Prom
       listModels: () => listCursorCatalog(io.env),
     });
 
-  const path = resolveConfigPath(io, options.configPath);
+  // CCR 1/2's own config.json, never cursor-bridge's file (resolveConfigPath's later lookup steps).
+  const path =
+    options.configPath === undefined
+      ? defaultConfigPath(io.env, io.homedir)
+      : resolve(io.cwd, options.configPath);
   let transformerPath: string;
   try {
     transformerPath = options.transformerPath ?? resolveInstalledTransformer();
