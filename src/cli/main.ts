@@ -19,7 +19,8 @@ const usage = `Usage:
 ${templatesUsage}
   cursor-bridge --help | --version
 
-Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json (missing = defaults).
+Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json, else
+  ~/.config/cursor-bridge/config.json (the default once CCR 3 owns ~/.claude-code-router; missing = defaults).
 Env: CURSOR_API_KEY, HOST and APIKEY (override the config), LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk),
   CURSOR_BRIDGE_MCP_TOKEN (mcp-host's bearer token; else config mcpHost.token),
   CURSOR_BRIDGE_DRAIN_TIMEOUT (serve: seconds a SIGTERM drain waits for live conversations; default 30).
