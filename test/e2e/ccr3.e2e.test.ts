@@ -11,6 +11,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../helpers/repo-root.js';
 import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
 import { cursorBridgeBin, pluginLogPath, startCcr3Host, type Ccr3Host } from './helpers/ccr3-host.js';
 import { installTimeoutMs } from './helpers/e2e-harness.js';
@@ -45,6 +46,14 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
       expect(started.exitCode, started.stderr).toBe(0);
       const info = (await ccr.rpc('getAppInfo')) as { version: string };
       expect(info.version).toBe('3.1.1');
+
+      // CCR's "import a plugin directory" reads the package's `ccr` manifest key.
+      expect(await ccr.rpc('selectPluginDirectory', [repoRoot])).toMatchObject({
+        id: 'cursor-bridge',
+        modulePath: join(repoRoot, 'ccr', 'ccr3-plugin.mjs'),
+        permissions: ['trusted-code', 'http-backends'],
+        surfaces: { gateway: true, apps: false, provider: false },
+      });
 
       // 2. cursor-bridge ccr install, then again: nothing to do.
       const install = await ccr.run(process.execPath, [cursorBridgeBin, 'ccr', 'install']);
