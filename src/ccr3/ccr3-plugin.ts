@@ -126,12 +126,20 @@ export const createCcr3Plugin = (
       const { engine, reused } = await registry.acquire(settings.engineKey, () =>
         createEngine(context, settings),
       );
-      const backend = await context.registerHttpBackend({
-        id: ccr3PluginId,
-        host: '127.0.0.1',
-        port: settings.port,
-        handler: (request, response) => engine.handler(request, response),
-      });
+      let backend: { url: string };
+      try {
+        backend = await context.registerHttpBackend({
+          id: ccr3PluginId,
+          host: '127.0.0.1',
+          port: settings.port,
+          handler: (request, response) => engine.handler(request, response),
+        });
+      } catch (error) {
+        // CCR disables a plugin whose setup throws and never calls its stop: nothing could reach this
+        // engine, so close it now (e.g. the port is taken).
+        await registry.release('setup failed');
+        throw error;
+      }
       context.logger?.info(
         `cursor-bridge: ${reused ? 'kept its engine' : 'engine started'} on ${backend.url} (log: ${join(context.paths.pluginDataDir, logFileName)})`,
       );

@@ -209,6 +209,18 @@ describe('the CCR 3 plugin', () => {
     expect(log).not.toContain('Run it.');
   });
 
+  it('a backend CCR cannot open (port taken) fails setup and leaves no engine behind', async () => {
+    const { context } = await fakeContext({ apiKey: secret });
+    const plugin = startPlugin(new ScriptedUpstream([{ type: 'end', status: 'finished' }]));
+    const refused = Object.assign(new Error('listen EADDRINUSE: address already in use 127.0.0.1:3460'), {
+      code: 'EADDRINUSE',
+    });
+    await expect(
+      plugin.setup({ ...context, registerHttpBackend: () => Promise.reject(refused) }),
+    ).rejects.toThrow('EADDRINUSE');
+    expect(plugin.registry.current).toBeUndefined();
+  });
+
   it('disabling closes the engine too', async () => {
     const { context } = await fakeContext({ apiKey: secret });
     const plugin = startPlugin(new ScriptedUpstream([{ type: 'end', status: 'finished' }]));
