@@ -118,7 +118,8 @@ export const planCcr3Install = (config: Json, target: Ccr3InstallTarget): Ccr3In
   const plugins = records(config['plugins']);
   const pluginIndex = plugins.findIndex((entry) => entry['id'] === ccr3PluginId);
   const oldEntry = pluginIndex === -1 ? undefined : plugins[pluginIndex];
-  const entry = ccr3PluginEntry(target, oldEntry);
+  // The engine serves a model it does not know as its default one: give it every model the provider offers.
+  const entry = ccr3PluginEntry({ ...target, models }, oldEntry);
   if (oldEntry === undefined) {
     next['plugins'] = [...plugins, entry];
     changes.push(`plugin "${ccr3PluginId}": added (module ${target.modulePath}, port ${target.port})`);

@@ -215,6 +215,19 @@ describe('cursor-bridge ccr install under CCR 3', () => {
     expect((saved['Router'] as Json)['rules']).toHaveLength(1);
   });
 
+  it('gives the plugin every model the provider offers, also ones added in CCR', async () => {
+    const ccr = await startFakeCcr3({
+      Providers: [{ name: 'cursor', models: ['my-extra-model'] }],
+    });
+    expect((await install(ccr.port, async () => ['composer-2'])).code).toBe(0);
+    const plugin = (ccr.config()['plugins'] as Json[])[0]!;
+    expect(plugin['config']).toMatchObject({ models: ['my-extra-model', 'composer-2'] });
+    expect(((ccr.config()['Providers'] as Json[])[0] as Json)['models']).toEqual([
+      'my-extra-model',
+      'composer-2',
+    ]);
+  });
+
   it('offers composer-2 when the catalog cannot be listed, and says why', async () => {
     const ccr = await startFakeCcr3();
     const result = await install(ccr.port, () => Promise.reject(new Error('Cursor API key not found')));
