@@ -4,9 +4,11 @@
  * fresh `import()` of the entry does not re-evaluate the modules it imports). A parked tool call lives in
  * the engine, so a reload with unchanged settings must hand the same engine to the next `setup`.
  *
- * - `acquire(key)`: the current engine when its key is equal, else the old one is drained and a new one built;
+ * - `acquire(key)`: the current engine when its key is equal, else a new one is built while the old one drains
+ *   in the background (its backend is already closed: waiting for it would only keep CCR from routing);
  * - `release('reload')`: kept for the next `acquire`, closed if none claims it within the grace period;
- * - `release(anything else)` (`"disabled"`, `"stop"`): drained (bounded) and closed.
+ * - `release(anything else)` (`"disabled"`, `"stop"`): drained (bounded) and closed, and any earlier engine
+ *   still draining is waited for.
  * Calls are serialised, so a `setup` racing a `stop` sees a consistent registry.
  */
 import type { DrainResult } from '../bridge/create-bridge.js';
@@ -35,6 +37,8 @@ export class EngineRegistry<T extends DrainableEngine> {
   readonly #options: EngineRegistryOptions;
   #current: Entry<T> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** Replaced engines still draining. */
+  readonly #draining = new Set<Promise<void>>();
 
   constructor(options: Partial<EngineRegistryOptions> = {}) {
     this.#options = { ...defaultEngineRegistryOptions, ...options };
@@ -54,7 +58,11 @@ export class EngineRegistry<T extends DrainableEngine> {
         held.unclaimed = undefined;
         return { engine: held.engine, reused: true };
       }
-      if (held !== undefined) await this.#close(held, 'settings changed');
+      if (held !== undefined) {
+        const closing = this.#close(held, 'settings changed').catch(() => undefined);
+        this.#draining.add(closing);
+        void closing.finally(() => this.#draining.delete(closing));
+      }
       const engine = await create();
       this.#current = { key, engine };
       return { engine, reused: false };
@@ -65,7 +73,10 @@ export class EngineRegistry<T extends DrainableEngine> {
   release(reason: string | undefined): Promise<void> {
     return this.#serial(async () => {
       const held = this.#current;
-      if (held === undefined) return;
+      if (held === undefined) {
+        if (reason !== 'reload') await Promise.all(this.#draining);
+        return;
+      }
       if (reason === 'reload') {
         clearTimeout(held.unclaimed);
         held.unclaimed = setTimeout(() => {
@@ -77,7 +88,7 @@ export class EngineRegistry<T extends DrainableEngine> {
         held.unclaimed.unref();
         return;
       }
-      await this.#close(held, reason ?? 'stop');
+      await Promise.all([this.#close(held, reason ?? 'stop'), ...this.#draining]);
     });
   }
 

@@ -35,6 +35,31 @@ describe('EngineRegistry', () => {
     expect(closed).toEqual(['settings changed']);
   });
 
+  it('builds the new engine without waiting for the replaced one to drain; stop waits for that drain', async () => {
+    let finishOldDrain: () => void = () => undefined;
+    const old = {
+      drains: 0,
+      drain: () =>
+        new Promise<{ finished: boolean; abandoned: number }>((resolve) => {
+          old.drains += 1;
+          finishOldDrain = () => resolve({ finished: false, abandoned: 1 });
+        }),
+    };
+    const registry = new EngineRegistry<{ drain: typeof old.drain }>();
+    await registry.acquire('k1', async () => old);
+    const next = { drain: async () => ({ finished: true, abandoned: 0 }) };
+    expect(await registry.acquire('k2', async () => next)).toEqual({ engine: next, reused: false });
+    expect(old.drains).toBe(1);
+
+    let stopped = false;
+    const stopping = registry.release('stop').then(() => (stopped = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(false);
+    finishOldDrain();
+    await stopping;
+    expect(stopped).toBe(true);
+  });
+
   it('drains on stop and disabled, with the bound it was given', async () => {
     const registry = new EngineRegistry<ReturnType<typeof fakeEngine>>({ drainTimeoutMs: 1234 });
     const a = fakeEngine('a');

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/config/config-error.js';
 import { resolveCursorApiKey } from '../../src/config/cursor-auth.js';
 import { resolveCcr3PluginConfig, defaultCcr3PluginPort } from '../../src/ccr3/ccr3-plugin-config.js';
@@ -179,8 +179,11 @@ describe('the CCR 3 plugin', () => {
     });
     expect(plugin.registry.current).not.toBe(old);
     expect(old?.bridge.engine).toBeDefined();
-    // The old engine's scratch workspace is gone with it.
-    expect(existsSync(workspaces) ? await readdir(workspaces) : []).toEqual([]);
+    // The old engine drains in the background; its scratch workspace goes with it.
+    await vi.waitFor(
+      async () => expect(existsSync(workspaces) ? await readdir(workspaces) : []).toEqual([]),
+      { timeout: 30_000, interval: 20 },
+    );
   });
 
   it('on stop drains within its bound, ends a parked run and removes every scratch workspace', async () => {
