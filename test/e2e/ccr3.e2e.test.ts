@@ -10,7 +10,7 @@
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { repoRoot } from '../helpers/repo-root.js';
 import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
 import { cursorBridgeBin, pluginLogPath, startCcr3Host, type Ccr3Host } from './helpers/ccr3-host.js';
@@ -44,7 +44,11 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
       // 1. ccr start: the service (gateway 3456, admin 3458), with CURSOR_API_KEY / CURSOR_BACKEND_URL in its env.
       const started = await ccr.ccrCommand(['start']);
       expect(started.exitCode, started.stderr).toBe(0);
-      const info = (await ccr.rpc('getAppInfo')) as { version: string };
+      // `ccr start` returns once the service answers; the wait is a safety net for a loaded machine.
+      const info = await vi.waitFor(() => ccr.rpc('getAppInfo') as Promise<{ version: string }>, {
+        timeout: 60_000,
+        interval: 250,
+      });
       expect(info.version).toBe('3.1.1');
 
       // CCR's "import a plugin directory" reads the package's `ccr` manifest key.
