@@ -151,11 +151,27 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
       expect(log).not.toContain('Reload the router');
       expect((await readdir(workspaces())).length).toBeGreaterThan(0);
 
+      // `serve` beside the running CCR 3: its own config file, and a busy 3456 that says what to do.
+      const serve = await ccr.run(process.execPath, [cursorBridgeBin, 'serve']);
+      expect(serve.exitCode).toBe(1);
+      expect(serve.stderr).toContain(
+        `no config file at ${join(ccr.home, '.config', 'cursor-bridge', 'config.json')}; starting on built-in defaults`,
+      );
+      expect(serve.stderr).toMatch(
+        /127\.0\.0\.1:3456: the port is already in use\. Choose another with --port/,
+      );
+      expect(serve.stderr).toContain('Claude Code Router 3 listens on 3456–3458');
+
       // 4. ccr stop: the plugin drains and closes; no scratch workspace is left.
       const stopped = await ccr.ccrCommand(['stop']);
       expect(stopped.exitCode, `${stopped.stdout}\n${stopped.stderr}`).toBe(0);
       expect(await readdir(workspaces()).catch(() => [])).toEqual([]);
       expect(await readFile(pluginLogPath(ccr.home), 'utf8')).toMatch(/"msg":"engine closed"/);
+
+      // With the service stopped, the install says what to run.
+      const notRunning = await ccr.run(process.execPath, [cursorBridgeBin, 'ccr', 'install']);
+      expect(notRunning.exitCode).toBe(2);
+      expect(notRunning.stderr).toContain('Run:\n  ccr start\n  cursor-bridge ccr install\n');
     } catch (error) {
       failed = true;
       throw error;
