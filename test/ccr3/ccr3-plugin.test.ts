@@ -29,8 +29,12 @@ afterEach(async () => {
 const secret = 'cb-test-secret';
 
 /** A CCR-like plugin context; `backends` are the servers its `registerHttpBackend` opened. */
+/** The HOME of the latest {@link fakeContext} (tests in a file run one at a time). */
+let currentHome = tmpdir();
+
 const fakeContext = async (pluginConfig: Record<string, unknown>) => {
   const home = await mkdtemp(join(tmpdir(), 'cursor-bridge-ccr3-'));
+  currentHome = home;
   const configDir = join(home, '.claude-code-router');
   const servers: Server[] = [];
   const messages: string[] = [];
@@ -101,7 +105,7 @@ const toolTurn: ScriptSource = [
 const startPlugin = (upstream: ScriptedUpstream) => {
   const plugin = createCcr3Plugin({
     env: { CURSOR_API_KEY: 'crsr_test' },
-    homedir: tmpdir(),
+    homedir: currentHome,
     upstream,
     registry: { drainTimeoutMs: 200 },
   });
