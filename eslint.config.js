@@ -53,6 +53,11 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
+    // The CCR 3 plugin entry: ESM that CCR imports.
+    files: ['ccr/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly' } },
+  },
+  {
     files: ['ccr/**/*.cjs'],
     languageOptions: {
       sourceType: 'commonjs',

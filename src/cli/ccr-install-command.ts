@@ -1,12 +1,15 @@
 import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 
 import { ConfigError } from '../config/config-error.js';
+import { defaultConfigPath } from '../config/load-config.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { planCcrInstall } from './ccr-install-plan.js';
-import { resolveConfigPath } from './config-path.js';
+import { runCcr3Install } from './ccr3-install-command.js';
+import { detectCcr3 } from './ccr3-service.js';
+import { listCursorCatalog } from './cursor-catalog.js';
 import { resolveWriteTarget, writeConfigFile } from './write-config-file.js';
 
 export type CcrInstallOptions = {
@@ -21,13 +24,33 @@ export const resolveInstalledTransformer = (): string =>
   createRequire(import.meta.url).resolve('cursor-bridge/ccr');
 
 /**
- * `cursor-bridge ccr install`: adds (or updates) the cursor-sdk transformer entry, a `cursor`
+ * `cursor-bridge ccr install`. Under Claude Code Router 3 (`config.sqlite` / `service.json` in CCR's
+ * directory) it configures the running service through its admin RPC: see `ccr3-install-command.ts`.
+ * Under CCR 1.x/2.x it adds (or updates) the cursor-sdk transformer entry, a `cursor`
  * provider and `Router.default` in CCR's config.json, prints the unified diff it made, and writes
  * only when something changed. A symlinked config is written through the link; the file's mode is
  * kept. Exit 0 (changed or already installed), 1 (cannot read/write), 2 (unusable config).
  */
 export const runCcrInstall = async (io: CliIo, options: CcrInstallOptions): Promise<number> => {
-  const path = resolveConfigPath(io, options.configPath);
+  // CCR 3 first: its directory must never get a config.json with the 1.x/2.x transformer (CCR 3 imports
+  // such a file once, mistranslates it, and deletes it).
+  const ccrDir =
+    options.configPath === undefined
+      ? join(io.homedir, '.claude-code-router')
+      : dirname(resolve(io.cwd, options.configPath));
+  const ccr3 = await detectCcr3(ccrDir);
+  if (ccr3.kind !== 'none')
+    return runCcr3Install(io, {
+      configDir: ccrDir,
+      setup: ccr3,
+      listModels: () => listCursorCatalog(io.env),
+    });
+
+  // CCR 1/2's own config.json, never cursor-bridge's file (resolveConfigPath's later lookup steps).
+  const path =
+    options.configPath === undefined
+      ? defaultConfigPath(io.env, io.homedir)
+      : resolve(io.cwd, options.configPath);
   let transformerPath: string;
   try {
     transformerPath = options.transformerPath ?? resolveInstalledTransformer();

@@ -9,7 +9,7 @@ import { resolveConfigPath } from './config-path.js';
 export type CommandConfig = { path: string; config: BridgeConfig; level: LogLevel };
 
 /**
- * The command's config file (`--config`, else `$CURSOR_BRIDGE_CONFIG`, else CCR's) and its log level
+ * The command's config file (see `resolveConfigPath` for the lookup order) and its log level
  * (`LOG_LEVEL` over the file's). An invalid `LOG_LEVEL` is an error to report as bad usage; an invalid
  * config file throws the loader's `ConfigError`.
  */
@@ -22,3 +22,8 @@ export const loadCommandConfig = async (
   const level = resolveLogLevel(io.env, config.logLevel);
   return level.ok ? { ok: true, value: { path, config, level: level.value } } : level;
 };
+
+/** What `serve` and `mcp-host` print on stderr when no config file was found at `path`. */
+export const builtInDefaultsNotice = (path: string): string =>
+  `cursor-bridge: no config file at ${path}; starting on built-in defaults (provider cursor, model composer-2). ` +
+  `Lookup order: --config, $CURSOR_BRIDGE_CONFIG, ~/.claude-code-router/config.json, ~/.config/cursor-bridge/config.json.`;

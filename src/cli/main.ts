@@ -14,11 +14,13 @@ const usage = `Usage:
   cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE] [--drain-timeout SECONDS]
   cursor-bridge mcp-host [--stdio] [--host 127.0.0.1] [--port 3457] [--config FILE]
   cursor-bridge model get cursor [--config FILE]
-  cursor-bridge ccr install [--config FILE]   add the cursor-sdk transformer to CCR's config.json
+  cursor-bridge ccr install [--config FILE]   CCR 3: add the cursor-bridge plugin through the running
+                                              service; CCR 1/2: the cursor-sdk transformer in config.json
 ${templatesUsage}
   cursor-bridge --help | --version
 
-Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json (missing = defaults).
+Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json, else
+  ~/.config/cursor-bridge/config.json (the default once CCR 3 owns ~/.claude-code-router; missing = defaults).
 Env: CURSOR_API_KEY, HOST and APIKEY (override the config), LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk),
   CURSOR_BRIDGE_MCP_TOKEN (mcp-host's bearer token; else config mcpHost.token),
   CURSOR_BRIDGE_DRAIN_TIMEOUT (serve: seconds a SIGTERM drain waits for live conversations; default 30).

@@ -1,7 +1,8 @@
 import { createMcpHostServer } from '../../mcp/host.js';
 import { createLogger } from '../logging/logger.js';
 import { exitCodes, type CliIo } from './cli-io.js';
-import { loadCommandConfig } from './load-command-config.js';
+import { describeListenFailure } from './listen-error.js';
+import { builtInDefaultsNotice, loadCommandConfig } from './load-command-config.js';
 import { packageVersion } from './package-info.js';
 import { routeConsoleToLogger } from './route-console.js';
 
@@ -44,6 +45,7 @@ export const runMcpHost = async (io: CliIo, options: McpHostOptions): Promise<nu
   }).child({ component: 'mcp-host' });
   const restoreConsole = routeConsoleToLogger(logger);
   for (const warning of config.warnings) logger.warn(warning);
+  if (!config.file.found) io.stderr(`${builtInDefaultsNotice(path)}\n`);
   if (token === undefined)
     logger.warn(
       'no token set (CURSOR_BRIDGE_MCP_TOKEN / mcpHost.token): any local process can attach and call tools',
@@ -65,9 +67,7 @@ export const runMcpHost = async (io: CliIo, options: McpHostOptions): Promise<nu
       address = await server.listen(port, host);
     } catch (error) {
       await server.close();
-      io.stderr(
-        `cursor-bridge: mcp-host cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
+      io.stderr(`${describeListenFailure(error, { command: 'mcp-host', host, port })}\n`);
       return exitCodes.failure;
     }
     const base = `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;

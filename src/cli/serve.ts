@@ -6,7 +6,8 @@ import { exitCodes, type CliIo } from './cli-io.js';
 import { createBridge } from '../bridge/create-bridge.js';
 import { detectContainer } from '../bridge/sandbox.js';
 import { decideListenHost } from './listen-host.js';
-import { loadCommandConfig } from './load-command-config.js';
+import { describeListenFailure } from './listen-error.js';
+import { builtInDefaultsNotice, loadCommandConfig } from './load-command-config.js';
 
 export type ServeOptions = {
   host?: string;
@@ -98,8 +99,10 @@ const serve = async (
   },
 ): Promise<number> => {
   for (const warning of config.warnings) logger.warn(warning);
-  if (!config.file.found)
+  if (!config.file.found) {
     logger.info({ path }, 'no config file; using built-in defaults (provider cursor, cursor,composer-2)');
+    io.stderr(`${builtInDefaultsNotice(path)}\n`);
+  }
 
   const bridge = await createBridge({
     config,
@@ -122,9 +125,7 @@ const serve = async (
     });
   } catch (error) {
     await bridge.close();
-    io.stderr(
-      `cursor-bridge: cannot listen on ${listenHost}:${port}: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
+    io.stderr(`${describeListenFailure(error, { command: 'serve', host: listenHost, port })}\n`);
     return exitCodes.failure;
   }
   const address = bridge.server.address();

@@ -1,0 +1,24 @@
+/** Claude Code Router 3's fixed ports: gateway 3456, its core in compatibility mode 3457, admin UI 3458. */
+export const ccr3Ports = { first: 3456, last: 3458 } as const;
+
+/**
+ * The one line a command prints when it cannot listen. A port in use names the flag (and config key) that
+ * moves it, and, for CCR 3's ports, says that CCR 3 is the likely owner and what to do instead.
+ */
+export const describeListenFailure = (
+  error: unknown,
+  where: { command: 'serve' | 'mcp-host'; host: string; port: number },
+): string => {
+  const { command, host, port } = where;
+  const reason = error instanceof Error ? error.message : String(error);
+  if ((error as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE')
+    return `cursor-bridge: ${command} cannot listen on ${host}:${port}: ${reason}`;
+  const configKey = command === 'serve' ? 'PORT' : 'mcpHost.port';
+  const ccr3 =
+    port >= ccr3Ports.first && port <= ccr3Ports.last
+      ? ` Claude Code Router 3 listens on ${ccr3Ports.first}–${ccr3Ports.last} (gateway, core, admin UI): with CCR 3 ` +
+        `running, ${command === 'serve' ? 'use the cursor-bridge plugin inside it instead (cursor-bridge ccr install), or ' : ''}` +
+        `pick a port outside that range, e.g. --port 3465.`
+      : '';
+  return `cursor-bridge: ${command} cannot listen on ${host}:${port}: the port is already in use. Choose another with --port <n> (or ${configKey} in the config).${ccr3}`;
+};

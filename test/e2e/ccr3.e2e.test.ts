@@ -1,0 +1,180 @@
+/**
+ * Acceptance for issue 21: the real Claude Code CLI through unmodified Claude Code Router 3.1.1 (from npm),
+ * set up from an empty HOME with `ccr start` and `cursor-bridge ccr install`, with cursor-bridge running as
+ * CCR's plugin in CCR's own process and the real `@cursor/sdk` against the fake Cursor backend. Everything
+ * runs in one private network namespace (`helpers/ccr3-host.ts`): CCR 3 binds fixed ports.
+ *
+ * Claude Code asks for its default model (a `claude-*` name) and CCR's rule routes it to the plugin. The
+ * Bash command the model asks for saves CCR's config (changed) and restarts its gateway while the call is
+ * parked, so its result must reach the same run through a restarted gateway and a re-imported plugin.
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { repoRoot } from '../helpers/repo-root.js';
+import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
+import { cursorBridgeBin, pluginLogPath, startCcr3Host, type Ccr3Host } from './helpers/ccr3-host.js';
+import { installTimeoutMs } from './helpers/e2e-harness.js';
+import { createFakeBackendModel } from './helpers/fake-backend-model.js';
+import { ensureClient } from './helpers/install-clients.js';
+import { quoteToolResults } from './helpers/model-scenario.js';
+import { createClientSandbox, runClient, type ClientRun } from './helpers/run-client.js';
+
+const testTimeoutMs = 5 * 60_000;
+
+describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeout: testTimeoutMs }, () => {
+  let host: Ccr3Host | undefined;
+  let failed = false;
+  const report: string[] = [];
+  beforeAll(async () => {
+    await ensureClient('claude-code');
+    host = await startCcr3Host();
+  }, installTimeoutMs);
+  afterAll(async () => {
+    if ((failed || process.env['E2E_REPORT'] === '1') && host !== undefined)
+      console.error([host.describe(), ...report].join('\n'));
+    await host?.close();
+  });
+
+  const workspaces = () => join(host!.home, '.claude-code-router', 'cursor-sdk-workspaces');
+
+  it('from an empty HOME: ccr start, cursor-bridge ccr install, a Bash round trip across a gateway restart, ccr stop', async () => {
+    const ccr = host!;
+    try {
+      // 1. ccr start: the service (gateway 3456, admin 3458), with CURSOR_API_KEY / CURSOR_BACKEND_URL in its env.
+      const started = await ccr.ccrCommand(['start']);
+      expect(started.exitCode, started.stderr).toBe(0);
+      // `ccr start` returns once the service answers; the wait is a safety net for a loaded machine.
+      const info = await vi.waitFor(() => ccr.rpc('getAppInfo') as Promise<{ version: string }>, {
+        timeout: 60_000,
+        interval: 250,
+      });
+      expect(info.version).toBe('3.1.1');
+
+      // CCR's "import a plugin directory" reads the package's `ccr` manifest key.
+      expect(await ccr.rpc('selectPluginDirectory', [repoRoot])).toMatchObject({
+        id: 'cursor-bridge',
+        modulePath: join(repoRoot, 'ccr', 'ccr3-plugin.mjs'),
+        permissions: ['trusted-code', 'http-backends'],
+        surfaces: { gateway: true, apps: false, provider: false },
+      });
+
+      // 2. cursor-bridge ccr install, then again: nothing to do.
+      const install = await ccr.run(process.execPath, [cursorBridgeBin, 'ccr', 'install']);
+      expect(install.exitCode, `${install.stdout}\n${install.stderr}`).toBe(0);
+      expect(install.stdout).toMatch(/provider "cursor": added/);
+      expect(install.stdout).toMatch(/plugin "cursor-bridge": added/);
+      expect(install.stdout).toMatch(/rule: models starting with "claude"/);
+      const again = await ccr.run(process.execPath, [cursorBridgeBin, 'ccr', 'install']);
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/already installed; nothing to do/);
+      const config = (await ccr.rpc('getConfig')) as { APIKEY: string };
+
+      // 3. The model's Bash call saves a changed config and restarts the gateway while it is parked.
+      const script = join(ccr.root, 'reload.sh');
+      await writeFile(
+        script,
+        [
+          '#!/bin/sh',
+          'set -e',
+          `before=$(${ccr.rpcCommand('getGatewayStatus')})`,
+          `node_config=$(${ccr.rpcCommand('getConfig')})`,
+          // API_TIMEOUT_MS + 1: a real change, so saveConfig restarts the gateway (plugins stop with "reload").
+          `changed=$(printf '%s' "$node_config" | ${process.execPath} -e 'let t="";process.stdin.on("data",d=>t+=d).on("end",()=>{const c=JSON.parse(t);c.API_TIMEOUT_MS=(c.API_TIMEOUT_MS??600000)+1;process.stdout.write(JSON.stringify([c]))})')`,
+          `${process.execPath} ${ccr.root}/rpc.mjs ${ccr.home} saveConfig "$changed" >/dev/null`,
+          `${ccr.rpcCommand('restartGateway')} >/dev/null`,
+          `after=$(${ccr.rpcCommand('getGatewayStatus')})`,
+          `[ "$before" != "$after" ] && echo "gateway restarted; reload-$((20+22))-ok"`,
+        ].join('\n'),
+        { mode: 0o755 },
+      );
+      const model = createFakeBackendModel(
+        {
+          turns: [
+            {
+              steps: [
+                { text: 'Reloading it.', toolCalls: [{ shell: `sh ${script}` }] },
+                { text: (context) => `The command printed: ${quoteToolResults(context)}` },
+              ],
+            },
+          ],
+        },
+        claudeCodeDriver.shell,
+        () => 0,
+      );
+      ccr.backend.setScenario(model.scenario);
+
+      const claude = await ensureClient('claude-code');
+      const sandbox = await createClientSandbox('claude-code-ccr3');
+      let run: ClientRun;
+      try {
+        run = await runClient({
+          binaryPath: claude.binaryPath,
+          args: [
+            '-p',
+            'Reload the router and tell me what it printed.',
+            '--output-format',
+            'json',
+            '--allowedTools',
+            'Bash',
+          ],
+          env: {
+            ANTHROPIC_BASE_URL: ccr.endpoint.baseUrl,
+            ANTHROPIC_API_KEY: config.APIKEY,
+            DISABLE_TELEMETRY: '1',
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+            DISABLE_AUTOUPDATER: '1',
+          },
+          sandbox,
+          endpoint: ccr.endpoint,
+          timeoutMs: 180_000,
+        });
+      } finally {
+        await sandbox.remove();
+      }
+      report.push(
+        `--- claude -p: exit ${String(run.exitCode)}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
+      );
+      expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
+      // `reload-42-ok` exists only if Claude Code ran the command; it reached the model's run after the restart.
+      expect(claudeCodeResult(run.stdout)?.result).toContain(
+        'The command printed: gateway restarted; reload-42-ok',
+      );
+      const main = model.played.filter((played) => played.main);
+      expect(main).toHaveLength(1);
+      expect(main[0]?.toolResults.map((result) => result.text)).toEqual([
+        expect.stringContaining('reload-42-ok'),
+      ]);
+      // One engine for the whole run: built once, kept through the reloads.
+      const log = await readFile(pluginLogPath(ccr.home), 'utf8');
+      expect(log.match(/"msg":"engine ready"/g)).toHaveLength(1);
+      expect(log).not.toContain('Reload the router');
+      expect((await readdir(workspaces())).length).toBeGreaterThan(0);
+
+      // `serve` beside the running CCR 3: its own config file, and a busy 3456 that says what to do.
+      const serve = await ccr.run(process.execPath, [cursorBridgeBin, 'serve']);
+      expect(serve.exitCode).toBe(1);
+      expect(serve.stderr).toContain(
+        `no config file at ${join(ccr.home, '.config', 'cursor-bridge', 'config.json')}; starting on built-in defaults`,
+      );
+      expect(serve.stderr).toMatch(
+        /127\.0\.0\.1:3456: the port is already in use\. Choose another with --port/,
+      );
+      expect(serve.stderr).toContain('Claude Code Router 3 listens on 3456–3458');
+
+      // 4. ccr stop: the plugin drains and closes; no scratch workspace is left.
+      const stopped = await ccr.ccrCommand(['stop']);
+      expect(stopped.exitCode, `${stopped.stdout}\n${stopped.stderr}`).toBe(0);
+      expect(await readdir(workspaces()).catch(() => [])).toEqual([]);
+      expect(await readFile(pluginLogPath(ccr.home), 'utf8')).toMatch(/"msg":"engine closed"/);
+
+      // With the service stopped, the install says what to run.
+      const notRunning = await ccr.run(process.execPath, [cursorBridgeBin, 'ccr', 'install']);
+      expect(notRunning.exitCode).toBe(2);
+      expect(notRunning.stderr).toContain('Run:\n  ccr start\n  cursor-bridge ccr install\n');
+    } catch (error) {
+      failed = true;
+      throw error;
+    }
+  });
+});
