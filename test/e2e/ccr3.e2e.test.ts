@@ -286,7 +286,8 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
   it('cancels the SDK run when the client goes away mid-stream', async () => {
     await recorded(async () => {
       const ccr = host!;
-      // The model streams one delta, then keeps its run open until the SDK closes the stream.
+      // The model keeps streaming until the SDK closes its run's stream: never silent, so the engine's
+      // silence bound cannot end the run either; only a cancel closes it.
       let streaming!: () => void;
       const started = new Promise<void>((resolve) => (streaming = resolve));
       let closed!: (run: { open: boolean; aborted: boolean }) => void;
@@ -295,8 +296,15 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
         run.text('A long answer begins ');
         streaming();
         await new Promise<void>((resolve) => {
-          if (run.signal.aborted) resolve();
-          run.signal.addEventListener('abort', () => resolve(), { once: true });
+          const more = setInterval(() => {
+            if (run.open) run.text('and on ');
+          }, 250);
+          const stop = (): void => {
+            clearInterval(more);
+            resolve();
+          };
+          if (run.signal.aborted) stop();
+          run.signal.addEventListener('abort', stop, { once: true });
         });
         closed({ open: run.open, aborted: run.signal.aborted });
       });
@@ -312,7 +320,7 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
       expect(left.exitCode, `${left.stdout}\n${left.stderr}`).toBe(0);
       expect(left.stdout).toContain('left after: A long answer begins');
       // The run's stream closes because the plugin cancelled it, not because the model ended it.
-      expect(await withSafetyNet(ended, 180_000, 'the backend run was never closed')).toEqual({
+      expect(await withSafetyNet(ended, 120_000, 'the backend run was never closed')).toEqual({
         open: false,
         aborted: true,
       });
