@@ -41,6 +41,9 @@ export type ClientReply = {
 
 const url = process.env['BENCH_BRIDGE_URL'];
 if (url === undefined) throw new Error('BENCH_BRIDGE_URL is not set');
+// Through a router (`ccr3-plugin.bench.ts`): the model its rule routes and the router's API key header.
+const model = process.env['BENCH_BRIDGE_MODEL'] ?? 'composer-2';
+const extraHeaders = JSON.parse(process.env['BENCH_BRIDGE_HEADERS'] ?? '{}') as Record<string, string>;
 const tools = [
   {
     name: 'Bash',
@@ -53,8 +56,8 @@ const tools = [
 const post = async ({ session, messages, parse }: Post, start = performance.now()): Promise<Posted> => {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-claude-code-session-id': session },
-    body: JSON.stringify({ model: 'composer-2', max_tokens: 50, stream: true, tools, messages }),
+    headers: { ...extraHeaders, 'content-type': 'application/json', 'x-claude-code-session-id': session },
+    body: JSON.stringify({ model, max_tokens: 50, stream: true, tools, messages }),
   });
   if (response.status !== 200)
     throw new Error(`bridge answered ${response.status}: ${await response.text()}`);

@@ -7,12 +7,16 @@
  * Claude Code asks for its default model (a `claude-*` name) and CCR's rule routes it to the plugin. The
  * Bash command the model asks for saves CCR's config (changed) and restarts its gateway while the call is
  * parked, so its result must reach the same run through a restarted gateway and a re-imported plugin.
+ * On the same running CCR: the model's thinking reaches Claude Code's stream-json output, and a client
+ * that goes away mid-stream gets its SDK run cancelled (the fake backend sees the run's stream closed);
+ * then `ccr stop`.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { repoRoot } from '../helpers/repo-root.js';
 import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
+import { parseJsonLines } from './helpers/client-driver.js';
 import { cursorBridgeBin, pluginLogPath, startCcr3Host, type Ccr3Host } from './helpers/ccr3-host.js';
 import { installTimeoutMs } from './helpers/e2e-harness.js';
 import { createFakeBackendModel } from './helpers/fake-backend-model.js';
@@ -21,6 +25,53 @@ import { quoteToolResults } from './helpers/model-scenario.js';
 import { createClientSandbox, runClient, type ClientRun } from './helpers/run-client.js';
 
 const testTimeoutMs = 5 * 60_000;
+
+/**
+ * A streaming Messages client for CCR's gateway (argv: base URL, API key) that leaves after its first
+ * text delta: `process.exit` destroys its socket mid-stream, as a Ctrl-C'd client's does.
+ */
+const abortingClient = `
+const [base, key] = process.argv.slice(1);
+const response = await fetch(base + '/v1/messages', {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+  body: JSON.stringify({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 1024,
+    stream: true,
+    messages: [{ role: 'user', content: 'Answer at length.' }],
+  }),
+});
+if (!response.ok) {
+  process.stderr.write(response.status + ' ' + (await response.text()));
+  process.exit(1);
+}
+const decoder = new TextDecoder();
+let seen = '';
+for await (const chunk of response.body) {
+  seen += decoder.decode(chunk, { stream: true });
+  for (const line of seen.split('\\n')) {
+    if (!line.startsWith('data:')) continue;
+    let event;
+    try { event = JSON.parse(line.slice(5)); } catch { continue; }
+    if (event.delta?.type === 'text_delta') {
+      process.stdout.write('left after: ' + event.delta.text + '\\n');
+      process.exit(0);
+    }
+  }
+}
+process.stderr.write('the stream ended before a text delta:\\n' + seen);
+process.exit(1);
+`;
+
+/** `promise`, or a rejection naming `what` if it has not settled after `ms` (a safety net, not a timing). */
+const withSafetyNet = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const net = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`e2e: ${what} (safety net of ${String(ms)} ms)`)), ms);
+  });
+  return Promise.race([promise, net]).finally(() => clearTimeout(timer));
+};
 
 describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeout: testTimeoutMs }, () => {
   let host: Ccr3Host | undefined;
@@ -36,9 +87,46 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
     await host?.close();
   });
 
+  /** CCR's APIKEY, read after the install. */
+  let apiKey: string | undefined;
   const workspaces = () => join(host!.home, '.claude-code-router', 'cursor-sdk-workspaces');
+  const recorded = async (test: () => Promise<void>): Promise<void> => {
+    try {
+      await test();
+    } catch (error) {
+      failed = true;
+      throw error;
+    }
+  };
+  /** `claude <args>` in a fresh sandbox, through CCR's gateway with CCR's APIKEY. */
+  const claudeThroughCcr = async (ccr: Ccr3Host, args: string[]): Promise<ClientRun> => {
+    const claude = await ensureClient('claude-code');
+    const sandbox = await createClientSandbox('claude-code-ccr3');
+    try {
+      const run = await runClient({
+        binaryPath: claude.binaryPath,
+        args,
+        env: {
+          ANTHROPIC_BASE_URL: ccr.endpoint.baseUrl,
+          ANTHROPIC_API_KEY: apiKey!,
+          DISABLE_TELEMETRY: '1',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          DISABLE_AUTOUPDATER: '1',
+        },
+        sandbox,
+        endpoint: ccr.endpoint,
+        timeoutMs: 180_000,
+      });
+      report.push(
+        `--- claude ${args.join(' ')}: exit ${String(run.exitCode)}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
+      );
+      return run;
+    } finally {
+      await sandbox.remove();
+    }
+  };
 
-  it('from an empty HOME: ccr start, cursor-bridge ccr install, a Bash round trip across a gateway restart, ccr stop', async () => {
+  it('from an empty HOME: ccr start, cursor-bridge ccr install, a Bash round trip across a gateway restart', async () => {
     const ccr = host!;
     try {
       // 1. ccr start: the service (gateway 3456, admin 3458), with CURSOR_API_KEY / CURSOR_BACKEND_URL in its env.
@@ -69,6 +157,7 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
       expect(again.exitCode, again.stderr).toBe(0);
       expect(again.stdout).toMatch(/already installed; nothing to do/);
       const config = (await ccr.rpc('getConfig')) as { APIKEY: string };
+      apiKey = config.APIKEY;
 
       // 3. The model's Bash call saves a changed config and restarts the gateway while it is parked.
       const script = join(ccr.root, 'reload.sh');
@@ -161,8 +250,87 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
         /127\.0\.0\.1:3456: the port is already in use\. Choose another with --port/,
       );
       expect(serve.stderr).toContain('Claude Code Router 3 listens on 3456–3458');
+    } catch (error) {
+      failed = true;
+      throw error;
+    }
+  });
 
-      // 4. ccr stop: the plugin drains and closes; no scratch workspace is left.
+  it('shows the thinking block of the model in stream-json output', async () => {
+    await recorded(async () => {
+      const ccr = host!;
+      const model = createFakeBackendModel(
+        { turns: [{ steps: [{ thinking: 'Weighing the CCR 3 question.', text: 'Thought it through.' }] }] },
+        claudeCodeDriver.shell,
+        () => 0,
+      );
+      ccr.backend.setScenario(model.scenario);
+      const run = await claudeThroughCcr(ccr, [
+        '-p',
+        'Think first.',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+      ]);
+      expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
+      const blocks = parseJsonLines(run.stdout)
+        .filter((line) => line['type'] === 'assistant')
+        .flatMap((line) => (line['message'] as { content?: Array<Record<string, unknown>> }).content ?? []);
+      expect(blocks).toContainEqual(
+        expect.objectContaining({ type: 'thinking', thinking: 'Weighing the CCR 3 question.' }),
+      );
+      expect(blocks).toContainEqual(expect.objectContaining({ type: 'text', text: 'Thought it through.' }));
+    });
+  });
+
+  it('cancels the SDK run when the client goes away mid-stream', async () => {
+    await recorded(async () => {
+      const ccr = host!;
+      // The model keeps streaming until the SDK closes its run's stream: never silent, so the engine's
+      // silence bound cannot end the run either; only a cancel closes it.
+      let streaming!: () => void;
+      const started = new Promise<void>((resolve) => (streaming = resolve));
+      let closed!: (run: { open: boolean; aborted: boolean }) => void;
+      const ended = new Promise<{ open: boolean; aborted: boolean }>((resolve) => (closed = resolve));
+      ccr.backend.setScenario(async (run) => {
+        run.text('A long answer begins ');
+        streaming();
+        await new Promise<void>((resolve) => {
+          const more = setInterval(() => {
+            if (run.open) run.text('and on ');
+          }, 250);
+          const stop = (): void => {
+            clearInterval(more);
+            resolve();
+          };
+          if (run.signal.aborted) stop();
+          run.signal.addEventListener('abort', stop, { once: true });
+        });
+        closed({ open: run.open, aborted: run.signal.aborted });
+      });
+      // A streaming client through CCR's gateway (inside the namespace) that leaves after its first text
+      // delta: it destroys its socket and exits, as a Ctrl-C'd client does.
+      const client = ccr.run(
+        process.execPath,
+        ['--input-type=module', '-e', abortingClient, ccr.endpoint.baseUrl, apiKey!],
+        { timeoutMs: 180_000 },
+      );
+      await withSafetyNet(started, 180_000, 'the backend run never started streaming');
+      const left = await client;
+      expect(left.exitCode, `${left.stdout}\n${left.stderr}`).toBe(0);
+      expect(left.stdout).toContain('left after: A long answer begins');
+      // The run's stream closes because the plugin cancelled it, not because the model ended it.
+      expect(await withSafetyNet(ended, 120_000, 'the backend run was never closed')).toEqual({
+        open: false,
+        aborted: true,
+      });
+    });
+  });
+
+  it('ccr stop: the plugin drains and closes; the install then says what to run', async () => {
+    await recorded(async () => {
+      const ccr = host!;
+      // No scratch workspace is left.
       const stopped = await ccr.ccrCommand(['stop']);
       expect(stopped.exitCode, `${stopped.stdout}\n${stopped.stderr}`).toBe(0);
       expect(await readdir(workspaces()).catch(() => [])).toEqual([]);
@@ -172,9 +340,6 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
       const notRunning = await ccr.run(process.execPath, [cursorBridgeBin, 'ccr', 'install']);
       expect(notRunning.exitCode).toBe(2);
       expect(notRunning.stderr).toContain('Run:\n  ccr start\n  cursor-bridge ccr install\n');
-    } catch (error) {
-      failed = true;
-      throw error;
-    }
+    });
   });
 });
