@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export type ClientName = 'claude-code' | 'codex' | 'opencode' | 'ccr-1' | 'ccr-2' | 'node-20';
@@ -91,10 +91,10 @@ const installTimeoutMs = 8 * 60_000;
 /** Bun-compiled binaries are hundreds of MB; the unlinked stub is a few hundred bytes. */
 const stubMaxBytes = 64 * 1024;
 
-type Outcome = { code: number | null; stdout: string; stderr: string; timedOut: boolean };
+export type Outcome = { code: number | null; stdout: string; stderr: string; timedOut: boolean };
 
 /** Run a host command (never a client under test) outside any sandbox, with a timeout. */
-const runCommand = (
+export const runCommand = (
   command: string,
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number },
@@ -126,7 +126,7 @@ const runCommand = (
   });
 
 /** The environment for `npm`: ours minus the `npm_*` variables an enclosing `npm test` sets. */
-const npmEnv = (): NodeJS.ProcessEnv =>
+export const npmEnv = (): NodeJS.ProcessEnv =>
   Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')));
 
 const exists = async (path: string): Promise<boolean> => {
@@ -250,26 +250,44 @@ const isStale = async (lockDir: string): Promise<boolean> => {
  * (~15 s per client); later calls only read a stamp file. Rejects with an explanation when the npm
  * registry cannot be reached and nothing is cached.
  */
-export const ensureClient = async (name: ClientName): Promise<InstalledClient> => {
-  const client = pinnedClients[name];
-  const prefix = join(clientCacheDir, `${name}-${client.version}`);
-  const result: InstalledClient = { ...client, prefix, binaryPath: join(prefix, client.binary) };
-  if (await isInstalled(client, prefix)) return result;
-
+/**
+ * Installs into `prefix` once per machine: `install` fills a staging directory, which replaces `prefix`
+ * when it succeeded. Parallel callers (other test files) wait on a lock and take the finished install; a
+ * lock left behind by a dead process is broken.
+ */
+export const installOnce = async (options: {
+  prefix: string;
+  isInstalled: () => Promise<boolean>;
+  install: (staging: string) => Promise<void>;
+}): Promise<void> => {
+  const { prefix, isInstalled: ready } = options;
+  if (await ready()) return;
   await mkdir(clientCacheDir, { recursive: true });
   const lockDir = `${prefix}.lock`;
-  const locked = await acquireLock(lockDir, () => isInstalled(client, prefix));
-  if (!locked) return result;
-  const staging = join(clientCacheDir, `.staging-${name}-${process.pid}-${randomBytes(4).toString('hex')}`);
+  if (!(await acquireLock(lockDir, ready))) return;
+  const staging = join(
+    clientCacheDir,
+    `.staging-${basename(prefix)}-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
   try {
-    if (await isInstalled(client, prefix)) return result;
-    await installInto(client, staging);
+    if (await ready()) return;
+    await options.install(staging);
     // A half-built tree from an older crash may sit at `prefix` without a stamp: replace it.
     await rm(prefix, { recursive: true, force: true });
     await rename(staging, prefix);
-    return result;
   } finally {
     await rm(staging, { recursive: true, force: true });
     await rm(lockDir, { recursive: true, force: true });
   }
+};
+
+export const ensureClient = async (name: ClientName): Promise<InstalledClient> => {
+  const client = pinnedClients[name];
+  const prefix = join(clientCacheDir, `${name}-${client.version}`);
+  await installOnce({
+    prefix,
+    isInstalled: () => isInstalled(client, prefix),
+    install: (staging) => installInto(client, staging),
+  });
+  return { ...client, prefix, binaryPath: join(prefix, client.binary) };
 };
