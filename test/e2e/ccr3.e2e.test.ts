@@ -11,18 +11,23 @@
  * that goes away mid-stream gets its SDK run cancelled (the fake backend sees the run's stream closed);
  * then `ccr stop`.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { repoRoot } from '../helpers/repo-root.js';
 import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
 import { parseJsonLines } from './helpers/client-driver.js';
-import { cursorBridgeBin, pluginLogPath, startCcr3Host, type Ccr3Host } from './helpers/ccr3-host.js';
+import {
+  cursorBridgeBin,
+  pluginLogPath,
+  startCcr3Host,
+  type Ccr3Host,
+  type CommandOutcome,
+} from './helpers/ccr3-host.js';
 import { installTimeoutMs } from './helpers/e2e-harness.js';
 import { createFakeBackendModel } from './helpers/fake-backend-model.js';
 import { ensureClient } from './helpers/install-clients.js';
 import { quoteToolResults } from './helpers/model-scenario.js';
-import { createClientSandbox, runClient, type ClientRun } from './helpers/run-client.js';
 
 const testTimeoutMs = 5 * 60_000;
 
@@ -98,32 +103,32 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
       throw error;
     }
   };
-  /** `claude <args>` in a fresh sandbox, through CCR's gateway with CCR's APIKEY. */
-  const claudeThroughCcr = async (ccr: Ccr3Host, args: string[]): Promise<ClientRun> => {
+  /**
+   * `ccr "Claude Code" -- <args>` inside CCR's namespace and HOME, as a user runs it: CCR's launcher starts
+   * `claude` from PATH (the pinned binary) with the settings `ccr start` wrote (`~/.claude/settings.json`: its
+   * gateway's URL and `apiKeyHelper`).
+   */
+  const claudeThroughCcr = async (ccr: Ccr3Host, args: string[]): Promise<CommandOutcome> => {
     const claude = await ensureClient('claude-code');
-    const sandbox = await createClientSandbox('claude-code-ccr3');
-    try {
-      const run = await runClient({
-        binaryPath: claude.binaryPath,
-        args,
-        env: {
-          ANTHROPIC_BASE_URL: ccr.endpoint.baseUrl,
-          ANTHROPIC_API_KEY: apiKey!,
-          DISABLE_TELEMETRY: '1',
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-          DISABLE_AUTOUPDATER: '1',
-        },
-        sandbox,
-        endpoint: ccr.endpoint,
-        timeoutMs: 180_000,
-      });
-      report.push(
-        `--- claude ${args.join(' ')}: exit ${String(run.exitCode)}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
-      );
-      return run;
-    } finally {
-      await sandbox.remove();
-    }
+    const bin = join(ccr.root, 'bin');
+    await mkdir(bin, { recursive: true });
+    await symlink(claude.binaryPath, join(bin, 'claude')).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    const run = await ccr.run(process.execPath, [ccr.ccrCli, 'Claude Code', '--', ...args], {
+      env: {
+        ...ccr.env,
+        PATH: `${bin}:${ccr.env['PATH'] ?? '/usr/bin:/bin'}`,
+        DISABLE_TELEMETRY: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+      },
+      timeoutMs: 180_000,
+    });
+    report.push(
+      `--- ccr "Claude Code" -- ${args.join(' ')}: exit ${String(run.exitCode)}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
+    );
+    return run;
   };
 
   it('from an empty HOME: ccr start, cursor-bridge ccr install, a Bash round trip across a gateway restart', async () => {
@@ -193,37 +198,14 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
       );
       ccr.backend.setScenario(model.scenario);
 
-      const claude = await ensureClient('claude-code');
-      const sandbox = await createClientSandbox('claude-code-ccr3');
-      let run: ClientRun;
-      try {
-        run = await runClient({
-          binaryPath: claude.binaryPath,
-          args: [
-            '-p',
-            'Reload the router and tell me what it printed.',
-            '--output-format',
-            'json',
-            '--allowedTools',
-            'Bash',
-          ],
-          env: {
-            ANTHROPIC_BASE_URL: ccr.endpoint.baseUrl,
-            ANTHROPIC_API_KEY: config.APIKEY,
-            DISABLE_TELEMETRY: '1',
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-            DISABLE_AUTOUPDATER: '1',
-          },
-          sandbox,
-          endpoint: ccr.endpoint,
-          timeoutMs: 180_000,
-        });
-      } finally {
-        await sandbox.remove();
-      }
-      report.push(
-        `--- claude -p: exit ${String(run.exitCode)}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
-      );
+      const run = await claudeThroughCcr(ccr, [
+        '-p',
+        'Reload the router and tell me what it printed.',
+        '--output-format',
+        'json',
+        '--allowedTools',
+        'Bash',
+      ]);
       expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
       // `reload-42-ok` exists only if Claude Code ran the command; it reached the model's run after the restart.
       expect(claudeCodeResult(run.stdout)?.result).toContain(

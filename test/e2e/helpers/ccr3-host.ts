@@ -40,6 +40,8 @@ export type Ccr3Host = {
     args: readonly string[],
     options?: { env?: Record<string, string>; timeoutMs?: number },
   ): Promise<CommandOutcome>;
+  /** CCR's CLI (`dist/main/cli.js`), for a command that needs its own environment. */
+  ccrCli: string;
   /** `ccr <args>` with CCR's environment. */
   ccrCommand(args: readonly string[]): Promise<CommandOutcome>;
   /** An admin RPC call made from inside the namespace: the `value` of `{ ok: true, value }`. */
@@ -226,6 +228,7 @@ export const startCcr3Host = async (): Promise<Ccr3Host> => {
     home,
     env,
     run,
+    ccrCli: ccr.cli,
     ccrCommand: (args) => run(process.execPath, [ccr.cli, ...args]),
     rpc,
     rpcCommand: (method, args) =>
