@@ -69,6 +69,29 @@ process.stderr.write('the stream ended before a text delta:\\n' + seen);
 process.exit(1);
 `;
 
+/**
+ * The check `ccr "Claude Code"` makes before it starts claude (argv: base URL, API key): GET /v1/models
+ * through CCR's gateway as Claude Code; exits 0 on 200.
+ */
+const gatewayProbe = `
+const [base, key] = process.argv.slice(1);
+const response = await fetch(base + '/v1/models', {
+  headers: { authorization: 'Bearer ' + key, 'user-agent': 'Claude Code' },
+});
+await response.text();
+if (response.status !== 200) {
+  process.stderr.write('GET /v1/models: HTTP ' + response.status);
+  process.exit(1);
+}
+`;
+
+/**
+ * CCR's launcher refused to start claude because its pre-launch check of the gateway timed out (three
+ * tries of 1.2 s each, CCR's own bound): claude never ran.
+ */
+const launcherCheckTimedOut = (run: CommandOutcome): boolean =>
+  run.exitCode !== 0 && /but it cannot serve Claude Code right now \(HTTP 0\)/.test(run.stderr + run.stdout);
+
 /** `promise`, or a rejection naming `what` if it has not settled after `ms` (a safety net, not a timing). */
 const withSafetyNet = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
   let timer: NodeJS.Timeout | undefined;
@@ -115,19 +138,40 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
     await symlink(claude.binaryPath, join(bin, 'claude')).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
-    const run = await ccr.run(process.execPath, [ccr.ccrCli, 'Claude Code', '--', ...args], {
-      env: {
-        ...ccr.env,
-        PATH: `${bin}:${ccr.env['PATH'] ?? '/usr/bin:/bin'}`,
-        DISABLE_TELEMETRY: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-      },
-      timeoutMs: 180_000,
-    });
-    report.push(
-      `--- ccr "Claude Code" -- ${args.join(' ')}: exit ${String(run.exitCode)}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
-    );
+    // The launcher checks the gateway with a 1.2 s bound per try before it starts claude, a bound a loaded
+    // machine can miss: the gateway must first answer that same request (the wait is a safety net), and a
+    // launch refused by that check alone, before claude ran, is tried again.
+    const launch = async (): Promise<CommandOutcome> => {
+      await vi.waitFor(
+        async () => {
+          const probe = await ccr.run(process.execPath, [
+            '--input-type=module',
+            '-e',
+            gatewayProbe,
+            ccr.endpoint.baseUrl,
+            apiKey!,
+          ]);
+          if (probe.exitCode !== 0) throw new Error(`the gateway does not serve yet: ${probe.stderr}`);
+        },
+        { timeout: 60_000, interval: 500 },
+      );
+      const run = await ccr.run(process.execPath, [ccr.ccrCli, 'Claude Code', '--', ...args], {
+        env: {
+          ...ccr.env,
+          PATH: `${bin}:${ccr.env['PATH'] ?? '/usr/bin:/bin'}`,
+          DISABLE_TELEMETRY: '1',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          DISABLE_AUTOUPDATER: '1',
+        },
+        timeoutMs: 180_000,
+      });
+      report.push(
+        `--- ccr "Claude Code" -- ${args.join(' ')}: exit ${String(run.exitCode)}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
+      );
+      return run;
+    };
+    let run = await launch();
+    for (let retry = 1; retry <= 2 && launcherCheckTimedOut(run); retry += 1) run = await launch();
     return run;
   };
 
