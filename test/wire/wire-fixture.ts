@@ -37,7 +37,7 @@ export type WireBridgeOptions = {
   auth?: FakeAuthMode;
   /** The CURSOR_API_KEY the bridge sees; `null` for none. Default `crsr_test`. */
   apiKey?: string | null;
-  /** Raw config.json content. */
+  /** Raw config.json content; `cursorWarmWorkspaces` is 2 unless it says otherwise. */
   config?: Record<string, unknown>;
   /** Warm-pool timing, passed to `createBridge`. */
   warmWorkspaces?: CreateBridgeOptions['warmWorkspaces'];
@@ -70,7 +70,10 @@ export const startWireBridge = async (options: WireBridgeOptions = {}): Promise<
     HOME: home,
     ...(apiKey === null ? {} : { CURSOR_API_KEY: apiKey }),
   };
-  const config = resolveConfig(options.config ?? {}, { path: join(home, 'config.json'), env, homedir: home });
+  // A small warm pool unless the test sizes it: the default (32) would warm 32 executors after each
+  // bridge's first conversation, CPU the tests of other files need; two still exercise the warm path.
+  const raw = { cursorWarmWorkspaces: 2, ...options.config };
+  const config = resolveConfig(raw, { path: join(home, 'config.json'), env, homedir: home });
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
   const bridge = await createBridge({

@@ -2,7 +2,7 @@
  * BackendFlow on real Node HTTP/1.1 and HTTP/2 streams, read the way Connect's Node client reads them
  * (the body's async iterator): a paused flow stops the reads, so the server's writes block; other
  * requests are untouched; a paused flow lets its trickle through; resuming delivers the rest intact.
- * The SDK end to end (HTTP/1.1, as against the fake) is in backend-flow-sdk.test.ts; HTTP/2, which the SDK
+ * The SDK end to end (HTTP/1.1, as against the fake) is in test/reliability/backend-flow-sdk.test.ts; HTTP/2, which the SDK
  * uses against Cursor, runs here through Connect's Node client, the copy the SDK resolves.
  */
 

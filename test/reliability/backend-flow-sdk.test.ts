@@ -12,12 +12,12 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
-import type { RunContext } from '../../fakes/cursor-backend/run-context.js';
-import type { SdkTestEnv } from '../../fakes/cursor-backend/sdk-test-env.js';
-import { startSdkTestEnv } from '../../fakes/cursor-backend/sdk-test-env.js';
-import { CursorRun } from '../../../src/upstream/cursor/cursor-run.js';
-import { InMemoryAgentStore } from '../../../src/upstream/cursor/in-memory-agent-store.js';
-import type { UpstreamEvent } from '../../../src/upstream/upstream-port.js';
+import type { RunContext } from '../fakes/cursor-backend/run-context.js';
+import type { SdkTestEnv } from '../fakes/cursor-backend/sdk-test-env.js';
+import { startSdkTestEnv } from '../fakes/cursor-backend/sdk-test-env.js';
+import { CursorRun } from '../../src/upstream/cursor/cursor-run.js';
+import { InMemoryAgentStore } from '../../src/upstream/cursor/in-memory-agent-store.js';
+import type { UpstreamEvent } from '../../src/upstream/upstream-port.js';
 
 /** 24 MiB of text in 64 KiB deltas, each starting with its index so that order and loss show. */
 const deltaBytes = 64 * 1024;

@@ -24,7 +24,13 @@ import {
   startCli,
   stopChild,
 } from '../cli/helpers/cli-process.js';
-import { envOf, execForm, readDockerfile, runCommands, type DockerStage } from './dockerfile-steps.js';
+import {
+  envOf,
+  execForm,
+  readDockerfile,
+  runCommands,
+  type DockerStage,
+} from '../docker/dockerfile-steps.js';
 
 const run = promisify(execFile);
 
