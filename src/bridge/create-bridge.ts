@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import type { Env } from '../config/interpolate.js';
 import type { BridgeConfig } from '../config/load-config.js';
+import type { CatalogEntry } from '../config/model-names.js';
 import { resolveModelRoute } from '../config/model-route.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
 import { BridgeMetrics } from '../metrics/bridge-metrics.js';
@@ -96,18 +97,55 @@ export type BridgeEngine = {
   close(): Promise<void>;
 };
 
-/** A bridge: {@link createBridgeEngine} plus the HTTP server over it (not listening yet). */
-/** The engine's model resolution: the config's route for the request's model, or a 404 naming why. */
-export const engineModelResolver =
-  (config: BridgeConfig): EngineOptions['resolveModel'] =>
-  (request) => {
+export type EngineModelResolverOptions = {
+  /**
+   * Cursor's live catalog (the upstream's `listModels`, cached there). Without it, or while it rejects,
+   * names resolve against the provider's `models` only — logged once per outage at `warn`.
+   */
+  catalog?: () => Promise<readonly CatalogEntry[]>;
+  logger?: Logger;
+};
+
+/**
+ * The engine's model resolution ({@link resolveModelRoute}): the route for the request's model against
+ * Cursor's catalog and the config, or a 404 naming why there is none.
+ */
+export const engineModelResolver = (
+  config: BridgeConfig,
+  options: EngineModelResolverOptions = {},
+): EngineOptions['resolveModel'] => {
+  let catalogDown = false;
+  const readCatalog = async (): Promise<readonly CatalogEntry[] | undefined> => {
+    if (options.catalog === undefined) return undefined;
+    try {
+      const catalog = await options.catalog();
+      if (catalogDown) options.logger?.info("Cursor's model catalog is readable again");
+      catalogDown = false;
+      return catalog;
+    } catch (error) {
+      if (!catalogDown) {
+        options.logger?.warn(
+          { err: error, models: config.cursor.models },
+          "Cursor's model catalog could not be read; model names resolve against the provider's models only",
+        );
+      }
+      catalogDown = true;
+      return undefined;
+    }
+  };
+  return async (request) => {
     const route = resolveModelRoute(config, {
       model: request.model,
       reasoningRequested: request.reasoning.requested,
+      catalog: await readCatalog(),
     });
     if (!route.ok) throw new BridgeError(createTurnError('not-found', route.error, { retryable: false }));
-    return { model: route.value.model };
+    const { model, route: kind, note } = route.value;
+    return { model, route: kind, ...(note === undefined ? {} : { note }) };
   };
+};
+
+/** A bridge: {@link createBridgeEngine} plus the HTTP server over it (not listening yet). */
 
 export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge> => {
   const { config, logger } = options;
@@ -289,7 +327,10 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     logger,
     mode: cursor.mode,
     maxSessions: config.maxSessions,
-    resolveModel: engineModelResolver(config),
+    resolveModel: engineModelResolver(config, {
+      ...(upstream.listModels === undefined ? {} : { catalog: upstream.listModels.bind(upstream) }),
+      logger,
+    }),
     ...options.engine,
   });
 

@@ -151,7 +151,8 @@ export class CcrFacade {
     }
     const meta = {
       id: `chatcmpl-${randomBytes(12).toString('hex')}`,
-      model: routedModel,
+      // The Cursor model that runs: CCR's choice, a catalog alias resolved to its id.
+      model: events.modelRoute?.model ?? routedModel,
       createdAt: Math.floor(Date.now() / 1000),
     };
     if (turn.stream) return createStreamTurnResponse({ meta, events, abort, log, onEnd: release });

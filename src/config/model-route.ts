@@ -1,16 +1,36 @@
 /**
- * Which Cursor model serves a request, per design.md "Model resolution": `provider,model` → that; a
- * model listed in the Cursor provider's `models` → that; otherwise the Router (`background` for a
- * model name containing `haiku`, `think` when reasoning is requested, else `default`).
+ * Which Cursor model serves a request (design.md "Model resolution"; README "Picking the model"). In
+ * order, for the name with Claude Code's `[1m]` suffix stripped:
+ *
+ * 1. `provider,model` → that model (`explicit`; a catalog alias becomes its id);
+ * 2. one of Claude Code's own names (`opus`, `sonnet`, `haiku`, Anthropic ids such as `claude-opus-4-8`)
+ *    → the Router, even when Cursor serves a model of that name: Claude Code sends its default on every
+ *    request, so the name says which tier, not which Cursor model (`cursor,claude-opus-4-8` runs that);
+ * 3. a name in Cursor's live catalog (id or alias, any case) → that model (`catalog`);
+ * 4. a name in the Cursor provider's `models` → that model (`listed`; the catalog lacks it or is unknown);
+ * 5. anything else → the Router: `background` for a name containing `haiku`, `think` when the request
+ *    asks for reasoning, else `default`. A name near catalog models (`gpt-5` when Cursor serves
+ *    `gpt-5.4`) is `unmatched`: it runs the same Router scenario and the note names the near models —
+ *    a near model is never run in its place, since it is another model with another price.
+ *
+ * Every route but `explicit`, `catalog` and `listed` carries a `note` saying why the name did not run.
  */
 import type { Result } from '../shared/result.js';
+import type { TurnModelRouteKind } from '../turn/turn-model-route.js';
 import type { BridgeConfig } from './load-config.js';
+import {
+  findCatalogEntry,
+  isClaudeCodeModelName,
+  nearCatalogIds,
+  stripContextSuffix,
+  type CatalogEntry,
+} from './model-names.js';
 
-/** How the model was chosen: named explicitly, listed in the provider's models, or a Router scenario. */
-export type ModelRouteKind = 'explicit' | 'listed' | 'background' | 'think' | 'default';
+/** How the model was chosen; see {@link TurnModelRouteKind}. */
+export type ModelRouteKind = TurnModelRouteKind;
 
 /** The Cursor model a request runs on, and how it was chosen. */
-export type ModelRoute = { provider: string; model: string; route: ModelRouteKind };
+export type ModelRoute = { provider: string; model: string; route: ModelRouteKind; note?: string };
 
 /** The route, or the user-facing reason there is none. */
 export type ModelRouteResult = Result<ModelRoute, string>;
@@ -20,7 +40,11 @@ export type ModelRouteRequest = {
   model: string;
   /** Whether the request asks for reasoning (`TurnRequest.reasoning.requested`). */
   reasoningRequested: boolean;
+  /** Cursor's live model catalog; `undefined` when it could not be read (then only `models` is known). */
+  catalog?: readonly CatalogEntry[] | undefined;
 };
+
+type RouteConfig = Pick<BridgeConfig, 'cursor' | 'router' | 'providers'>;
 
 /**
  * Resolves the request's model to `{provider, model}` on the Cursor provider. A route that lands on
@@ -28,23 +52,71 @@ export type ModelRouteRequest = {
  * `{ok: false, error: message}`, never thrown. Provider names compare case-insensitively; the returned
  * provider is the configured Cursor provider name.
  */
-export const resolveModelRoute = (
-  config: Pick<BridgeConfig, 'cursor' | 'router' | 'providers'>,
-  request: ModelRouteRequest,
+export const resolveModelRoute = (config: RouteConfig, request: ModelRouteRequest): ModelRouteResult => {
+  const name = stripContextSuffix(request.model);
+  const catalog = request.catalog;
+  if (name.includes(',')) {
+    const route = routeTo(config, name, 'explicit', `model "${name}"`);
+    const entry =
+      route.ok && catalog !== undefined ? findCatalogEntry(catalog, route.value.model) : undefined;
+    return entry === undefined || !route.ok
+      ? route
+      : { ok: true, value: { ...route.value, model: entry.id } };
+  }
+  if (name !== '' && isClaudeCodeModelName(name)) {
+    const served = catalog === undefined ? undefined : findCatalogEntry(catalog, name);
+    const also =
+      served === undefined
+        ? ''
+        : `; Cursor also serves "${served.id}": ask for "${config.cursor.providerName},${served.id}" to run it`;
+    return routerRoute(
+      config,
+      name,
+      request.reasoningRequested,
+      (slot) => `Claude Code's "${name}" follows ${slot}${also}`,
+    );
+  }
+  const entry = name === '' || catalog === undefined ? undefined : findCatalogEntry(catalog, name);
+  if (entry !== undefined) return cursorRoute(config, entry.id, 'catalog');
+  const lower = name.toLowerCase();
+  const listed = config.cursor.models.find((model) => model.toLowerCase() === lower);
+  if (name !== '' && listed !== undefined) return cursorRoute(config, listed, 'listed');
+  if (name === '')
+    return routerRoute(config, name, request.reasoningRequested, (slot) => `no model named; ${slot}`);
+  const where =
+    catalog === undefined ? "the provider's models (Cursor's catalog could not be read)" : "Cursor's catalog";
+  const near = catalog === undefined ? [] : nearCatalogIds(catalog, name);
+  const route = routerRoute(config, name, request.reasoningRequested, (slot) =>
+    near.length === 0
+      ? `"${name}" is not in ${where}; ${slot} runs`
+      : `"${name}" is not in ${where}, which has ${near.map((id) => `"${id}"`).join(', ')}; ${slot} runs instead — ask for one of those to run it`,
+  );
+  return near.length > 0 && route.ok ? { ok: true, value: { ...route.value, route: 'unmatched' } } : route;
+};
+
+const cursorRoute = (config: RouteConfig, model: string, route: ModelRouteKind): ModelRouteResult => ({
+  ok: true,
+  value: { provider: config.cursor.providerName, model, route },
+});
+
+/** The Router's scenario for `name`: background for a haiku name, think for reasoning, else default. */
+const routerRoute = (
+  config: RouteConfig,
+  name: string,
+  reasoningRequested: boolean,
+  note: (slot: string) => string,
 ): ModelRouteResult => {
-  const requested = request.model.trim();
-  if (requested.includes(',')) return routeTo(config, requested, 'explicit', `model "${requested}"`);
-  if (requested !== '' && config.cursor.models.includes(requested)) {
-    return { ok: true, value: { provider: config.cursor.providerName, model: requested, route: 'listed' } };
-  }
-  const background = config.router.background;
-  if (background !== undefined && requested.toLowerCase().includes('haiku')) {
-    return routeTo(config, background, 'background', 'Router.background');
-  }
-  const think = config.router.think;
-  if (think !== undefined && request.reasoningRequested)
-    return routeTo(config, think, 'think', 'Router.think');
-  return routeTo(config, config.router.default, 'default', 'Router.default');
+  const { background, think } = config.router;
+  const [value, route] =
+    background !== undefined && name.toLowerCase().includes('haiku')
+      ? [background, 'background' as const]
+      : think !== undefined && reasoningRequested
+        ? [think, 'think' as const]
+        : [config.router.default, 'default' as const];
+  const origin = `Router.${route}`;
+  const result = routeTo(config, value, route, origin);
+  if (!result.ok) return result;
+  return { ok: true, value: { ...result.value, note: note(`${origin} (${result.value.model})`) } };
 };
 
 const routeTo = (

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { BridgeMetrics, type MetricsSnapshot, type TurnOutcome } from '../metrics/bridge-metrics.js';
 import { BridgeError, createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
+import type { TurnEvents, TurnModelRoute } from '../turn/turn-model-route.js';
 import type { TurnRequest } from '../turn/turn-request.js';
 import type { UpstreamMode, UpstreamPort, UpstreamRunInput } from '../upstream/upstream-port.js';
 import { allowAllToolCalls, type ToolCallGuard, type WorkspacePort } from './engine-deps.js';
@@ -20,11 +21,13 @@ import type { Session } from './session.js';
 import { SessionRegistry } from './session-registry.js';
 import { assistantDigest, messageDigest } from './transcript-digest.js';
 import { releaseOnEnd } from './release-on-end.js';
+import { clipText } from '../shared/clip-text.js';
 import { planTurn, type Plan } from './turn-planner.js';
 import { classifyTrailingTurn, type TrailingTurn } from './turn-classifier.js';
 import { TurnCoalescer, type FinishedFlight } from './turn-coalescer.js';
 
-export type ResolvedModel = { model: string };
+/** The Cursor model a request runs on, the rule that chose it, and why the name did not run as sent. */
+export type ResolvedModel = Omit<TurnModelRoute, 'requested'>;
 
 export type EngineOptions = {
   upstream: UpstreamPort;
@@ -32,8 +35,11 @@ export type EngineOptions = {
   guard?: ToolCallGuard;
   logger: Logger;
   mode: UpstreamMode;
-  /** Route the client's model name to a Cursor model id; throws a BridgeError for an unusable route. */
-  resolveModel: (request: TurnRequest) => ResolvedModel;
+  /**
+   * Route the client's model name to a Cursor model id; throws (or rejects) with a BridgeError for an
+   * unusable route. Called once per request, before the upstream's preflight: keep it cache-fast.
+   */
+  resolveModel: (request: TurnRequest) => ResolvedModel | Promise<ResolvedModel>;
   /** Where turns, plans, evictions and tool-call latency are counted. Default: a registry of its own. */
   metrics?: BridgeMetrics;
   maxSessions?: number;
@@ -58,6 +64,7 @@ type TurnContext = {
   session: Session;
   request: TurnRequest;
   model: string;
+  route: TurnModelRoute['route'];
   digests: string[];
   trailing: TrailingTurn;
 };
@@ -74,6 +81,9 @@ const toolNamesKey = (tools: TurnRequest['tools']): string =>
     .map((tool) => tool.name)
     .sort()
     .join('\0');
+
+/** Distinct model routes logged at `info` (then `debug` per turn); cleared when full. */
+const maxLoggedRoutes = 256;
 
 const isTerminal = (event: TurnEvent): boolean => event.type === 'turn-end' || event.type === 'error';
 
@@ -123,6 +133,7 @@ export class Engine {
   readonly #sessions: SessionRegistry;
   readonly #coalescer: TurnCoalescer<TurnEvent>;
   readonly #sweeper: NodeJS.Timeout;
+  readonly #loggedRoutes = new Set<string>();
   #closed = false;
 
   constructor(options: EngineOptions) {
@@ -169,14 +180,20 @@ export class Engine {
     this.#sweeper.unref();
   }
 
-  /** The server's TurnHandler. */
-  handleTurn = async (request: TurnRequest, signal: AbortSignal): Promise<AsyncIterable<TurnEvent>> => {
+  /**
+   * The server's TurnHandler. The events carry the turn's {@link TurnModelRoute} (`modelRoute`): the
+   * Cursor model that runs and the rule that chose it, for the answer's `model` and the access log.
+   */
+  handleTurn = async (request: TurnRequest, signal: AbortSignal): Promise<TurnEvents> => {
     if (this.#closed) throw new BridgeError(createTurnError('overloaded', 'The bridge is shutting down.'));
     // Classification and identity happen once, here, and stay request-local: nothing of them goes upstream.
     const trailing = classifyTrailingTurn(request);
     const { session, created, release } = this.#sessions.admit(request);
     try {
-      const { model } = this.#options.resolveModel(request);
+      const resolved = await this.#options.resolveModel(request);
+      const { model } = resolved;
+      const modelRoute: TurnModelRoute = { requested: request.model, ...resolved };
+      this.#logRoute(modelRoute);
       await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
       // Per-message digests, computed once per request: the turn key, the planner and the committed
       // history all use them.
@@ -191,7 +208,7 @@ export class Engine {
         this.#metrics.retryReplayed(request.protocol);
         throw new BridgeError(last.error);
       }
-      const turn: TurnContext = { session, request, model, digests, trailing };
+      const turn: TurnContext = { session, request, model, route: resolved.route, digests, trailing };
       let started = false;
       // Identical retries share one producer: one send, one consumer of the SDK run; a retry after it
       // finished replays it. Turns of one conversation never overlap (group: the session).
@@ -212,10 +229,11 @@ export class Engine {
           replays,
         },
       );
-      return releaseOnEnd(events, (served) => {
+      const served: TurnEvents = releaseOnEnd(events, (served) => {
         if (served && !started) this.#metrics.retryReplayed(request.protocol);
         release();
       });
+      return Object.assign(served, { modelRoute });
     } catch (error) {
       release();
       // A request refused before it ran (bad model, auth) must not take an LRU slot from a conversation
@@ -252,13 +270,35 @@ export class Engine {
     await this.#options.upstream.close();
   }
 
+  /**
+   * A route is logged at `info` the first time its (name, model, rule) is seen — `warn` for a name near
+   * catalog models that did not run — then only in the turn's `debug` lines (their `model` and `route`).
+   */
+  #logRoute(modelRoute: TurnModelRoute): void {
+    const { model, route, note } = modelRoute;
+    const requested = clipText(modelRoute.requested);
+    const key = `${requested}\0${model}\0${route}`;
+    if (this.#loggedRoutes.has(key)) return;
+    if (this.#loggedRoutes.size >= maxLoggedRoutes) this.#loggedRoutes.clear();
+    this.#loggedRoutes.add(key);
+    const fields = { requested, model, route, ...(note === undefined ? {} : { note: clipText(note) }) };
+    if (route === 'unmatched')
+      this.#options.logger.warn(fields, 'model not served by Cursor; the Router chose');
+    else this.#options.logger.info(fields, 'model route');
+  }
+
   async *#turn(turn: TurnContext, signal: AbortSignal): AsyncGenerator<TurnEvent, void> {
-    const { session, request, digests, trailing } = turn;
+    const { session, request, model, route, digests, trailing } = turn;
     const startedAt = Date.now();
     // Made on first use: a pino child costs microseconds a turn that goes well never needs.
     let child: Logger | undefined;
     const log = (): Logger =>
-      (child ??= this.#options.logger.child({ session: session.key, protocol: request.protocol }));
+      (child ??= this.#options.logger.child({
+        session: session.key,
+        protocol: request.protocol,
+        model,
+        route,
+      }));
     const tools = this.#options.mode === 'bridge' ? request.tools : [];
     const pump = new EventPump({
       tools,

@@ -13,7 +13,7 @@ import type { SseFrame } from './sse-frame.js';
 export type ResponseMeta = {
   /** Protocol-shaped id (`msg_…`, `chatcmpl-…`, `resp_…`). */
   id: string;
-  /** The model name echoed back to the client (what it asked for). */
+  /** The model the answer names: the Cursor model that ran (else, with no route known, the one asked for). */
   model: string;
   /** Unix seconds. */
   createdAt: number;

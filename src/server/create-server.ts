@@ -6,6 +6,7 @@ import type { ProtocolAdapter, ResponseMeta } from '../protocols/protocol-adapte
 import { parseRequestJson } from '../protocols/shared/parse-request-json.js';
 import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
+import type { TurnEvents } from '../turn/turn-model-route.js';
 import type { TurnRequest } from '../turn/turn-request.js';
 import { apiKeyMatches, presentedApiKey } from './api-key.js';
 import { collectTurnEvents } from '../protocols/collect-turn-events.js';
@@ -19,9 +20,9 @@ import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../logging/repeat-limi
  * Runs one turn. Resolves once everything that can fail as a plain HTTP error (auth, model routing)
  * has been checked — fast when cached — and rejects with a BridgeError otherwise. The iterable then
  * yields the turn's events; the server stops consuming (calling `return()`) when the client goes away,
- * and `signal` aborts at the same moment.
+ * and `signal` aborts at the same moment. The iterable's `modelRoute`, when set, names the model that runs.
  */
-export type TurnHandler = (request: TurnRequest, signal: AbortSignal) => Promise<AsyncIterable<TurnEvent>>;
+export type TurnHandler = (request: TurnRequest, signal: AbortSignal) => Promise<TurnEvents>;
 
 export type BridgeServerOptions = {
   adapters: { anthropic: ProtocolAdapter; openaiChat: ProtocolAdapter; openaiResponses: ProtocolAdapter };
@@ -191,7 +192,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       if (!response.writableFinished) abort.abort(new Error('client disconnected'));
     });
 
-    let events: AsyncIterable<TurnEvent>;
+    let events: TurnEvents;
     try {
       events = await options.handleTurn(turn, abort.signal);
     } catch (error) {
@@ -202,7 +203,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     }
     const meta: ResponseMeta = {
       id: `${adapter.idPrefix}${randomBytes(12).toString('hex')}`,
-      model: turn.model,
+      model: events.modelRoute?.model ?? turn.model,
       createdAt: Math.floor(Date.now() / 1000),
     };
     let firstByteSeen = false;

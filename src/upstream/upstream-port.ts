@@ -100,6 +100,12 @@ export interface UpstreamPort {
   preflight(input: { model: string; reasoning: TurnReasoning }): Promise<void>;
   createSession(options: UpstreamSessionOptions): Promise<UpstreamSession>;
   /**
+   * Optional: the backend's model catalog (ids and aliases), from the same cache {@link preflight} reads:
+   * the network is asked at most once per refresh interval, and a failed refresh serves the last catalog.
+   * Rejects when no catalog was ever read (no credentials, backend down).
+   */
+  listModels?(): Promise<ReadonlyArray<{ id: string; aliases?: readonly string[] }>>;
+  /**
    * Optional: build, ahead of any session, what a session's first run in `workspaceDir` (with `mode`)
    * would otherwise build on its request path. Resolves to the release of what it holds; rejects when
    * it cannot (no credentials, backend down), which only means the first run pays as before.

@@ -175,6 +175,26 @@ describe('the CCR facade', () => {
     expect(upstream.calls[0]?.input.model).toBe('gpt-5.4');
   });
 
+  it('runs a catalog alias CCR routed to as its Cursor id, and the answer names that id', async () => {
+    const { facade, upstream } = await startFacade([
+      { type: 'text-delta', text: 'Routed.' },
+      { type: 'end', status: 'finished' },
+    ]);
+    upstream.listModels = async () => [{ id: 'claude-opus-4-8', aliases: ['opus-4.8'] }];
+    const call = ccrCall(anthropicBody('Which model?'));
+    const result = await facade.transformRequestIn(
+      {},
+      { ...call.request, model: 'opus-4.8' },
+      call.provider,
+      call.context,
+    );
+    const text = await result.config.__providerResponse.text();
+
+    expect(upstream.calls[0]?.input.model).toBe('claude-opus-4-8');
+    expect(text).toContain('"model":"claude-opus-4-8"');
+    expect(text).not.toContain('"model":"opus-4.8"');
+  });
+
   it('answers through the loopback URL once, on 127.0.0.1, with the secret', async () => {
     const { facade } = await startFacade([
       { type: 'text-delta', text: 'Loopback answer.' },

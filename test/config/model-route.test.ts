@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 
-import { resolveModelRoute } from '../../src/config/model-route.js';
 import type { BridgeConfig } from '../../src/config/load-config.js';
+import { nearCatalogIds, isClaudeCodeModelName } from '../../src/config/model-names.js';
+import { resolveModelRoute, type ModelRouteKind } from '../../src/config/model-route.js';
 
 type RouteConfig = Pick<BridgeConfig, 'cursor' | 'router' | 'providers'>;
 
 const config: RouteConfig = {
   cursor: {
     providerName: 'cursor',
-    models: ['composer-2', 'gpt-5.4'],
+    models: ['composer-2', 'gpt-5.4', 'grok-9-listed'],
     mode: 'bridge',
     sandboxEnabled: false,
   },
@@ -30,52 +31,223 @@ const defaultOnly: RouteConfig = {
   router: { default: 'cursor,composer-2', longContextThreshold: 60000 },
 };
 
+/** Cursor's live catalog, as the fake backend serves it plus a Cursor-named Claude model and gpt-5.5. */
+const catalog = [
+  { id: 'composer-2', aliases: ['composer'] },
+  { id: 'claude-opus-4-8', aliases: ['opus-4.8'] },
+  { id: 'claude-haiku-4-5' },
+  { id: 'claude-4.5-sonnet' },
+  { id: 'gpt-5.4' },
+  { id: 'gpt-5.5' },
+];
+
+type Row = [
+  label: string,
+  model: string,
+  reasoning: boolean,
+  expected: { model: string; route: ModelRouteKind; note?: RegExp },
+  options?: { config?: RouteConfig; catalog?: typeof catalog | undefined },
+];
+
+// Every row of issue 22 item 2, with the catalog read unless the row says otherwise.
+const rows: Row[] = [
+  // A name in Cursor's catalog runs that model.
+  ['catalog id', 'gpt-5.5', false, { model: 'gpt-5.5', route: 'catalog' }],
+  ['catalog id, reasoning does not change it', 'gpt-5.5', true, { model: 'gpt-5.5', route: 'catalog' }],
+  [
+    "Cursor's own name for a Claude model",
+    'claude-4.5-sonnet',
+    false,
+    { model: 'claude-4.5-sonnet', route: 'catalog' },
+  ],
+  ['catalog alias → its id', 'composer', false, { model: 'composer-2', route: 'catalog' }],
+  ['catalog id in another case', 'GPT-5.5', false, { model: 'gpt-5.5', route: 'catalog' }],
+  ['catalog id with the [1m] suffix', 'gpt-5.5[1m]', false, { model: 'gpt-5.5', route: 'catalog' }],
+  // Claude Code's own names follow the Router, even when Cursor serves that id.
+  [
+    'opus → Router.default',
+    'opus',
+    false,
+    {
+      model: 'composer-2',
+      route: 'default',
+      note: /Claude Code's "opus" follows Router.default \(composer-2\)$/,
+    },
+  ],
+  ['sonnet → Router.default', 'sonnet', false, { model: 'composer-2', route: 'default', note: /"sonnet"/ }],
+  [
+    'sonnet[1m] → Router.default',
+    'sonnet[1m]',
+    false,
+    { model: 'composer-2', route: 'default', note: /"sonnet"/ },
+  ],
+  [
+    'opus with reasoning → Router.think',
+    'opus',
+    true,
+    { model: 'claude-opus-4-8', route: 'think', note: /follows Router.think/ },
+  ],
+  ['haiku → Router.background', 'haiku', true, { model: 'claude-haiku-4-5', route: 'background' }],
+  [
+    'full Claude id Cursor also serves → Router.default, and says how to run it',
+    'claude-opus-4-8',
+    false,
+    {
+      model: 'composer-2',
+      route: 'default',
+      note: /Cursor also serves "claude-opus-4-8": ask for "cursor,claude-opus-4-8"/,
+    },
+  ],
+  [
+    "Claude Code's default, claude-opus-4-8[1m]",
+    'claude-opus-4-8[1m]',
+    false,
+    { model: 'composer-2', route: 'default', note: /"claude-opus-4-8" follows/ },
+  ],
+  [
+    'full Claude id with reasoning → Router.think',
+    'claude-opus-4-8[1m]',
+    true,
+    { model: 'claude-opus-4-8', route: 'think' },
+  ],
+  [
+    'dated Claude id → Router.default',
+    'claude-sonnet-4-5-20250929',
+    false,
+    { model: 'composer-2', route: 'default' },
+  ],
+  [
+    'Claude id Cursor does not serve',
+    'claude-sonnet-4-6',
+    true,
+    { model: 'claude-opus-4-8', route: 'think' },
+  ],
+  [
+    'Claude haiku id → Router.background',
+    'claude-haiku-4-5-20251001',
+    false,
+    { model: 'claude-haiku-4-5', route: 'background' },
+  ],
+  [
+    'legacy Claude haiku id → Router.background',
+    'claude-3-5-haiku-20241022',
+    true,
+    { model: 'claude-haiku-4-5', route: 'background' },
+  ],
+  [
+    'Claude haiku id in any case',
+    'Claude-HAIKU-4-5',
+    false,
+    { model: 'claude-haiku-4-5', route: 'background' },
+  ],
+  // Any other name runs the Router, and says so.
+  [
+    "Codex's default model → Router.default",
+    'gpt-6.2-sol',
+    false,
+    {
+      model: 'composer-2',
+      route: 'default',
+      note: /^"gpt-6.2-sol" is not in Cursor's catalog; Router.default \(composer-2\) runs$/,
+    },
+  ],
+  [
+    "Codex's default model with reasoning → Router.think",
+    'gpt-6.2-sol',
+    true,
+    { model: 'claude-opus-4-8', route: 'think' },
+  ],
+  // A name near catalog models is reported, not guessed.
+  [
+    'gpt-5 when Cursor serves gpt-5.4 and gpt-5.5 → unmatched, Router.default',
+    'gpt-5',
+    false,
+    {
+      model: 'composer-2',
+      route: 'unmatched',
+      note: /which has "gpt-5.4", "gpt-5.5"; Router.default \(composer-2\) runs instead/,
+    },
+  ],
+  [
+    'gpt-5-codex → unmatched',
+    'gpt-5-codex',
+    true,
+    { model: 'claude-opus-4-8', route: 'unmatched', note: /"gpt-5.4"/ },
+  ],
+  [
+    'an unknown name with haiku → Router.background',
+    'my-haiku-model',
+    false,
+    { model: 'claude-haiku-4-5', route: 'background' },
+  ],
+  ['empty model → Router.default', '', false, { model: 'composer-2', route: 'default' }],
+  // Explicit provider,model.
+  [
+    'explicit provider,model',
+    'cursor,claude-opus-4-8',
+    false,
+    { model: 'claude-opus-4-8', route: 'explicit' },
+  ],
+  [
+    'explicit, provider in another case, spaces trimmed',
+    'Cursor, gpt-5.4 ',
+    true,
+    { model: 'gpt-5.4', route: 'explicit' },
+  ],
+  ['explicit alias → its id', 'cursor,opus-4.8', false, { model: 'claude-opus-4-8', route: 'explicit' }],
+  [
+    'explicit with [1m]',
+    'cursor,claude-opus-4-8[1m]',
+    false,
+    { model: 'claude-opus-4-8', route: 'explicit' },
+  ],
+  [
+    'explicit wins over haiku',
+    'cursor,claude-haiku-4-5-fast',
+    false,
+    { model: 'claude-haiku-4-5-fast', route: 'explicit' },
+  ],
+  // The config's models: when the catalog lacks the name, or could not be read.
+  ['listed, not in the catalog', 'grok-9-listed', false, { model: 'grok-9-listed', route: 'listed' }],
+  ['no catalog: listed', 'gpt-5.4', true, { model: 'gpt-5.4', route: 'listed' }, { catalog: undefined }],
+  [
+    'no catalog: not listed → Router.default, saying the catalog was not read',
+    'gpt-5.5',
+    false,
+    { model: 'composer-2', route: 'default', note: /could not be read/ },
+    { catalog: undefined },
+  ],
+  // A Router without background / think.
+  [
+    'no background route: haiku → default',
+    'haiku',
+    false,
+    { model: 'composer-2', route: 'default' },
+    { config: defaultOnly },
+  ],
+  [
+    'no think route: reasoning → default',
+    'opus',
+    true,
+    { model: 'composer-2', route: 'default' },
+    { config: defaultOnly },
+  ],
+];
+
 describe('resolveModelRoute', () => {
-  it.each([
-    ['explicit provider,model', config, 'cursor,claude-opus-4-8', false, 'claude-opus-4-8', 'explicit'],
-    [
-      'explicit, provider name in another case, spaces trimmed',
-      config,
-      'Cursor, gpt-5.4 ',
-      true,
-      'gpt-5.4',
-      'explicit',
-    ],
-    [
-      'explicit wins over haiku',
-      config,
-      'cursor,claude-haiku-4-5-fast',
-      false,
-      'claude-haiku-4-5-fast',
-      'explicit',
-    ],
-    ['a model listed in the cursor provider', config, 'gpt-5.4', true, 'gpt-5.4', 'listed'],
-    [
-      'haiku → Router.background',
-      config,
-      'claude-3-5-haiku-20241022',
-      true,
-      'claude-haiku-4-5',
-      'background',
-    ],
-    [
-      'HAIKU in any case → Router.background',
-      config,
-      'Claude-HAIKU-4-5',
-      false,
-      'claude-haiku-4-5',
-      'background',
-    ],
-    ['reasoning → Router.think', config, 'claude-opus-4-8', true, 'claude-opus-4-8', 'think'],
-    ['otherwise Router.default', config, 'claude-sonnet-4-6', false, 'composer-2', 'default'],
-    ['empty model → Router.default', config, '', false, 'composer-2', 'default'],
-    ['no background route: haiku → default', defaultOnly, 'claude-haiku-4-5', false, 'composer-2', 'default'],
-    ['no think route: reasoning → default', defaultOnly, 'claude-opus-4-8', true, 'composer-2', 'default'],
-  ] as const)('%s', (_label, routeConfig, model, reasoningRequested, expectedModel, route) => {
-    expect(resolveModelRoute(routeConfig, { model, reasoningRequested })).toEqual({
-      ok: true,
-      value: { provider: 'cursor', model: expectedModel, route },
+  it.each(rows)('%s (%s)', (_label, model, reasoningRequested, expected, options = {}) => {
+    const result = resolveModelRoute(options.config ?? config, {
+      model,
+      reasoningRequested,
+      catalog: 'catalog' in options ? options.catalog : catalog,
     });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.value).toMatchObject({ provider: 'cursor', model: expected.model, route: expected.route });
+    if (expected.note !== undefined) expect(result.value.note).toMatch(expected.note);
+    // A name that runs as sent needs no explanation; every other one has one.
+    const asSent = ['explicit', 'catalog', 'listed'].includes(expected.route);
+    expect(result.value.note === undefined).toBe(asSent);
   });
 
   it.each([
@@ -89,18 +261,46 @@ describe('resolveModelRoute', () => {
     ['cursor,', config, /^model "cursor," must be "provider,model"/],
     [',composer-2', config, /must be "provider,model"/],
   ] as const)('rejects explicit %s', (model, routeConfig, message) => {
-    const result = resolveModelRoute(routeConfig, { model, reasoningRequested: false });
+    const result = resolveModelRoute(routeConfig, { model, reasoningRequested: false, catalog });
     expect(result.ok).toBe(false);
     expect(result.ok ? '' : result.error).toMatch(message);
   });
 
   it('rejects a Router route to a non-Cursor provider, naming the Router key', () => {
     const routed: RouteConfig = { ...config, router: { ...config.router, think: 'openrouter,o3' } };
-    const result = resolveModelRoute(routed, { model: 'claude-opus-4-8', reasoningRequested: true });
+    const result = resolveModelRoute(routed, { model: 'claude-opus-4-8', reasoningRequested: true, catalog });
     expect(result).toEqual({
       ok: false,
       error:
         'Router.think routes to provider "openrouter", which is not a Cursor provider; this bridge only serves Cursor: use "cursor,<model>"',
     });
+  });
+});
+
+describe('model names', () => {
+  it.each([
+    ['opus', true],
+    ['Sonnet', true],
+    ['claude-opus-4-8', true],
+    ['claude-sonnet-4-5-20250929', true],
+    ['claude-3-7-sonnet-latest', true],
+    ['claude-4.5-sonnet', false],
+    ['claude-4-sonnet', false],
+    ['gpt-5', false],
+    ['composer-2', false],
+  ] as const)('isClaudeCodeModelName(%s) is %s', (name, expected) => {
+    expect(isClaudeCodeModelName(name)).toBe(expected);
+  });
+
+  it.each([
+    ['gpt-5', ['gpt-5.4', 'gpt-5.5']],
+    ['gpt', ['gpt-5.4', 'gpt-5.5']],
+    ['GPT_5', ['gpt-5.4', 'gpt-5.5']],
+    ['gpt-6.2-sol', []],
+    ['composer-1', []],
+    ['claude-4.5-opus', ['claude-4.5-sonnet']],
+    ['5', []],
+  ] as const)('nearCatalogIds(%s)', (name, expected) => {
+    expect(nearCatalogIds(catalog, name)).toEqual(expected);
   });
 });

@@ -62,6 +62,31 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
     await runScratchPathCorrection(claudeCode);
   });
 
+  // Issue 22 item 2. The bridge's config lists only composer-2 (Router.default); the fake backend's
+  // catalog also serves gpt-5.4. Claude Code sends a picked name as it is, but resolves its own aliases.
+  it.each([
+    ["a model of Cursor's catalog runs as picked", 'gpt-5.4', /^gpt-5\.4$/, 'gpt-5.4'],
+    ["Claude Code's own name follows Router.default", 'sonnet', /^claude-sonnet-/, 'composer-2'],
+    ['a name near catalog models runs Router.default, not a guess', 'gpt-5', /^gpt-5$/, 'composer-2'],
+  ])('--model: %s (%s)', async (_label, picked, sent, ran) => {
+    const e2e = await startE2e(claudeCodeDriver, { turns: [{ steps: [{ text: 'Answered.' }] }] });
+    const run = await e2e.turn('Which model answers?', { model: picked });
+
+    expect(run.exitCode).toBe(0);
+    expect(answerOf(run.stdout)).toBe('Answered.');
+    const exchanges = e2e.bridge.mainExchanges();
+    expect(exchanges.map((exchange) => (exchange.body as { model?: string }).model)).toEqual([
+      expect.stringMatching(sent),
+    ]);
+    // The backend's run request names the model that ran …
+    expect(e2e.bridge.mainRuns().map((backendRun) => backendRun.model)).toEqual([ran]);
+    // … and so does the answer's message_start.
+    const start = exchanges[0]?.frames.find((frame) => 'event' in frame && frame.event === 'message_start');
+    expect(start !== undefined && 'data' in start ? JSON.parse(start.data).message.model : undefined).toBe(
+      ran,
+    );
+  });
+
   it('shows the thinking block in stream-json output', async () => {
     const e2e = await startE2e(claudeCodeDriver, {
       turns: [{ steps: [{ thinking: 'Weighing the e2e question.', text: 'Thought it through.' }] }],

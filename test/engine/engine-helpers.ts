@@ -14,7 +14,7 @@ export const createTestEngine = (source: ScriptSource, options: Partial<EngineOp
     workspace: createStaticWorkspace('/tmp/scratch', { head: 'HEAD', tail: 'TAIL' }),
     logger: silentLogger,
     mode: 'bridge',
-    resolveModel: (request) => ({ model: request.model }),
+    resolveModel: (request) => ({ model: request.model, route: 'explicit' }),
     ...options,
   });
   return { engine, upstream };

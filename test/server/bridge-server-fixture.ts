@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { EngineOptions } from '../../src/engine/engine.js';
 import { BridgeMetrics } from '../../src/metrics/bridge-metrics.js';
 import { createBridgeServer, type BridgeServerOptions } from '../../src/server/create-server.js';
 import { anthropicAdapter } from '../../src/protocols/anthropic/anthropic-adapter.js';
@@ -11,9 +12,10 @@ import { createTestEngine, silentLogger } from '../engine/engine-helpers.js';
 export const startScriptedBridge = async (
   source: ScriptSource,
   options: Partial<Omit<BridgeServerOptions, 'adapters' | 'handleTurn'>> = {},
+  engineOptions: Partial<EngineOptions> = {},
 ) => {
   const metrics = new BridgeMetrics();
-  const { engine, upstream } = createTestEngine(source, { metrics });
+  const { engine, upstream } = createTestEngine(source, { metrics, ...engineOptions });
   const server = createBridgeServer({
     adapters: {
       anthropic: anthropicAdapter,

@@ -54,7 +54,10 @@ export class CursorUpstream implements UpstreamPort {
     await this.#select(input.model, input.reasoning);
   }
 
-  /** The catalog as the SDK lists it (for `model get cursor`). */
+  /**
+   * The catalog as the SDK lists it (for `model get cursor`, and the bridge's model resolution): cached
+   * for `catalogTtlMs` (10 min), shared with {@link preflight}; a failed refresh serves the last catalog.
+   */
   async listModels(): Promise<readonly CatalogModel[]> {
     return (await this.#catalogFor(this.#apiKey()).get()).models;
   }

@@ -54,6 +54,9 @@ export class ScriptedUpstream implements UpstreamPort {
   /** When set, `preflight` rejects with it (an auth or model failure before the stream opens). */
   preflightError: TurnError | undefined;
 
+  /** Set before the bridge is built to give it a model catalog (its model resolution reads it). */
+  listModels?: () => Promise<ReadonlyArray<{ id: string; aliases?: readonly string[] }>>;
+
   constructor(source: ScriptSource) {
     this.#source = source;
   }

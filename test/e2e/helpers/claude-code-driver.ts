@@ -23,6 +23,7 @@ export const claudeCodeDriver: ClientDriver = {
       '--allowedTools',
       'Bash',
       ...(options.resume === true ? ['--continue'] : []),
+      ...(options.model === undefined ? [] : ['--model', options.model]),
     ],
     env: {
       ANTHROPIC_BASE_URL: endpoint.baseUrl,

@@ -27,6 +27,8 @@ export type TurnOptions = {
   verbose?: boolean;
   /** Let the client's tools write inside the project (Codex: `--sandbox workspace-write`). */
   allowWrites?: boolean;
+  /** The model the user picks on the command line (Claude Code: `--model`). */
+  model?: string;
 };
 
 export type ClientDriver = {
