@@ -14,14 +14,25 @@ import { SseWriter } from './sse-writer.js';
 import { clipTurnError } from '../logging/clip-turn-error.js';
 import { clipText } from '../shared/clip-text.js';
 import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../logging/repeat-limiter.js';
+import {
+  createAnthropicCountTokensBody,
+  parseAnthropicCountTokensRequest,
+} from '../protocols/anthropic/anthropic-count-tokens.js';
+import { hashSessionKey, logAccess, noteAccess, type AccessProtocol, type NoteAccess } from './access-log.js';
+import { countTurnTokens } from './count-turn-tokens.js';
 
 /**
  * Runs one turn. Resolves once everything that can fail as a plain HTTP error (auth, model routing)
  * has been checked — fast when cached — and rejects with a BridgeError otherwise. The iterable then
  * yields the turn's events; the server stops consuming (calling `return()`) when the client goes away,
- * and `signal` aborts at the same moment.
+ * and `signal` aborts at the same moment. `access` adds fields to the request's access line (the Cursor
+ * model that runs and the route that chose it: {@link NoteAccess}); it may be called until the turn ends.
  */
-export type TurnHandler = (request: TurnRequest, signal: AbortSignal) => Promise<AsyncIterable<TurnEvent>>;
+export type TurnHandler = (
+  request: TurnRequest,
+  signal: AbortSignal,
+  access: NoteAccess,
+) => Promise<AsyncIterable<TurnEvent>>;
 
 export type BridgeServerOptions = {
   adapters: { anthropic: ProtocolAdapter; openaiChat: ProtocolAdapter; openaiResponses: ProtocolAdapter };
@@ -122,6 +133,13 @@ const afterMicrotasks = (): Promise<void> => new Promise((resolve) => process.ne
 const opensBlock = (event: TurnEvent): boolean =>
   event.type === 'text-start' || event.type === 'reasoning-start' || event.type === 'tool-input-start';
 
+/**
+ * The access line's level: `info`, but `debug` for a healthy `/health` — a load balancer polls it every
+ * second (deploy/haproxy), which would bury every other line; a draining 503 is still `info`.
+ */
+const accessLevel = (status: number, path: string): 'info' | 'debug' =>
+  path === '/health' && status === 200 ? 'debug' : 'info';
+
 const flatHeaders = (request: IncomingMessage): Record<string, string> => {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
@@ -143,12 +161,97 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     ['/v1/chat/completions', adapters.openaiChat],
     ['/v1/responses', adapters.openaiResponses],
   ]);
-  /** Errors on a turn path are in that protocol's envelope; on any other path in OpenAI's. */
-  const errorAdapterFor = (path: string): ProtocolAdapter => turnRoutes.get(path) ?? adapters.openaiChat;
+  /**
+   * The family of a path, by prefix: its errors (unknown path, wrong method, API key) are in that family's
+   * envelope and its access line names the protocol. Claude Code's own paths (`/api/hello`, …) get
+   * Anthropic's envelope; everything else (`/v1/models`, `/`, …) OpenAI's, which every OpenAI-style
+   * client and most tools read.
+   */
+  const pathFamilies: ReadonlyArray<{ prefix: string; adapter: ProtocolAdapter; protocol: AccessProtocol }> =
+    [
+      { prefix: '/v1/messages', adapter: adapters.anthropic, protocol: 'anthropic' },
+      { prefix: '/v1/chat', adapter: adapters.openaiChat, protocol: 'openai-chat' },
+      { prefix: '/v1/responses', adapter: adapters.openaiResponses, protocol: 'openai-responses' },
+      { prefix: '/api', adapter: adapters.anthropic, protocol: 'other' },
+    ];
+  const familyOf = (path: string): { adapter: ProtocolAdapter; protocol: AccessProtocol } =>
+    pathFamilies.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`)) ?? {
+      adapter: adapters.openaiChat,
+      protocol: 'other',
+    };
+  const errorAdapterFor = (path: string): ProtocolAdapter => familyOf(path).adapter;
 
   const sendError = (response: ServerResponse, adapter: ProtocolAdapter, error: TurnError): void => {
     const answer = adapter.createErrorResponse(error);
     sendJson(response, answer.status, answer.body, answer.headers);
+  };
+
+  /**
+   * Read, decode and parse a request body with `parse`, noting its size, model and session on the access
+   * line. Answers the error itself (in `adapter`'s envelope) and returns undefined when there is no request.
+   */
+  const readRequest = async (
+    adapter: ProtocolAdapter,
+    parse: ProtocolAdapter['parseRequest'],
+    request: IncomingMessage,
+    response: ServerResponse,
+    log: RequestLog,
+  ): Promise<TurnRequest | undefined> => {
+    const body = await readBody(request, bodyLimit);
+    if (!body.ok) {
+      if (body.error.reason === 'aborted') return undefined;
+      sendError(
+        response,
+        adapter,
+        createTurnError(
+          'request-too-large',
+          `Request body exceeds the ${body.error.limit}-byte limit of this bridge; shorten the conversation or start a new one.`,
+          { retryable: false },
+        ),
+      );
+      return undefined;
+    }
+    if (request.headers['content-length'] === undefined) {
+      noteAccess(response, { bytesIn: Buffer.byteLength(body.value) });
+    }
+    const json = parseRequestJson(body.value);
+    if (!json.ok) {
+      log().info({ error: clipTurnError(json.error) }, 'rejected invalid request');
+      sendError(response, adapter, json.error);
+      return undefined;
+    }
+    const parsed = parse(json.value, flatHeaders(request));
+    if (!parsed.ok) {
+      log().info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
+      sendError(response, adapter, parsed.error);
+      return undefined;
+    }
+    const { model, identity } = parsed.value;
+    const sessionKey = identity.nativeSessionId?.value ?? identity.promptCacheKey;
+    noteAccess(response, {
+      model,
+      ...(sessionKey === undefined ? {} : { sessionHash: hashSessionKey(sessionKey) }),
+    });
+    return parsed.value;
+  };
+
+  /** `POST /v1/messages/count_tokens`: the request's input tokens, `{"input_tokens": N}`. */
+  const countTokens = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    log: RequestLog,
+  ): Promise<void> => {
+    const turn = await readRequest(
+      adapters.anthropic,
+      parseAnthropicCountTokensRequest,
+      request,
+      response,
+      log,
+    );
+    if (turn === undefined) return;
+    const inputTokens = await countTurnTokens(turn);
+    if (response.destroyed) return;
+    sendJson(response, 200, createAnthropicCountTokensBody(inputTokens));
   };
 
   const handleTurnRoute = async (
@@ -158,30 +261,14 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     log: RequestLog,
   ): Promise<void> => {
     const receivedAt = Date.now();
-    const body = await readBody(request, bodyLimit);
-    if (!body.ok) {
-      if (body.error.reason === 'aborted') return;
-      return sendError(
-        response,
-        adapter,
-        createTurnError(
-          'request-too-large',
-          `Request body exceeds the ${body.error.limit}-byte limit of this bridge; shorten the conversation or start a new one.`,
-          { retryable: false },
-        ),
-      );
-    }
-    const json = parseRequestJson(body.value);
-    if (!json.ok) {
-      log().info({ error: clipTurnError(json.error) }, 'rejected invalid request');
-      return sendError(response, adapter, json.error);
-    }
-    const parsed = adapter.parseRequest(json.value, flatHeaders(request));
-    if (!parsed.ok) {
-      log().info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
-      return sendError(response, adapter, parsed.error);
-    }
-    const turn = parsed.value;
+    const turn = await readRequest(
+      adapter,
+      (body, headers) => adapter.parseRequest(body, headers),
+      request,
+      response,
+      log,
+    );
+    if (turn === undefined) return;
     for (const warning of turn.warnings) {
       if (repeatedWarnings.admit(warning.code)) log().warn({ warning }, 'tolerated unsupported input');
     }
@@ -193,7 +280,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
 
     let events: AsyncIterable<TurnEvent>;
     try {
-      events = await options.handleTurn(turn, abort.signal);
+      events = await options.handleTurn(turn, abort.signal, (fields) => noteAccess(response, fields));
     } catch (error) {
       const turnError = toTurnError(error);
       log().warn({ error: clipTurnError(turnError) }, 'turn refused');
@@ -333,6 +420,13 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       handle: (_request, response) => void response.writeHead(200).end(),
     },
     {
+      // Claude Code 2.1.332's connectivity check (2.1.197 sends `HEAD /`).
+      method: 'HEAD',
+      path: '/api/hello',
+      public: true,
+      handle: (_request, response) => void response.writeHead(200).end(),
+    },
+    {
       method: 'GET',
       path: '/health',
       public: true,
@@ -346,6 +440,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       path,
       handle: (request, response, log) => handleTurnRoute(adapter, request, response, log),
     })),
+    { method: 'POST', path: '/v1/messages/count_tokens', handle: countTokens },
     { method: 'GET', path: '/v1/models', handle: (_request, response) => listModels(response) },
     {
       method: 'GET',
@@ -361,11 +456,15 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     },
   ];
 
-  const route = async (request: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
+  const route = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+    requestId: string,
+  ): Promise<void> => {
     const method = request.method ?? 'GET';
     let child: Logger | undefined;
-    const log: RequestLog = () =>
-      (child ??= logger.child({ requestId: randomBytes(6).toString('hex'), method, path: clipText(path) }));
+    const log: RequestLog = () => (child ??= logger.child({ requestId, method, path: clipText(path) }));
     const match = routes.find((candidate) => candidate.method === method && candidate.path === path);
     if (match?.public === true) return match.handle(request, response, log);
 
@@ -389,7 +488,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
         })
       : createTurnError(
           'not-found',
-          `No route ${method} ${path}. Routes: POST /v1/messages, /v1/chat/completions, /v1/responses; GET /v1/models, /health, /metrics.`,
+          `No route ${method} ${clipText(path)}. Routes: POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions, /v1/responses; GET /v1/models, /health, /metrics.`,
           { retryable: false },
         );
     const answer = errorAdapterFor(path).createErrorResponse(error);
@@ -399,7 +498,10 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   return createServer((request, response) => {
     // `URL.parse`, not `new URL`: a target such as `//` must not throw outside the handler's catch.
     const path = URL.parse(request.url ?? '/', 'http://localhost')?.pathname ?? request.url ?? '/';
-    route(request, response, path).catch((error: unknown) => {
+    const requestId = randomBytes(6).toString('hex');
+    logAccess(request, response, { logger, requestId, path, level: accessLevel });
+    noteAccess(response, { protocol: familyOf(path).protocol });
+    route(request, response, path, requestId).catch((error: unknown) => {
       logger.error({ err: error }, 'request handler failed');
       if (response.headersSent) return void response.destroy();
       sendError(response, errorAdapterFor(path), createTurnError('api', 'internal error'));
