@@ -4,14 +4,16 @@
  * duration, protocol, the model the client asked for, the Cursor model and the route that chose it, a hash
  * of the client's session key, bytes in and out. Never headers, never conversation text.
  *
- * Handlers add what only they know with {@link noteAccess}; the record lives in a WeakMap keyed by the
- * response, so it goes with the response and nothing here grows with traffic.
+ * Code that knows more adds it to the request's record: the server's handlers with {@link noteAccess} (by
+ * the response), code that only holds the parsed request — the model resolver the engine calls with it —
+ * with {@link noteTurnAccess} (by the TurnRequest object the server parsed). Both records live in
+ * WeakMaps keyed by those objects, so they go with the request and nothing here grows with traffic.
  */
 
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { TurnProtocol } from '../turn/turn-request.js';
+import type { TurnProtocol, TurnRequest } from '../turn/turn-request.js';
 import { clipText } from '../shared/clip-text.js';
 
 /** The API family of a path: a client protocol, or `other` (probes, metrics, unknown paths). */
@@ -32,10 +34,8 @@ export type AccessFields = {
   bytesIn?: number;
 };
 
-/** Adds fields to a request's access line (later calls overwrite earlier values of the same field). */
-export type NoteAccess = (fields: AccessFields) => void;
-
 const records = new WeakMap<ServerResponse, AccessFields>();
+const turnRecords = new WeakMap<TurnRequest, AccessFields>();
 
 /**
  * Add fields to the access line of the request `response` answers. A no-op for a response whose request is
@@ -45,6 +45,22 @@ const records = new WeakMap<ServerResponse, AccessFields>();
 export const noteAccess = (response: ServerResponse, fields: AccessFields): void => {
   const record = records.get(response);
   if (record !== undefined) Object.assign(record, fields);
+};
+
+/**
+ * Add fields to the access line of the request `turn` was parsed from (the same object the server hands to
+ * the engine, and the engine to `resolveModel`). A no-op for a turn that did not come through the server
+ * (the CCR hosts). E.g. the model resolver: `noteTurnAccess(request, { cursorModel, route })`.
+ */
+export const noteTurnAccess = (turn: TurnRequest, fields: AccessFields): void => {
+  const record = turnRecords.get(turn);
+  if (record !== undefined) Object.assign(record, fields);
+};
+
+/** Let {@link noteTurnAccess} on `turn` reach the access line of `response` (the server calls this). */
+export const bindTurnAccess = (turn: TurnRequest, response: ServerResponse): void => {
+  const record = records.get(response);
+  if (record !== undefined) turnRecords.set(turn, record);
 };
 
 /** A short, stable, non-reversible tag of a session key: the first 16 hex digits of its sha256. */

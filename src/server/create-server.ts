@@ -18,21 +18,17 @@ import {
   createAnthropicCountTokensBody,
   parseAnthropicCountTokensRequest,
 } from '../protocols/anthropic/anthropic-count-tokens.js';
-import { hashSessionKey, logAccess, noteAccess, type AccessProtocol, type NoteAccess } from './access-log.js';
+import { bindTurnAccess, hashSessionKey, logAccess, noteAccess, type AccessProtocol } from './access-log.js';
 import { countTurnTokens } from './count-turn-tokens.js';
 
 /**
  * Runs one turn. Resolves once everything that can fail as a plain HTTP error (auth, model routing)
  * has been checked — fast when cached — and rejects with a BridgeError otherwise. The iterable then
  * yields the turn's events; the server stops consuming (calling `return()`) when the client goes away,
- * and `signal` aborts at the same moment. `access` adds fields to the request's access line (the Cursor
- * model that runs and the route that chose it: {@link NoteAccess}); it may be called until the turn ends.
+ * and `signal` aborts at the same moment. `noteTurnAccess(request, …)` (server/access-log.ts) adds fields
+ * to the request's access line, such as the Cursor model that runs and the route that chose it.
  */
-export type TurnHandler = (
-  request: TurnRequest,
-  signal: AbortSignal,
-  access: NoteAccess,
-) => Promise<AsyncIterable<TurnEvent>>;
+export type TurnHandler = (request: TurnRequest, signal: AbortSignal) => Promise<AsyncIterable<TurnEvent>>;
 
 export type BridgeServerOptions = {
   adapters: { anthropic: ProtocolAdapter; openaiChat: ProtocolAdapter; openaiResponses: ProtocolAdapter };
@@ -226,6 +222,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       sendError(response, adapter, parsed.error);
       return undefined;
     }
+    bindTurnAccess(parsed.value, response);
     const { model, identity } = parsed.value;
     const sessionKey = identity.nativeSessionId?.value ?? identity.promptCacheKey;
     noteAccess(response, {
@@ -280,7 +277,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
 
     let events: AsyncIterable<TurnEvent>;
     try {
-      events = await options.handleTurn(turn, abort.signal, (fields) => noteAccess(response, fields));
+      events = await options.handleTurn(turn, abort.signal);
     } catch (error) {
       const turnError = toTurnError(error);
       log().warn({ error: clipTurnError(turnError) }, 'turn refused');

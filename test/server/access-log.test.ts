@@ -10,6 +10,7 @@ import { anthropicAdapter } from '../../src/protocols/anthropic/anthropic-adapte
 import { openaiChatAdapter } from '../../src/protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../../src/protocols/openai-responses/openai-responses-adapter.js';
 import { createBridgeServer } from '../../src/server/create-server.js';
+import { noteTurnAccess } from '../../src/server/access-log.js';
 import { createTestEngine } from '../engine/engine-helpers.js';
 
 let close: (() => Promise<void>) | undefined;
@@ -197,7 +198,7 @@ describe('the access log', () => {
     ]);
   });
 
-  it('carries the Cursor model and route that handleTurn notes', async () => {
+  it('carries the Cursor model and route noted on the turn request (as the model resolver does)', async () => {
     const lines: Line[] = [];
     const destination = new Writable({
       write(chunk: Buffer, _encoding, callback) {
@@ -213,8 +214,8 @@ describe('the access log', () => {
         openaiChat: openaiChatAdapter,
         openaiResponses: openaiResponsesAdapter,
       },
-      handleTurn: (request, signal, access) => {
-        access({ cursorModel: 'claude-4.5-sonnet', route: 'think' });
+      handleTurn: (request, signal) => {
+        noteTurnAccess(request, { cursorModel: 'claude-4.5-sonnet', route: 'think' });
         return engine.handleTurn(request, signal);
       },
       logger: createLogger({ level: 'info', destination }),
