@@ -13,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { claudeCodeDriver } from './helpers/claude-code-driver.js';
 import { e2eApiKey } from './helpers/client-driver.js';
 import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
@@ -51,8 +51,9 @@ const childrenOf = async (pid: number): Promise<number[]> => {
 type CountExchange = { text: string; inputTokens: number };
 
 describe("Claude Code's /context in a terminal", { timeout: scenarioTimeoutMs }, () => {
-  it("shows the bridge's count_tokens answers", { timeout: installTimeoutMs }, async () => {
-    await prepareE2e('claude-code');
+  beforeAll(() => prepareE2e('claude-code'), installTimeoutMs);
+
+  it("shows the bridge's count_tokens answers", async () => {
     const client = await ensureClient('claude-code');
     let serve: ServeBridge | undefined;
     const e2e = await startE2e(
