@@ -20,6 +20,7 @@ import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../logging/repeat-limi
 import { checkRequestDepth } from '../protocols/shared/parse-request-json.js';
 import { createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { UpstreamPort } from '../upstream/upstream-port.js';
+import { clipText } from '../shared/clip-text.js';
 import { convertCcrRequestToTurn, watchClientConnection, type CcrContext } from './ccr-turn-request.js';
 import {
   createErrorTurnResponse,
@@ -136,7 +137,8 @@ export class CcrFacade {
       ? parsed.value
       : { ...parsed.value, model: `${runtime.config.cursor.providerName},${routedModel}` };
     for (const warning of turn.warnings) {
-      if (runtime.warnings.admit(warning.code)) log.warn({ warning }, 'tolerated unsupported input');
+      if (runtime.warnings.admit(warning.code, clipText(warning.message, 200)))
+        log.warn({ warning }, 'tolerated unsupported input');
     }
     const abort = new AbortController();
     const release = watchClientConnection(context, abort);
@@ -213,7 +215,8 @@ export class CcrFacade {
     });
     logger.info({ mode: config.cursor.mode, config: path }, 'cursor-sdk transformer ready');
     const warnings = new RepeatLimiter({
-      onRepeats: (code, repeats) => logger.warn({ warning: { code }, repeats }, REPEATED_WARNINGS_MESSAGE),
+      onRepeats: (code, repeats, examples) =>
+        logger.warn({ warning: { code }, repeats, examples }, REPEATED_WARNINGS_MESSAGE),
     });
     return { bridge, config, logger, warnings };
   }

@@ -15,12 +15,19 @@ import { SseWriter } from './sse-writer.js';
 import { clipTurnError } from '../logging/clip-turn-error.js';
 import { clipText } from '../shared/clip-text.js';
 import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../logging/repeat-limiter.js';
+import {
+  createAnthropicCountTokensBody,
+  parseAnthropicCountTokensRequest,
+} from '../protocols/anthropic/anthropic-count-tokens.js';
+import { hashSessionKey, logAccess, noteAccess, type AccessProtocol } from './access-log.js';
+import { countTurnTokens } from './count-turn-tokens.js';
 
 /**
  * Runs one turn. Resolves once everything that can fail as a plain HTTP error (auth, model routing)
  * has been checked — fast when cached — and rejects with a BridgeError otherwise. The iterable then
  * yields the turn's events; the server stops consuming (calling `return()`) when the client goes away,
- * and `signal` aborts at the same moment. The iterable's `modelRoute`, when set, names the model that runs.
+ * and `signal` aborts at the same moment. The iterable's `modelRoute`, when set, names the model that runs
+ * and the route that chose it; the server puts both on the request's access line.
  */
 export type TurnHandler = (request: TurnRequest, signal: AbortSignal) => Promise<TurnEvents>;
 
@@ -123,6 +130,13 @@ const afterMicrotasks = (): Promise<void> => new Promise((resolve) => process.ne
 const opensBlock = (event: TurnEvent): boolean =>
   event.type === 'text-start' || event.type === 'reasoning-start' || event.type === 'tool-input-start';
 
+/**
+ * The access line's level: `info`, but `debug` for a healthy `/health` — a load balancer polls it every
+ * second (deploy/haproxy), which would bury every other line; a draining 503 is still `info`.
+ */
+const accessLevel = (status: number, path: string): 'info' | 'debug' =>
+  path === '/health' && status === 200 ? 'debug' : 'info';
+
 const flatHeaders = (request: IncomingMessage): Record<string, string> => {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
@@ -137,19 +151,106 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   const keepaliveMs = options.keepaliveMs ?? defaultKeepaliveMs;
   const repeatedWarnings = new RepeatLimiter({
     ...(options.warningIntervalMs === undefined ? {} : { intervalMs: options.warningIntervalMs }),
-    onRepeats: (code, repeats) => logger.warn({ warning: { code }, repeats }, REPEATED_WARNINGS_MESSAGE),
+    // The count names what it counted: up to five distinct messages (each names the tool or field).
+    onRepeats: (code, repeats, examples) =>
+      logger.warn({ warning: { code }, repeats, examples }, REPEATED_WARNINGS_MESSAGE),
   });
   const turnRoutes = new Map<string, ProtocolAdapter>([
     ['/v1/messages', adapters.anthropic],
     ['/v1/chat/completions', adapters.openaiChat],
     ['/v1/responses', adapters.openaiResponses],
   ]);
-  /** Errors on a turn path are in that protocol's envelope; on any other path in OpenAI's. */
-  const errorAdapterFor = (path: string): ProtocolAdapter => turnRoutes.get(path) ?? adapters.openaiChat;
+  /**
+   * The family of a path, by prefix: its errors (unknown path, wrong method, API key) are in that family's
+   * envelope and its access line names the protocol. Claude Code's own paths (`/api/hello`, …) get
+   * Anthropic's envelope; everything else (`/v1/models`, `/`, …) OpenAI's, which every OpenAI-style
+   * client and most tools read.
+   */
+  const pathFamilies: ReadonlyArray<{ prefix: string; adapter: ProtocolAdapter; protocol: AccessProtocol }> =
+    [
+      { prefix: '/v1/messages', adapter: adapters.anthropic, protocol: 'anthropic' },
+      { prefix: '/v1/chat', adapter: adapters.openaiChat, protocol: 'openai-chat' },
+      { prefix: '/v1/responses', adapter: adapters.openaiResponses, protocol: 'openai-responses' },
+      { prefix: '/api', adapter: adapters.anthropic, protocol: 'other' },
+    ];
+  const familyOf = (path: string): { adapter: ProtocolAdapter; protocol: AccessProtocol } =>
+    pathFamilies.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`)) ?? {
+      adapter: adapters.openaiChat,
+      protocol: 'other',
+    };
+  const errorAdapterFor = (path: string): ProtocolAdapter => familyOf(path).adapter;
 
   const sendError = (response: ServerResponse, adapter: ProtocolAdapter, error: TurnError): void => {
     const answer = adapter.createErrorResponse(error);
     sendJson(response, answer.status, answer.body, answer.headers);
+  };
+
+  /**
+   * Read, decode and parse a request body with `parse`, noting its size, model and session on the access
+   * line. Answers the error itself (in `adapter`'s envelope) and returns undefined when there is no request.
+   */
+  const readRequest = async (
+    adapter: ProtocolAdapter,
+    parse: ProtocolAdapter['parseRequest'],
+    request: IncomingMessage,
+    response: ServerResponse,
+    log: RequestLog,
+  ): Promise<TurnRequest | undefined> => {
+    const body = await readBody(request, bodyLimit);
+    if (!body.ok) {
+      if (body.error.reason === 'aborted') return undefined;
+      sendError(
+        response,
+        adapter,
+        createTurnError(
+          'request-too-large',
+          `Request body exceeds the ${body.error.limit}-byte limit of this bridge; shorten the conversation or start a new one.`,
+          { retryable: false },
+        ),
+      );
+      return undefined;
+    }
+    if (request.headers['content-length'] === undefined) {
+      noteAccess(response, { bytesIn: Buffer.byteLength(body.value) });
+    }
+    const json = parseRequestJson(body.value);
+    if (!json.ok) {
+      log().info({ error: clipTurnError(json.error) }, 'rejected invalid request');
+      sendError(response, adapter, json.error);
+      return undefined;
+    }
+    const parsed = parse(json.value, flatHeaders(request));
+    if (!parsed.ok) {
+      log().info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
+      sendError(response, adapter, parsed.error);
+      return undefined;
+    }
+    const { model, identity } = parsed.value;
+    const sessionKey = identity.nativeSessionId?.value ?? identity.promptCacheKey;
+    noteAccess(response, {
+      model,
+      ...(sessionKey === undefined ? {} : { sessionHash: hashSessionKey(sessionKey) }),
+    });
+    return parsed.value;
+  };
+
+  /** `POST /v1/messages/count_tokens`: the request's input tokens, `{"input_tokens": N}`. */
+  const countTokens = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    log: RequestLog,
+  ): Promise<void> => {
+    const turn = await readRequest(
+      adapters.anthropic,
+      parseAnthropicCountTokensRequest,
+      request,
+      response,
+      log,
+    );
+    if (turn === undefined) return;
+    const inputTokens = await countTurnTokens(turn);
+    if (response.destroyed) return;
+    sendJson(response, 200, createAnthropicCountTokensBody(inputTokens));
   };
 
   const handleTurnRoute = async (
@@ -159,32 +260,17 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     log: RequestLog,
   ): Promise<void> => {
     const receivedAt = Date.now();
-    const body = await readBody(request, bodyLimit);
-    if (!body.ok) {
-      if (body.error.reason === 'aborted') return;
-      return sendError(
-        response,
-        adapter,
-        createTurnError(
-          'request-too-large',
-          `Request body exceeds the ${body.error.limit}-byte limit of this bridge; shorten the conversation or start a new one.`,
-          { retryable: false },
-        ),
-      );
-    }
-    const json = parseRequestJson(body.value);
-    if (!json.ok) {
-      log().info({ error: clipTurnError(json.error) }, 'rejected invalid request');
-      return sendError(response, adapter, json.error);
-    }
-    const parsed = adapter.parseRequest(json.value, flatHeaders(request));
-    if (!parsed.ok) {
-      log().info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
-      return sendError(response, adapter, parsed.error);
-    }
-    const turn = parsed.value;
+    const turn = await readRequest(
+      adapter,
+      (body, headers) => adapter.parseRequest(body, headers),
+      request,
+      response,
+      log,
+    );
+    if (turn === undefined) return;
     for (const warning of turn.warnings) {
-      if (repeatedWarnings.admit(warning.code)) log().warn({ warning }, 'tolerated unsupported input');
+      if (repeatedWarnings.admit(warning.code, clipText(warning.message, 200)))
+        log().warn({ warning }, 'tolerated unsupported input');
     }
 
     const abort = new AbortController();
@@ -201,6 +287,8 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       if (!response.headersSent && !response.destroyed) sendError(response, adapter, turnError);
       return;
     }
+    if (events.modelRoute !== undefined)
+      noteAccess(response, { cursorModel: events.modelRoute.model, route: events.modelRoute.route });
     const meta: ResponseMeta = {
       id: `${adapter.idPrefix}${randomBytes(12).toString('hex')}`,
       model: events.modelRoute?.model ?? turn.model,
@@ -334,6 +422,13 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       handle: (_request, response) => void response.writeHead(200).end(),
     },
     {
+      // Claude Code 2.1.332's connectivity check (2.1.197 sends `HEAD /`).
+      method: 'HEAD',
+      path: '/api/hello',
+      public: true,
+      handle: (_request, response) => void response.writeHead(200).end(),
+    },
+    {
       method: 'GET',
       path: '/health',
       public: true,
@@ -347,6 +442,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       path,
       handle: (request, response, log) => handleTurnRoute(adapter, request, response, log),
     })),
+    { method: 'POST', path: '/v1/messages/count_tokens', handle: countTokens },
     { method: 'GET', path: '/v1/models', handle: (_request, response) => listModels(response) },
     {
       method: 'GET',
@@ -362,11 +458,15 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     },
   ];
 
-  const route = async (request: IncomingMessage, response: ServerResponse, path: string): Promise<void> => {
+  const route = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+    requestId: string,
+  ): Promise<void> => {
     const method = request.method ?? 'GET';
     let child: Logger | undefined;
-    const log: RequestLog = () =>
-      (child ??= logger.child({ requestId: randomBytes(6).toString('hex'), method, path: clipText(path) }));
+    const log: RequestLog = () => (child ??= logger.child({ requestId, method, path: clipText(path) }));
     const match = routes.find((candidate) => candidate.method === method && candidate.path === path);
     if (match?.public === true) return match.handle(request, response, log);
 
@@ -390,7 +490,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
         })
       : createTurnError(
           'not-found',
-          `No route ${method} ${path}. Routes: POST /v1/messages, /v1/chat/completions, /v1/responses; GET /v1/models, /health, /metrics.`,
+          `No route ${method} ${clipText(path)}. Routes: POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions, /v1/responses; GET /v1/models, /health, /metrics.`,
           { retryable: false },
         );
     const answer = errorAdapterFor(path).createErrorResponse(error);
@@ -400,7 +500,10 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   return createServer((request, response) => {
     // `URL.parse`, not `new URL`: a target such as `//` must not throw outside the handler's catch.
     const path = URL.parse(request.url ?? '/', 'http://localhost')?.pathname ?? request.url ?? '/';
-    route(request, response, path).catch((error: unknown) => {
+    const requestId = randomBytes(6).toString('hex');
+    logAccess(request, response, { logger, requestId, path, level: accessLevel });
+    noteAccess(response, { protocol: familyOf(path).protocol });
+    route(request, response, path, requestId).catch((error: unknown) => {
       logger.error({ err: error }, 'request handler failed');
       if (response.headersSent) return void response.destroy();
       sendError(response, errorAdapterFor(path), createTurnError('api', 'internal error'));

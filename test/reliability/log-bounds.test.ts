@@ -119,6 +119,10 @@ describe('repeated warnings', () => {
       vi.advanceTimersByTime(1);
       expect(warnings()).toHaveLength(2);
       expect(warnings()[1]).toMatchObject({ msg: REPEATED_WARNINGS_MESSAGE, repeats: 29 });
+      // The count names what it counted: the first five distinct messages of the repeats.
+      const examples = warnings()[1]?.['examples'] as string[];
+      expect(examples).toHaveLength(5);
+      expect(examples.join('\n')).toMatch(/odd_1\b[\s\S]*odd_5\b/);
       // A quiet window forgets the code: the next occurrence is logged in full again.
       vi.advanceTimersByTime(300);
       expect(await post(url, withBlockType('odd_again', 'again'))).toBe(200);

@@ -17,7 +17,7 @@ export type RecordedExchange = {
   /** Set when the response finished. */
   status?: number;
   protocol?: TurnProtocol;
-  /** The JSON body, for the turn routes. */
+  /** The JSON body, for the turn routes and `count_tokens`. */
   body?: unknown;
   /** What the protocol adapter made of it. */
   parsed?: { ok: true; turn: TurnRequest } | { ok: false; error: TurnError };

@@ -104,6 +104,12 @@ export const startRecordingProxy = async (options: {
         } catch {
           exchange.body = body.toString('utf8');
         }
+      } else if (path === '/v1/messages/count_tokens' && exchange.method === 'POST') {
+        try {
+          exchange.body = JSON.parse(body.toString('utf8')) as unknown;
+        } catch {
+          exchange.body = body.toString('utf8');
+        }
       }
       const upstream = httpRequest(
         {
