@@ -65,7 +65,11 @@ type ConversionState = BaseConversionState & {
 
 /**
  * Convert an OpenAI Responses request body and its headers into a {@link TurnRequest}.
- * Unsupported but harmless inputs (hosted tools, unknown item types, file references) become warnings.
+ * Tools come from `tools`, from `additional_tools` input items and from the `tool_search_output` items that
+ * loaded them; a namespace's tools are mirrored as `<namespace>__<name>`. A tool that cannot be offered
+ * (hosted by OpenAI, such as `web_search`) becomes an `unsupported-tool` warning naming it and a note at the
+ * end of the system text, so the model knows. Other unsupported but harmless inputs (unknown item types,
+ * file references) become warnings.
  * A bad shape, `conversation` or `previous_response_id` (nothing is stored server-side) is an
  * `invalid-request` error whose `param` names the field path, e.g. `input.2.content`.
  */
