@@ -55,6 +55,13 @@ export type TurnTool = {
   name: string;
   description?: string;
   inputSchema: JsonSchema;
+  /**
+   * How the client's own protocol addresses the tool when `name` alone does not say it: a tool inside a
+   * namespace (Codex's `{ namespace, name }`, mirrored as one flat `name`), or one called through an item of
+   * its own (`call`, e.g. Codex's client-executed `tool_search`). Set and read only by the protocol that
+   * received the tool; the engine and upstreams mirror `name` and ignore it.
+   */
+  clientAddress?: { name: string; namespace?: string; call?: string };
 };
 
 export type TurnToolChoice =

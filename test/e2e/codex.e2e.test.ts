@@ -4,6 +4,11 @@
  * Cursor backend, whose scenario plays the model. Codex hosts `exec_command` (its output reaches the model
  * wrapped in a header block: "Process exited with code 0 … Output:") and the custom tool `apply_patch`.
  * The scenarios every client shares, and their shared checks, are in `helpers/client-scenarios.ts`.
+ *
+ * Two configs: the README's, exactly (no `model` line: Codex's default model, its tools only in an
+ * `additional_tools` input item, all in namespaces, the shell reached through code mode's `functions.exec`),
+ * and one with `model = "gpt-5.5"` (top-level tools, with `tool_search` and the `web_search` the bridge
+ * cannot offer).
  */
 
 import { readFile } from 'node:fs/promises';
@@ -21,8 +26,20 @@ import {
   runTwoCallsInOneStep,
   type E2eClient,
 } from './helpers/client-scenarios.js';
-import { codexAgentMessages, codexCommands, codexDriver, codexReasoning } from './helpers/codex-driver.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
+import {
+  codexAgentMessages,
+  codexCommands,
+  codexDriver,
+  codexReadmeDriver,
+  codexReasoning,
+} from './helpers/codex-driver.js';
+import {
+  installTimeoutMs,
+  prepareE2e,
+  scenarioTimeoutMs,
+  startE2e,
+  type E2eScenario,
+} from './helpers/e2e-harness.js';
 import { quoteToolResults } from './helpers/model-scenario.js';
 import { rejectedKeyMessage } from './helpers/serve-bridge.js';
 import { expectToolResults } from './helpers/scenario-assertions.js';
@@ -30,14 +47,128 @@ import { expectToolResults } from './helpers/scenario-assertions.js';
 const answerOf = (stdout: string): string => codexAgentMessages(stdout).join('\n');
 
 const codex: E2eClient = { driver: codexDriver, answerOf };
+const codexReadme: E2eClient = { driver: codexReadmeDriver, answerOf };
+
+/** The note the bridge opens a conversation's first answer with when it had to drop a tool. */
+const webSearchNote = expect.stringMatching(
+  /^\[cursor-bridge\] Some tools your client offered[^]*web_search tool/,
+);
+
+/** The request bodies the bridge received, as JSON text. */
+const bodiesOf = (e2e: E2eScenario): string[] =>
+  e2e.bridge.turnExchanges().map((exchange) => JSON.stringify(exchange.body));
+
+describe(
+  "Codex with the README's config (no model line) against the bridge",
+  { timeout: 2 * scenarioTimeoutMs },
+  () => {
+    beforeAll(() => prepareE2e('codex'), installTimeoutMs);
+
+    it("runs a shell command through code mode's functions.exec and answers with its output", async () => {
+      const { e2e, run } = await runToolRoundTrip(codexReadme, { toolResultText: 'tool-42-ok' });
+
+      // Codex sent its tools only in an additional_tools item; all of them reached the model.
+      const [first, second] = bodiesOf(e2e);
+      expect(first).toContain('"type":"additional_tools"');
+      expect(Object.keys(e2e.bridge.turnExchanges()[0]?.body ?? {})).not.toContain('tools');
+      expect(e2e.bridge.mainRuns()[0]?.toolNames).toEqual(
+        expect.arrayContaining([
+          'functions__exec',
+          'functions__wait',
+          'clock__sleep',
+          'collaboration__list_agents',
+        ]),
+      );
+      // The model's call went back as Codex's own namespace call, which Codex ran through its exec_command.
+      expect(second).toMatch(/"type":"custom_tool_call"[^}]*"name":"exec","namespace":"functions"/);
+      expect(codexCommands(run.stdout)).toEqual([
+        expect.objectContaining({ aggregated_output: 'tool-42-ok\n', exit_code: 0 }),
+      ]);
+      expect(codexAgentMessages(run.stdout)).toEqual(['Running it.', expect.stringContaining('tool-42-ok')]);
+      for (const exchange of e2e.bridge.turnExchanges()) {
+        expect(exchange.parsed?.ok === true ? exchange.parsed.turn.warnings : []).not.toContainEqual(
+          expect.objectContaining({ code: 'unsupported-tool' }),
+        );
+      }
+    });
+
+    it('calls a namespace function tool (collaboration.list_agents) and gets its result', async () => {
+      const e2e = await startE2e(codexReadmeDriver, {
+        turns: [
+          {
+            steps: [
+              { toolCalls: [{ tool: 'collaboration__list_agents', input: {} }] },
+              { text: (context) => `Agents: ${quoteToolResults(context)}` },
+            ],
+          },
+        ],
+      });
+      const run = await e2e.turn('List the agents.');
+
+      expect(run.exitCode).toBe(0);
+      expect(bodiesOf(e2e)[1]).toMatch(
+        /"type":"function_call"[^}]*"name":"list_agents","namespace":"collaboration"/,
+      );
+      expectToolResults(e2e.bridge, [{ text: '"agent_name":"/root"', isError: false }]);
+      expect(answerOf(run.stdout)).toContain('"agent_name":"/root"');
+    });
+  },
+);
+
+describe(
+  'Codex with model = "gpt-5.5": deferred tools and the tools the bridge cannot offer',
+  { timeout: scenarioTimeoutMs },
+  () => {
+    beforeAll(() => prepareE2e('codex'), installTimeoutMs);
+
+    it('searches deferred tools with tool_search and continues with the tools it loaded', async () => {
+      const e2e = await startE2e(codexDriver, {
+        turns: [
+          {
+            steps: [
+              { toolCalls: [{ tool: 'tool_search', input: { query: 'spawn agent', limit: 3 } }] },
+              { text: 'Not reached: the search grows the tool set, so the bridge continues in a new run.' },
+            ],
+          },
+          {
+            steps: [
+              {
+                text: (context) =>
+                  context.prompt.includes('Loaded tools, callable from now on: multi_agent_v1__spawn_agent')
+                    ? 'The search loaded spawn_agent.'
+                    : 'The search result never arrived.',
+              },
+            ],
+          },
+        ],
+      });
+      const run = await e2e.turn('Find the tool to spawn an agent.');
+
+      expect(run.exitCode).toBe(0);
+      // The call went back as Codex's own tool_search_call, and Codex answered with the tools it loaded.
+      const [, second] = bodiesOf(e2e);
+      expect(second).toMatch(/"type":"tool_search_call"[^}]*"execution":"client"/);
+      expect(second).toContain('"type":"tool_search_output"');
+      const runs = e2e.bridge.mainRuns();
+      expect(runs[0]?.toolNames).toContain('tool_search');
+      expect(runs[0]?.toolNames).not.toContain('multi_agent_v1__spawn_agent');
+      expect(runs.at(-1)?.toolNames).toEqual(
+        expect.arrayContaining(['multi_agent_v1__spawn_agent', 'multi_agent_v1__close_agent']),
+      );
+      expect(codexAgentMessages(run.stdout).at(-1)).toBe('The search loaded spawn_agent.');
+    });
+  },
+);
 
 describe('Codex against the bridge', { timeout: scenarioTimeoutMs }, () => {
   beforeAll(() => prepareE2e('codex'), installTimeoutMs);
 
-  it('prints a plain answer', async () => {
-    const { run } = await runPlainAnswer(codex);
+  it('prints a plain answer, after a note naming the web_search tool the bridge cannot offer', async () => {
+    const { e2e, run } = await runPlainAnswer(codex);
 
-    expect(codexAgentMessages(run.stdout)).toEqual([plainAnswerText]);
+    // The user sees the note; the model was told in its prompt.
+    expect(codexAgentMessages(run.stdout)).toEqual([webSearchNote, plainAnswerText]);
+    expect(e2e.bridge.mainRuns()[0]?.prompt).toMatch(/Note from cursor-bridge[^]*web_search tool/);
   });
 
   it('runs exec_command on the host and answers with its output, after thinking and through keepalives', async () => {

@@ -48,16 +48,34 @@ export const openaiResponsesImagePartSchema = z.looseObject({
   file_id: z.string().nullish(),
 });
 
+/** A call; `namespace` is set for a tool of a `namespace` tool (Codex), whose `name` is then the bare one. */
 export const openaiResponsesFunctionCallItemSchema = z.looseObject({
   call_id: z.string(),
   name: z.string(),
+  namespace: z.string().nullish(),
   arguments: z.string(),
 });
 
 export const openaiResponsesCustomToolCallItemSchema = z.looseObject({
   call_id: z.string(),
   name: z.string(),
+  namespace: z.string().nullish(),
   input: z.string(),
+});
+
+/** Codex's `additional_tools` input item: tools offered from inside `input` (no top-level `tools`). */
+export const openaiResponsesAdditionalToolsItemSchema = z.looseObject({ tools: z.array(z.unknown()) });
+
+/** A client-executed tool search the model made (`tool_search_call`); `arguments` is an object. */
+export const openaiResponsesToolSearchCallItemSchema = z.looseObject({
+  call_id: z.string(),
+  arguments: z.unknown(),
+});
+
+/** The client's answer to a `tool_search_call`: the tools it loaded, as tool definitions. */
+export const openaiResponsesToolSearchOutputItemSchema = z.looseObject({
+  call_id: z.string(),
+  tools: z.array(z.unknown()).nullish(),
 });
 
 /** `function_call_output` and `custom_tool_call_output`. */
@@ -75,6 +93,20 @@ export const openaiResponsesReasoningItemSchema = z.looseObject({
 
 export const openaiResponsesFunctionToolSchema = z.looseObject({
   name: z.string(),
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+});
+
+/** A group of tools (Codex); each is called with `namespace` = the group's name and its own bare `name`. */
+export const openaiResponsesNamespaceToolSchema = z.looseObject({
+  name: z.string(),
+  description: z.string().nullish(),
+  tools: z.array(z.unknown()),
+});
+
+/** Tool search; only `execution: "client"` (the client searches and answers) can be mirrored. */
+export const openaiResponsesToolSearchToolSchema = z.looseObject({
+  execution: z.string().nullish(),
   description: z.string().nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
 });

@@ -14,6 +14,7 @@ import type {
   TurnWarning,
 } from '../../turn/turn-request.js';
 import {
+  openaiResponsesAdditionalToolsItemSchema,
   openaiResponsesCustomToolCallItemSchema,
   openaiResponsesCustomToolSchema,
   openaiResponsesFunctionCallItemSchema,
@@ -21,13 +22,21 @@ import {
   openaiResponsesImagePartSchema,
   openaiResponsesItemSchema,
   openaiResponsesMessageItemSchema,
+  openaiResponsesNamespaceToolSchema,
   openaiResponsesReasoningItemSchema,
   openaiResponsesRefusalPartSchema,
   openaiResponsesRequestSchema,
   openaiResponsesTextPartSchema,
   openaiResponsesToolOutputItemSchema,
+  openaiResponsesToolSearchCallItemSchema,
+  openaiResponsesToolSearchOutputItemSchema,
+  openaiResponsesToolSearchToolSchema,
   openaiResponsesTypedObjectSchema,
 } from './openai-responses-schema.js';
+import {
+  createUnavailableToolsModelNote,
+  isUnavailableToolsUserNote,
+} from './openai-responses-tool-notes.js';
 import type { OpenaiResponsesCustomTool, OpenaiResponsesRequest } from './openai-responses-schema.js';
 import { warn, type BaseConversionState } from '../shared/conversion-state.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
@@ -50,11 +59,17 @@ type ConversionState = BaseConversionState & {
   toolNames: Map<string, string>;
   /** True once a non-system item was seen: later system/developer messages stay in the transcript. */
   conversationStarted: boolean;
+  /** Tools offered inside `input`: `additional_tools` items, and those a `tool_search_output` loaded. */
+  inputTools: TurnTool[];
 };
 
 /**
  * Convert an OpenAI Responses request body and its headers into a {@link TurnRequest}.
- * Unsupported but harmless inputs (hosted tools, unknown item types, file references) become warnings.
+ * Tools come from `tools`, from `additional_tools` input items and from the `tool_search_output` items that
+ * loaded them; a namespace's tools are mirrored as `<namespace>__<name>`. A tool that cannot be offered
+ * (hosted by OpenAI, such as `web_search`) becomes an `unsupported-tool` warning naming it and a note at the
+ * end of the system text, so the model knows. Other unsupported but harmless inputs (unknown item types,
+ * file references) become warnings.
  * A bad shape, `conversation` or `previous_response_id` (nothing is stored server-side) is an
  * `invalid-request` error whose `param` names the field path, e.g. `input.2.content`.
  */
@@ -75,6 +90,7 @@ const convertRequest = (body: unknown, headers: Record<string, string>): TurnReq
     warnings: [],
     toolNames: new Map(),
     conversationStarted: false,
+    inputTools: [],
   };
   if (typeof request.input === 'string') {
     state.messages.push({ role: 'user', content: [{ type: 'text', text: request.input }] });
@@ -82,12 +98,15 @@ const convertRequest = (body: unknown, headers: Record<string, string>): TurnReq
     request.input.forEach((item, index) => convertItem(item, ['input', index], state));
   }
   const cleanHeaders = sanitizeHeaders(headers);
+  const tools = uniqueTools([...convertTools(request.tools ?? [], ['tools'], state), ...state.inputTools]);
+  const modelNote = createUnavailableToolsModelNote(state.warnings);
+  if (modelNote !== undefined) state.system.push({ type: 'text', text: modelNote });
   return {
     protocol: 'openai-responses',
     model: request.model,
     system: state.system,
     messages: state.messages,
-    tools: convertTools(request.tools ?? [], state),
+    tools,
     toolChoice: convertToolChoice(request.tool_choice, state),
     reasoning: convertReasoning(request.reasoning),
     ...(request.max_output_tokens == null ? {} : { maxOutputTokens: request.max_output_tokens }),
@@ -128,23 +147,43 @@ const convertItem = (item: unknown, path: Path, state: ConversionState): void =>
       return;
     case 'function_call': {
       const call = parseAt(openaiResponsesFunctionCallItemSchema, item, path);
-      state.toolNames.set(call.call_id, call.name);
-      appendAssistant(state, [
-        {
-          type: 'tool-call',
-          toolCallId: call.call_id,
-          toolName: call.name,
-          input: convertToolCallInput(call.arguments, [...path, 'arguments'].join('.')),
-        },
-      ]);
+      appendToolCall(
+        state,
+        call.call_id,
+        mirroredToolName(call.namespace, call.name),
+        convertToolCallInput(call.arguments, [...path, 'arguments'].join('.')),
+      );
       return;
     }
     case 'custom_tool_call': {
       const call = parseAt(openaiResponsesCustomToolCallItemSchema, item, path);
-      state.toolNames.set(call.call_id, call.name);
-      appendAssistant(state, [
-        { type: 'tool-call', toolCallId: call.call_id, toolName: call.name, input: call.input },
-      ]);
+      appendToolCall(state, call.call_id, mirroredToolName(call.namespace, call.name), call.input);
+      return;
+    }
+    case 'tool_search_call': {
+      const call = parseAt(openaiResponsesToolSearchCallItemSchema, item, path);
+      appendToolCall(state, call.call_id, toolSearchName, call.arguments ?? {});
+      return;
+    }
+    case 'tool_search_output': {
+      const output = parseAt(openaiResponsesToolSearchOutputItemSchema, item, path);
+      const loaded = convertTools(output.tools ?? [], [...path, 'tools'], state);
+      state.inputTools.push(...loaded);
+      state.conversationStarted = true;
+      const text =
+        loaded.length === 0
+          ? 'No tools were loaded.'
+          : `Loaded tools, callable from now on: ${loaded.map((tool) => tool.name).join(', ')}`;
+      state.messages.push(
+        createToolResultMessage(output.call_id, [{ type: 'text', text }], {
+          toolName: state.toolNames.get(output.call_id),
+        }),
+      );
+      return;
+    }
+    case 'additional_tools': {
+      const { tools } = parseAt(openaiResponsesAdditionalToolsItemSchema, item, path);
+      state.inputTools.push(...convertTools(tools, [...path, 'tools'], state));
       return;
     }
     case 'function_call_output':
@@ -196,7 +235,10 @@ const convertMessageItem = (item: unknown, path: Path, state: ConversionState): 
       return;
     }
     case 'assistant': {
-      appendAssistant(state, convertTextOnlyContent(message.content, contentPath, state));
+      const content = convertTextOnlyContent(message.content, contentPath, state);
+      // The bridge's own note about unavailable tools, resent as history: the agent never said it.
+      if (content.length > 0 && content.every((part) => isUnavailableToolsUserNote(part.text))) return;
+      appendAssistant(state, content);
       return;
     }
     default: {
@@ -204,6 +246,11 @@ const convertMessageItem = (item: unknown, path: Path, state: ConversionState): 
       return _exhaustive;
     }
   }
+};
+
+const appendToolCall = (state: ConversionState, callId: string, toolName: string, input: unknown): void => {
+  state.toolNames.set(callId, toolName);
+  appendAssistant(state, [{ type: 'tool-call', toolCallId: callId, toolName, input }]);
 };
 
 /** Responses history is flat; consecutive assistant-side items (reasoning, text, calls) form one turn. */
@@ -282,40 +329,129 @@ const convertImagePart = (part: TypedPart, path: Path, state: ConversionState): 
   return undefined;
 };
 
-const convertTools = (tools: unknown[], state: ConversionState): TurnTool[] =>
-  tools.flatMap((tool, index): TurnTool[] => {
-    const path = ['tools', index];
-    const { type, name } = parseAt(openaiResponsesTypedObjectSchema, tool, path);
-    switch (type) {
-      case 'function': {
-        const fn = parseAt(openaiResponsesFunctionToolSchema, tool, path);
-        return [
-          {
-            kind: 'function',
-            name: fn.name,
-            ...(fn.description ? { description: fn.description } : {}),
-            inputSchema: fn.parameters ?? { type: 'object', properties: {} },
-          },
-        ];
-      }
-      case 'custom': {
-        const custom = parseAt(openaiResponsesCustomToolSchema, tool, path);
-        return [
-          {
-            kind: 'custom',
-            name: custom.name,
-            ...(custom.description ? { description: custom.description } : {}),
-            inputSchema: createCustomToolInputSchema(describeCustomFormat(custom.format)),
-          },
-        ];
-      }
-      default: {
-        const label = typeof name === 'string' ? `${type} tool '${name}'` : `${type} tool`;
-        warn(state, 'unsupported-tool', `tools.${index}: ${label} is not supported by the bridge; dropped.`);
+/** The name the model sees for a client tool; a namespace's tools are `<namespace>__<name>`. */
+const mirroredToolName = (namespace: string | null | undefined, name: string): string =>
+  namespace ? `${namespace}__${name}` : name;
+
+/** The mirrored name of Codex's client-executed `tool_search` tool, which has no name of its own. */
+const toolSearchName = 'tool_search';
+
+const convertTools = (
+  tools: unknown[],
+  path: Path,
+  state: ConversionState,
+  namespace?: NamespaceInfo,
+): TurnTool[] => tools.flatMap((tool, index) => convertTool(tool, [...path, index], state, namespace));
+
+type NamespaceInfo = { name: string; description: string | undefined };
+
+const convertTool = (
+  tool: unknown,
+  path: Path,
+  state: ConversionState,
+  namespace?: NamespaceInfo,
+): TurnTool[] => {
+  const { type, name } = parseAt(openaiResponsesTypedObjectSchema, tool, path);
+  const address = (bareName: string): Pick<TurnTool, 'name' | 'clientAddress'> =>
+    namespace === undefined
+      ? { name: bareName }
+      : {
+          name: mirroredToolName(namespace.name, bareName),
+          clientAddress: { name: bareName, namespace: namespace.name },
+        };
+  const describe = (description: string | null | undefined): Pick<TurnTool, 'description'> => {
+    const text = [description, namespace?.description && `(${namespace.name}: ${namespace.description})`]
+      .filter((part) => part)
+      .join('\n\n');
+    return text === '' ? {} : { description: text };
+  };
+  switch (type) {
+    case 'function': {
+      const fn = parseAt(openaiResponsesFunctionToolSchema, tool, path);
+      return [
+        {
+          kind: 'function',
+          ...address(fn.name),
+          ...describe(fn.description),
+          inputSchema: fn.parameters ?? { type: 'object', properties: {} },
+        },
+      ];
+    }
+    case 'custom': {
+      const custom = parseAt(openaiResponsesCustomToolSchema, tool, path);
+      return [
+        {
+          kind: 'custom',
+          ...address(custom.name),
+          ...describe(custom.description),
+          inputSchema: createCustomToolInputSchema(describeCustomFormat(custom.format)),
+        },
+      ];
+    }
+    case 'namespace': {
+      if (namespace !== undefined) break;
+      const group = parseAt(openaiResponsesNamespaceToolSchema, tool, path);
+      return convertTools(group.tools, [...path, 'tools'], state, {
+        name: group.name,
+        description: group.description ?? undefined,
+      });
+    }
+    case 'tool_search': {
+      if (namespace !== undefined) break;
+      const search = parseAt(openaiResponsesToolSearchToolSchema, tool, path);
+      const execution = search.execution ?? 'server';
+      if (execution !== 'client') {
+        warn(
+          state,
+          'unsupported-tool',
+          `${path.join('.')}: tool_search tool with execution '${execution}' (searched by OpenAI's servers, ` +
+            'not by the client) cannot be offered through cursor-bridge; dropped.',
+        );
         return [];
       }
+      return [
+        {
+          kind: 'function',
+          name: toolSearchName,
+          ...describe(search.description),
+          inputSchema: search.parameters ?? { type: 'object', properties: {} },
+          clientAddress: { name: toolSearchName, call: 'tool_search_call' },
+        },
+      ];
     }
+    default:
+      break;
+  }
+  warn(state, 'unsupported-tool', `${path.join('.')}: ${describeUnsupportedTool(type, name, namespace)}`);
+  return [];
+};
+
+const describeUnsupportedTool = (
+  type: string,
+  name: unknown,
+  namespace: NamespaceInfo | undefined,
+): string => {
+  const label =
+    typeof name === 'string' ? `${type} tool '${mirroredToolName(namespace?.name, name)}'` : `${type} tool`;
+  if (type === 'web_search' || type === 'web_search_preview') {
+    return (
+      `${label} (web search hosted by OpenAI: OpenAI's servers run it, the client cannot) ` +
+      'cannot be offered through cursor-bridge; dropped.'
+    );
+  }
+  const where = namespace === undefined ? '' : ' inside a namespace';
+  return `${label}${where} is not supported by the bridge; dropped.`;
+};
+
+/** A tool offered twice (in `tools` and again in `input`, or loaded by two searches) is mirrored once. */
+const uniqueTools = (tools: TurnTool[]): TurnTool[] => {
+  const seen = new Set<string>();
+  return tools.filter((tool) => {
+    if (seen.has(tool.name)) return false;
+    seen.add(tool.name);
+    return true;
   });
+};
 
 const describeCustomFormat = (format: OpenaiResponsesCustomTool['format']): string => {
   if (format?.type === 'grammar' && format.definition) {

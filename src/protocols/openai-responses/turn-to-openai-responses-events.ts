@@ -18,7 +18,7 @@ import type { SseFrame } from '../sse-frame.js';
 import type { TurnError } from '../../turn/turn-error.js';
 import { createTurnError } from '../../turn/turn-error.js';
 import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
-import type { TurnRequest } from '../../turn/turn-request.js';
+import type { TurnRequest, TurnTool } from '../../turn/turn-request.js';
 import type { TurnUsage } from '../../turn/turn-usage.js';
 import { promptTokens } from '../../turn/turn-usage.js';
 import { createEventFrame } from '../shared/create-event-frame.js';
@@ -27,14 +27,17 @@ import {
   type SnapshotEncoder,
 } from '../shared/create-json-response-from-events.js';
 import { unwrapCustomToolInput } from '../shared/custom-tool-input.js';
+import { safeParseJson } from '../shared/safe-parse-json.js';
 import { mapOpenaiResponsesStopReason } from './map-openai-responses-stop-reason.js';
 import {
   createOpenaiResponsesErrorFrames,
   createOpenaiResponsesFailedResponse,
 } from './openai-responses-error.js';
+import { createUnavailableToolsUserNote } from './openai-responses-tool-notes.js';
 
 type Json = Record<string, unknown>;
-type ToolKind = 'function' | 'custom';
+/** `tool_search` is Codex's client-executed search, called with a `tool_search_call` item of its own. */
+type ToolKind = 'function' | 'custom' | 'tool_search';
 
 type TextBlock = { kind: 'text'; id: string; item: Json; text: string };
 type ReasoningBlock = { kind: 'reasoning'; id: string; item: Json; text: string };
@@ -48,7 +51,10 @@ const missingEndMessage = 'The upstream run ended without finishing the response
  * The Responses {@link StreamEncoder}. Robust to out-of-contract input: a delta for a block that was
  * not started starts it, a new block closes the open one, and a `tool-call` without its
  * `tool-input-start` is announced whole. Custom tool input (`{"input":"…"}` upstream) is unwrapped to
- * the raw string and sent once, when the call is complete.
+ * the raw string and sent once, when the call is complete. A call goes back the way the client addresses
+ * the tool ({@link TurnTool.clientAddress}): a namespace tool's call carries `namespace` and the bare name,
+ * a `tool_search` call is a `tool_search_call` item with its arguments as an object, sent when complete.
+ * A conversation's first response opens with a note naming the tools that could not be offered.
  */
 export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEncoder<Json> {
   readonly #request: TurnRequest;
@@ -87,7 +93,22 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEnco
     return [
       this.#frame({ type: 'response.created', response }),
       this.#frame({ type: 'response.in_progress', response }),
+      ...this.#unavailableToolsNote(),
     ];
+  }
+
+  /**
+   * The user's view of dropped tools: a message item before the model's output, only in a conversation's
+   * first response (the client resends it as history, where the request converter drops it again).
+   */
+  #unavailableToolsNote(): SseFrame[] {
+    if (this.#request.messages.some((message) => message.role !== 'user' && message.role !== 'system')) {
+      return [];
+    }
+    const note = createUnavailableToolsUserNote(this.#request.warnings);
+    if (note === undefined) return [];
+    const id = 'bridge-note';
+    return [...this.#openText(id), ...this.#appendText(id, note), ...this.#closeOpen()];
   }
 
   push(event: TurnEvent): SseFrame[] {
@@ -250,6 +271,10 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEnco
     return frames;
   }
 
+  #toolOf(name: string): TurnTool | undefined {
+    return this.#request.tools.find((tool) => tool.name === name);
+  }
+
   #openTool(id: string, toolKind: ToolKind, name: string | undefined): SseFrame[] {
     const block: ToolBlock = { kind: 'tool', id, toolKind, item: undefined, input: '' };
     this.#open = block;
@@ -257,16 +282,39 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEnco
   }
 
   #announceTool(block: ToolBlock, name: string): SseFrame {
+    const address = this.#toolOf(name)?.clientAddress;
+    if (address?.call === 'tool_search_call') {
+      block.toolKind = 'tool_search';
+      block.item = {
+        id: this.#itemId('tsc'),
+        type: 'tool_search_call',
+        status: 'in_progress',
+        execution: 'client',
+        call_id: block.id,
+        arguments: {},
+      };
+      return this.#addItem(block.item);
+    }
+    const wireName = address?.name ?? name;
+    const namespace = address?.namespace === undefined ? {} : { namespace: address.namespace };
     block.item =
       block.toolKind === 'custom'
-        ? { id: this.#itemId('ctc'), type: 'custom_tool_call', call_id: block.id, name, input: '' }
+        ? {
+            id: this.#itemId('ctc'),
+            type: 'custom_tool_call',
+            call_id: block.id,
+            ...namespace,
+            name: wireName,
+            input: '',
+          }
         : {
             id: this.#itemId('fc'),
             type: 'function_call',
             status: 'in_progress',
             arguments: '',
             call_id: block.id,
-            name,
+            ...namespace,
+            name: wireName,
           };
     return this.#addItem(block.item);
   }
@@ -362,6 +410,11 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEnco
     this.#finishedCalls.add(block.id);
     const item = block.item;
     const ref = this.#itemRef(item);
+    if (block.toolKind === 'tool_search') {
+      const parsed = safeParseJson(block.input);
+      Object.assign(item, { status: 'completed', arguments: parsed.ok ? parsed.value : {} });
+      return [this.#itemDone(item)];
+    }
     if (block.toolKind === 'custom') {
       const input = unwrapCustomToolInput(block.input);
       item['input'] = input;

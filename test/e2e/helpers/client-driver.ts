@@ -40,6 +40,11 @@ export type ClientDriver = {
   configure(sandbox: ClientSandbox, endpoint: ClientEndpoint): Promise<void>;
   /** A turn with `prompt`. */
   invocation(target: ClientTarget, prompt: string, options?: TurnOptions): ClientInvocation;
+  /**
+   * The per-run timeout, when the client needs more than the harness's default: a config a user runs
+   * as is may make it wait on network timeouts offline (Codex's plugin sync and analytics flush).
+   */
+  runTimeoutMs?: number;
 };
 
 /** The API key every client presents; the bridge has no `APIKEY` configured and does not check it. */

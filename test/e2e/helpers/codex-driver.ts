@@ -8,35 +8,43 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { e2eApiKey, parseJsonLines, type ClientDriver } from './client-driver.js';
+import { clientTimeoutMs } from './e2e-harness.js';
+import type { ShellTool } from './model-scenario.js';
 
 const codexHome = (home: string): string => join(home, '.codex');
 
-export const codexDriver: ClientDriver = {
+/**
+ * Codex's default model works in "code mode": its one way to the shell is the custom tool `exec` of the
+ * namespace `functions` (mirrored as `functions__exec`), whose input is JavaScript calling Codex's tools.
+ */
+export const codeModeShell = (command: string): string =>
+  `text((await tools.exec_command({ cmd: ${JSON.stringify(command)} })).output)`;
+
+/**
+ * The provider section of the README's Codex config, exactly as the README shows it (no `env_key`: the
+ * bridge checks no key unless `APIKEY` is set), pointed at `baseUrl`.
+ */
+const readmeProviderLines = (baseUrl: string): string[] => [
+  'model_provider = "cursor"',
+  '[model_providers.cursor]',
+  'name = "cursor-bridge"',
+  `base_url = "${baseUrl}/v1"`,
+  'wire_api = "responses"',
+];
+
+/**
+ * A Codex driver writing `lines(baseUrl)` as the whole of `config.toml`. Every run gets `--json` and
+ * `--skip-git-repo-check` (the sandbox project is no git repository).
+ */
+const createCodexDriver = (lines: (baseUrl: string) => string[], shell: ShellTool): ClientDriver => ({
   name: 'codex',
   protocol: 'openai-responses',
-  shell: { name: 'exec_command', input: (command) => ({ cmd: command }) },
+  shell,
   configure: async (sandbox, endpoint) => {
     await mkdir(codexHome(sandbox.home), { recursive: true });
     await writeFile(
       join(codexHome(sandbox.home), 'config.toml'),
-      [
-        'model = "gpt-5.5"',
-        'model_provider = "bridge"',
-        'check_for_update_on_startup = false',
-        '',
-        '[features]',
-        'plugins = false',
-        '',
-        '[analytics]',
-        'enabled = false',
-        '',
-        '[model_providers.bridge]',
-        'name = "cursor-bridge e2e"',
-        `base_url = "${endpoint.baseUrl}/v1"`,
-        'wire_api = "responses"',
-        'env_key = "BRIDGE_API_KEY"',
-        '',
-      ].join('\n'),
+      [...lines(endpoint.baseUrl), ''].join('\n'),
     );
   },
   invocation: ({ sandbox }, prompt, options = {}) => ({
@@ -50,6 +58,45 @@ export const codexDriver: ClientDriver = {
     ],
     env: { CODEX_HOME: codexHome(sandbox.home), BRIDGE_API_KEY: e2eApiKey, RUST_LOG: 'warn' },
   }),
+});
+
+/**
+ * The known slug `gpt-5.5` (top-level `tools`, with namespace, custom, `tool_search` and `web_search`
+ * tools) and the offline settings; the key from `BRIDGE_API_KEY`.
+ */
+export const codexDriver: ClientDriver = createCodexDriver(
+  (baseUrl) => [
+    'model = "gpt-5.5"',
+    'model_provider = "bridge"',
+    'check_for_update_on_startup = false',
+    '',
+    '[features]',
+    'plugins = false',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[model_providers.bridge]',
+    'name = "cursor-bridge e2e"',
+    `base_url = "${baseUrl}/v1"`,
+    'wire_api = "responses"',
+    'env_key = "BRIDGE_API_KEY"',
+  ],
+  { name: 'exec_command', input: (command) => ({ cmd: command }) },
+);
+
+/**
+ * The README's Codex config and nothing else: no `model` line, so Codex 0.171 runs its own default model
+ * and sends its tools only in an `additional_tools` input item; no offline settings, so a run may try
+ * the network at startup (the namespace has none) and waits ~5 s at exit for its analytics flush.
+ */
+export const codexReadmeDriver: ClientDriver = {
+  ...createCodexDriver(readmeProviderLines, {
+    name: 'functions__exec',
+    input: (command) => ({ input: codeModeShell(command) }),
+  }),
+  // Offline, the plugin sync waits out its network attempts (5 s each) and the exit its analytics flush.
+  runTimeoutMs: 2 * clientTimeoutMs,
 };
 
 /** The events of a `codex exec --json` run. */

@@ -104,7 +104,7 @@ export const startE2e = async (
         ...(invocation.stdin === undefined ? {} : { stdin: invocation.stdin }),
         sandbox,
         endpoint,
-        timeoutMs: clientTimeoutMs,
+        timeoutMs: driver.runTimeoutMs ?? clientTimeoutMs,
       });
       runs.push(run);
       return run;

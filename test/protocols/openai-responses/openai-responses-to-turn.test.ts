@@ -49,6 +49,7 @@ describe('convertOpenaiResponsesRequestToTurn — real client fixtures', () => {
       'You are Codex, a coding agent ',
       '<permissions instructions>\nFil',
       '<skills_instructions>\n## Skill',
+      'Note from cursor-bridge (the g',
     ]);
     expect(turn.messages).toHaveLength(2);
     expect(turn.messages[0]).toMatchObject({
@@ -62,10 +63,13 @@ describe('convertOpenaiResponsesRequestToTurn — real client fixtures', () => {
     expect(turn.tools.map((tool) => [tool.kind, tool.name])).toEqual([
       ['function', 'exec_command'],
       ['function', 'write_stdin'],
+      ['function', 'multi_agent_v1__spawn_agent'],
+      ['function', 'multi_agent_v1__wait_agent'],
       ['custom', 'apply_patch'],
+      ['function', 'tool_search'],
     ]);
     expect(turn.tools[0]?.inputSchema).toMatchObject({ required: ['cmd'], additionalProperties: false });
-    const applyPatch = turn.tools[2];
+    const applyPatch = turn.tools[4];
     expect(applyPatch?.description).toMatch(/FREEFORM tool/);
     expect(applyPatch?.inputSchema).toMatchObject({
       type: 'object',
@@ -74,9 +78,7 @@ describe('convertOpenaiResponsesRequestToTurn — real client fixtures', () => {
     });
     expect(JSON.stringify(applyPatch?.inputSchema)).toContain('*** Begin Patch');
     expect(turn.warnings.filter((warning) => warning.code === 'unsupported-tool')).toEqual([
-      { code: 'unsupported-tool', message: expect.stringContaining("namespace tool 'multi_agent_v1'") },
-      { code: 'unsupported-tool', message: expect.stringContaining('web_search tool') },
-      { code: 'unsupported-tool', message: expect.stringContaining('tool_search tool') },
+      { code: 'unsupported-tool', message: expect.stringContaining('tools.3: web_search tool') },
     ]);
     expect(turn.toolChoice).toEqual({ type: 'auto' });
     expect(turn.reasoning).toEqual({ requested: true, effort: 'medium' });
@@ -91,7 +93,7 @@ describe('convertOpenaiResponsesRequestToTurn — real client fixtures', () => {
 
   it('maps a Codex turn 2 with reasoning, function and custom tool history carrying ids', () => {
     const turn = convert(readFixture('codex-turn-2'), codexHeaders);
-    expect(turn.system).toHaveLength(3);
+    expect(turn.system).toHaveLength(4);
     expect(turn.messages.slice(2)).toEqual([
       {
         role: 'assistant',
@@ -185,6 +187,205 @@ describe('convertOpenaiResponsesRequestToTurn — real client fixtures', () => {
         isError: false,
       },
     ]);
+  });
+});
+
+/** Tools as the bridge mirrors them: kind, mirrored name and how the client addresses them. */
+const toolAddresses = (turn: TurnRequest) =>
+  turn.tools.map((tool) => [tool.kind, tool.name, tool.clientAddress ?? null]);
+
+const unsupportedTools = (turn: TurnRequest) =>
+  turn.warnings.filter((warning) => warning.code === 'unsupported-tool').map((warning) => warning.message);
+
+describe('convertOpenaiResponsesRequestToTurn — Codex 0.171 tool items and types', () => {
+  it("mirrors the tools of an additional_tools item (Codex's default model sends no `tools`)", () => {
+    const turn = convert(readFixture('codex-default-model-turn-1'), codexHeaders);
+    expect(turn.model).toBe('gpt-6.2-sol');
+    expect(toolAddresses(turn)).toEqual([
+      ['custom', 'functions__exec', { name: 'exec', namespace: 'functions' }],
+      ['function', 'functions__wait', { name: 'wait', namespace: 'functions' }],
+      ['function', 'functions__request_user_input', { name: 'request_user_input', namespace: 'functions' }],
+      [
+        'function',
+        'functions__request_user_input_async',
+        { name: 'request_user_input_async', namespace: 'functions' },
+      ],
+      [
+        'function',
+        'functions__send_message_to_user_async',
+        { name: 'send_message_to_user_async', namespace: 'functions' },
+      ],
+      ['function', 'clock__sleep', { name: 'sleep', namespace: 'clock' }],
+      ['function', 'collaboration__followup_task', { name: 'followup_task', namespace: 'collaboration' }],
+      ['function', 'collaboration__interrupt_agent', { name: 'interrupt_agent', namespace: 'collaboration' }],
+      ['function', 'collaboration__list_agents', { name: 'list_agents', namespace: 'collaboration' }],
+      ['function', 'collaboration__send_message', { name: 'send_message', namespace: 'collaboration' }],
+      ['function', 'collaboration__spawn_agent', { name: 'spawn_agent', namespace: 'collaboration' }],
+      ['function', 'collaboration__wait_agent', { name: 'wait_agent', namespace: 'collaboration' }],
+    ]);
+    const exec = turn.tools[0];
+    expect(exec?.description).toMatch(/^Run JavaScript code to orchestrate\/compose tool calls/);
+    expect(JSON.stringify(exec?.inputSchema)).toContain('lark grammar');
+    // The namespace's own description travels with each of its tools.
+    expect(turn.tools[5]?.description).toContain('(clock: Tools for reading and waiting on time.)');
+    expect(turn.tools[5]?.inputSchema).toMatchObject({ required: ['duration_ms'] });
+    // Nothing is dropped, so nothing is reported; the item is not a transcript entry.
+    expect(turn.warnings.filter((warning) => warning.code !== 'unsupported-field')).toEqual([]);
+    expect(turn.system.map((part) => part.text).join('\n')).not.toContain('cursor-bridge');
+    expect(turn.messages.map((message) => message.role)).toEqual(['user', 'user']);
+  });
+
+  it('maps the call of a namespace custom tool and its output parts back to the mirrored name', () => {
+    const turn = convert(readFixture('codex-default-model-exec-turn-2'), codexHeaders);
+    expect(turn.tools.map((tool) => tool.name)).toContain('functions__exec');
+    expect(turn.messages.slice(-2)).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool-call',
+            toolCallId: 'call_1',
+            toolName: 'functions__exec',
+            input: 'text((await tools.exec_command({cmd:"echo hi-from-exec"})).output)',
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_1',
+        toolName: 'functions__exec',
+        content: [
+          { type: 'text', text: 'Script completed\nWall time 0.5 seconds\nOutput:\n' },
+          { type: 'text', text: 'hi-from-exec\n' },
+        ],
+        isError: false,
+      },
+    ]);
+  });
+
+  it('maps the call of a namespace function tool back to the mirrored name', () => {
+    const turn = convert(readFixture('codex-default-model-namespace-call-turn-2'), codexHeaders);
+    expect(turn.messages.slice(-2)).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool-call', toolCallId: 'call_1', toolName: 'collaboration__list_agents', input: {} },
+        ],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_1',
+        toolName: 'collaboration__list_agents',
+        content: [{ type: 'text', text: expect.stringContaining('"agent_name":"/root"') }],
+        isError: false,
+      },
+    ]);
+  });
+
+  it('mirrors a client tool_search and adds the tools its output loaded (gpt-5.5)', () => {
+    const turn = convert(readFixture('codex-gpt-5.5-tool-search-turn-2'), codexHeaders);
+    const search = turn.tools.find((tool) => tool.name === 'tool_search');
+    expect(search).toEqual({
+      kind: 'function',
+      name: 'tool_search',
+      description: expect.stringContaining('Searches over deferred tool metadata'),
+      inputSchema: expect.objectContaining({ required: ['query'] }),
+      clientAddress: { name: 'tool_search', call: 'tool_search_call' },
+    });
+    // Codex answered the search (limit 3) with three tools of the deferred namespace `multi_agent_v1`.
+    const loaded = [
+      'multi_agent_v1__spawn_agent',
+      'multi_agent_v1__close_agent',
+      'multi_agent_v1__resume_agent',
+    ];
+    expect(turn.tools.slice(-loaded.length).map((tool) => [tool.name, tool.clientAddress])).toEqual(
+      loaded.map((name) => [
+        name,
+        { name: name.slice('multi_agent_v1__'.length), namespace: 'multi_agent_v1' },
+      ]),
+    );
+    expect(turn.messages.slice(-2)).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool-call',
+            toolCallId: 'call_ts',
+            toolName: 'tool_search',
+            input: { query: 'spawn agent', limit: 3 },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_ts',
+        toolName: 'tool_search',
+        content: [{ type: 'text', text: `Loaded tools, callable from now on: ${loaded.join(', ')}` }],
+        isError: false,
+      },
+    ]);
+    // web_search is the one tool of this request that cannot be offered.
+    expect(unsupportedTools(turn)).toEqual([
+      expect.stringMatching(/^tools\.9: web_search tool \(web search hosted by OpenAI/),
+    ]);
+  });
+
+  it('tells the model, in the system prompt, about each tool it cannot have, and warns naming each', () => {
+    const turn = convert({
+      model: 'gpt-5.5',
+      input: 'hi',
+      tools: [
+        { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } },
+        { type: 'web_search', external_web_access: false },
+        { type: 'tool_search', execution: 'server', description: 'hosted search' },
+        { type: 'file_search', vector_store_ids: ['vs_1'] },
+        { type: 'namespace', name: 'outer', tools: [{ type: 'namespace', name: 'inner', tools: [] }] },
+      ],
+    });
+    expect(turn.tools.map((tool) => tool.name)).toEqual(['exec_command']);
+    expect(unsupportedTools(turn)).toEqual([
+      "tools.1: web_search tool (web search hosted by OpenAI: OpenAI's servers run it, the client cannot) cannot be offered through cursor-bridge; dropped.",
+      "tools.2: tool_search tool with execution 'server' (searched by OpenAI's servers, not by the client) cannot be offered through cursor-bridge; dropped.",
+      'tools.3: file_search tool is not supported by the bridge; dropped.',
+      "tools.4.tools.0: namespace tool 'outer__inner' inside a namespace is not supported by the bridge; dropped.",
+    ]);
+    const note = turn.system.at(-1)?.text ?? '';
+    expect(note).toMatch(/^Note from cursor-bridge/);
+    for (const message of unsupportedTools(turn)) expect(note).toContain(`- ${message}`);
+    expect(note).toContain('Do not try to call them. If the task needs one, say so to the user.');
+  });
+
+  it("drops the bridge's own note about unavailable tools when the client resends it as history", () => {
+    const turn = convert({
+      model: 'gpt-5.5',
+      input: [
+        { role: 'user', content: 'hi' },
+        {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: '[cursor-bridge] Some tools your client offered are …' }],
+        },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello.' }] },
+      ],
+    });
+    expect(turn.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Hello.' }] },
+    ]);
+  });
+
+  it('mirrors a tool offered both in `tools` and in an additional_tools item once', () => {
+    const exec = { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } };
+    const turn = convert({
+      model: 'gpt-5.5',
+      input: [
+        { type: 'additional_tools', role: 'developer', tools: [exec] },
+        { role: 'user', content: 'hi' },
+      ],
+      tools: [exec],
+    });
+    expect(turn.tools.map((tool) => tool.name)).toEqual(['exec_command']);
+    expect(turn.warnings).toEqual([]);
   });
 });
 

@@ -6,6 +6,7 @@ import {
 import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
+import type { TurnRequest, TurnTool, TurnWarning } from '../../../src/turn/turn-request.js';
 import { createTestTurnRequest } from '../shared/create-test-turn-request.js';
 import { readFixture } from '../shared/read-fixture.js';
 import { textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
@@ -389,6 +390,148 @@ describe('OpenaiResponsesStreamEncoder', () => {
     expect(frameData(encoder.start())[0]).toMatchObject({
       response: { reasoning: { effort: 'high' }, tool_choice: { type: 'custom', name: 'apply_patch' } },
     });
+  });
+});
+
+describe('OpenaiResponsesStreamEncoder — calls the way Codex addresses its tools', () => {
+  const inputSchema = { type: 'object', properties: {} };
+  const codexTools: TurnTool[] = [
+    { kind: 'function', name: 'exec_command', inputSchema },
+    {
+      kind: 'function',
+      name: 'collaboration__list_agents',
+      inputSchema,
+      clientAddress: { name: 'list_agents', namespace: 'collaboration' },
+    },
+    {
+      kind: 'custom',
+      name: 'functions__exec',
+      inputSchema,
+      clientAddress: { name: 'exec', namespace: 'functions' },
+    },
+    {
+      kind: 'function',
+      name: 'tool_search',
+      inputSchema,
+      clientAddress: { name: 'tool_search', call: 'tool_search_call' },
+    },
+  ];
+  const codexRequest = createTestTurnRequest({ tools: codexTools });
+  const itemsOf = (data: Record<string, unknown>[], type: string) =>
+    data.filter((d) => d['type'] === type).map((d) => d['item']);
+
+  it('sends a namespace function tool call with its namespace and bare name', () => {
+    const data = frameData(
+      encodeTurnEvents(
+        [...toolCallEvents('call_1', 'collaboration__list_agents', '{}'), turnEnd('tool-use')],
+        codexRequest,
+      ),
+    );
+    const expected = {
+      type: 'function_call',
+      call_id: 'call_1',
+      namespace: 'collaboration',
+      name: 'list_agents',
+    };
+    expect(itemsOf(data, 'response.output_item.added')).toEqual([expect.objectContaining(expected)]);
+    expect(itemsOf(data, 'response.output_item.done')).toEqual([
+      expect.objectContaining({ ...expected, arguments: '{}', status: 'completed' }),
+    ]);
+  });
+
+  it('sends a namespace custom tool call with its namespace, bare name and raw input', () => {
+    const data = frameData(
+      encodeTurnEvents(
+        [
+          ...toolCallEvents('call_2', 'functions__exec', '{"input":"text(1)"}', { kind: 'custom' }),
+          turnEnd('tool-use'),
+        ],
+        codexRequest,
+      ),
+    );
+    expect(itemsOf(data, 'response.output_item.done')).toEqual([
+      {
+        id: 'ctc_test1_0',
+        type: 'custom_tool_call',
+        call_id: 'call_2',
+        namespace: 'functions',
+        name: 'exec',
+        input: 'text(1)',
+      },
+    ]);
+  });
+
+  it('leaves a tool outside any namespace as it was', () => {
+    const data = frameData(
+      encodeTurnEvents(
+        [...toolCallEvents('call_3', 'exec_command', '{}'), turnEnd('tool-use')],
+        codexRequest,
+      ),
+    );
+    const [item] = itemsOf(data, 'response.output_item.done');
+    expect(item).toMatchObject({ type: 'function_call', name: 'exec_command' });
+    expect(item).not.toHaveProperty('namespace');
+  });
+
+  it('sends a tool_search call as a tool_search_call item with its arguments as an object', () => {
+    const data = frameData(
+      encodeTurnEvents(
+        [
+          ...toolCallEvents('call_ts', 'tool_search', '{"query":"spawn agent","limit":3}', { chunkSize: 5 }),
+          turnEnd('tool-use'),
+        ],
+        codexRequest,
+      ),
+    );
+    expect(data.map((d) => d['type'])).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(itemsOf(data, 'response.output_item.done')).toEqual([
+      {
+        id: 'tsc_test1_0',
+        type: 'tool_search_call',
+        status: 'completed',
+        execution: 'client',
+        call_id: 'call_ts',
+        arguments: { query: 'spawn agent', limit: 3 },
+      },
+    ]);
+  });
+});
+
+describe('OpenaiResponsesStreamEncoder — the note about tools the bridge could not offer', () => {
+  const warnings: TurnWarning[] = [
+    { code: 'unsupported-tool', message: 'tools.9: web_search tool (…) cannot be offered; dropped.' },
+    { code: 'unsupported-field', message: 'parallel_tool_calls: false is not enforced' },
+  ];
+  const messagesOf = (request: TurnRequest) =>
+    frameData(encodeTurnEvents([...textEvents('t1', 'Hi.'), turnEnd()], request))
+      .filter((d) => d['type'] === 'response.output_item.done')
+      .map((d) => (d['item'] as { content: Array<{ text: string }> }).content[0]?.text);
+
+  it("opens a conversation's first response with a message naming each dropped tool", () => {
+    expect(messagesOf(createTestTurnRequest({ warnings }))).toEqual([
+      '[cursor-bridge] Some tools your client offered are not available through this bridge (the model was told):\n' +
+        '- tools.9: web_search tool (…) cannot be offered; dropped.',
+      'Hi.',
+    ]);
+  });
+
+  it('says nothing once the conversation has an answer, or when no tool was dropped', () => {
+    const answered = createTestTurnRequest({
+      warnings,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'say hi' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'hi' }] },
+        { role: 'user', content: [{ type: 'text', text: 'again' }] },
+      ],
+    });
+    expect(messagesOf(answered)).toEqual(['Hi.']);
+    expect(messagesOf(createTestTurnRequest({ warnings: warnings.slice(1) }))).toEqual(['Hi.']);
   });
 });
 
