@@ -5,8 +5,9 @@
  * wrapped in a header block: "Process exited with code 0 … Output:") and the custom tool `apply_patch`.
  * The scenarios every client shares, and their shared checks, are in `helpers/client-scenarios.ts`.
  *
- * Two configs: the README's, exactly (no `model` line: Codex's default model, its tools only in an
- * `additional_tools` input item, all in namespaces, the shell reached through code mode's `functions.exec`),
+ * Configs: the README's, read from README.md — as written (its `model` line names a Cursor model) and
+ * without that optional line (Codex's default model, its tools only in an `additional_tools` input item,
+ * all in namespaces, the shell reached through code mode's `functions.exec`) —
  * and one with `model = "gpt-5.5"` (top-level tools, with `tool_search` and the `web_search` the bridge
  * cannot offer).
  */
@@ -31,6 +32,7 @@ import {
   codexCommands,
   codexDriver,
   codexReadmeDriver,
+  codexReadmeNoModelDriver,
   codexReasoning,
 } from './helpers/codex-driver.js';
 import {
@@ -48,6 +50,7 @@ const answerOf = (stdout: string): string => codexAgentMessages(stdout).join('\n
 
 const codex: E2eClient = { driver: codexDriver, answerOf };
 const codexReadme: E2eClient = { driver: codexReadmeDriver, answerOf };
+const codexReadmeNoModel: E2eClient = { driver: codexReadmeNoModelDriver, answerOf };
 
 /** The note the bridge opens a conversation's first answer with when it had to drop a tool. */
 const webSearchNote = expect.stringMatching(
@@ -58,62 +61,70 @@ const webSearchNote = expect.stringMatching(
 const bodiesOf = (e2e: E2eScenario): string[] =>
   e2e.bridge.turnExchanges().map((exchange) => JSON.stringify(exchange.body));
 
-describe(
-  "Codex with the README's config (no model line) against the bridge",
-  { timeout: 2 * scenarioTimeoutMs },
-  () => {
-    beforeAll(() => prepareE2e('codex'), installTimeoutMs);
+describe("Codex with the README's config against the bridge", { timeout: 2 * scenarioTimeoutMs }, () => {
+  beforeAll(() => prepareE2e('codex'), installTimeoutMs);
 
-    it("runs a shell command through code mode's functions.exec and answers with its output", async () => {
-      const { e2e, run } = await runToolRoundTrip(codexReadme, { toolResultText: 'tool-42-ok' });
+  it('as written (a Cursor model on its model line): runs a shell command and answers with its output', async () => {
+    const { e2e, run } = await runToolRoundTrip(codexReadme, { toolResultText: 'tool-42-ok' });
+    expect(e2e.bridge.turnExchanges()[0]?.body).toMatchObject({ model: 'gpt-5.4' });
+    expect(e2e.bridge.mainRuns()[0]?.model).toBe('gpt-5.4');
+    expect(codexCommands(run.stdout)).toEqual([
+      expect.objectContaining({ aggregated_output: 'tool-42-ok\n', exit_code: 0 }),
+    ]);
+    expect(answerOf(run.stdout)).toContain('tool-42-ok');
+  });
 
-      // Codex sent its tools only in an additional_tools item; all of them reached the model.
-      const [first, second] = bodiesOf(e2e);
-      expect(first).toContain('"type":"additional_tools"');
-      expect(Object.keys(e2e.bridge.turnExchanges()[0]?.body ?? {})).not.toContain('tools');
-      expect(e2e.bridge.mainRuns()[0]?.toolNames).toEqual(
-        expect.arrayContaining([
-          'functions__exec',
-          'functions__wait',
-          'clock__sleep',
-          'collaboration__list_agents',
-        ]),
+  // Without the model line: Codex's own default model, its tools only in an additional_tools item.
+
+  it("without the model line: runs a shell command through code mode's functions.exec and answers with its output", async () => {
+    const { e2e, run } = await runToolRoundTrip(codexReadmeNoModel, { toolResultText: 'tool-42-ok' });
+
+    // Codex sent its tools only in an additional_tools item; all of them reached the model.
+    const [first, second] = bodiesOf(e2e);
+    expect(first).toContain('"type":"additional_tools"');
+    expect(Object.keys(e2e.bridge.turnExchanges()[0]?.body ?? {})).not.toContain('tools');
+    expect(e2e.bridge.mainRuns()[0]?.toolNames).toEqual(
+      expect.arrayContaining([
+        'functions__exec',
+        'functions__wait',
+        'clock__sleep',
+        'collaboration__list_agents',
+      ]),
+    );
+    // The model's call went back as Codex's own namespace call, which Codex ran through its exec_command.
+    expect(second).toMatch(/"type":"custom_tool_call"[^}]*"name":"exec","namespace":"functions"/);
+    expect(codexCommands(run.stdout)).toEqual([
+      expect.objectContaining({ aggregated_output: 'tool-42-ok\n', exit_code: 0 }),
+    ]);
+    expect(codexAgentMessages(run.stdout)).toEqual(['Running it.', expect.stringContaining('tool-42-ok')]);
+    for (const exchange of e2e.bridge.turnExchanges()) {
+      expect(exchange.parsed?.ok === true ? exchange.parsed.turn.warnings : []).not.toContainEqual(
+        expect.objectContaining({ code: 'unsupported-tool' }),
       );
-      // The model's call went back as Codex's own namespace call, which Codex ran through its exec_command.
-      expect(second).toMatch(/"type":"custom_tool_call"[^}]*"name":"exec","namespace":"functions"/);
-      expect(codexCommands(run.stdout)).toEqual([
-        expect.objectContaining({ aggregated_output: 'tool-42-ok\n', exit_code: 0 }),
-      ]);
-      expect(codexAgentMessages(run.stdout)).toEqual(['Running it.', expect.stringContaining('tool-42-ok')]);
-      for (const exchange of e2e.bridge.turnExchanges()) {
-        expect(exchange.parsed?.ok === true ? exchange.parsed.turn.warnings : []).not.toContainEqual(
-          expect.objectContaining({ code: 'unsupported-tool' }),
-        );
-      }
-    });
+    }
+  });
 
-    it('calls a namespace function tool (collaboration.list_agents) and gets its result', async () => {
-      const e2e = await startE2e(codexReadmeDriver, {
-        turns: [
-          {
-            steps: [
-              { toolCalls: [{ tool: 'collaboration__list_agents', input: {} }] },
-              { text: (context) => `Agents: ${quoteToolResults(context)}` },
-            ],
-          },
-        ],
-      });
-      const run = await e2e.turn('List the agents.');
-
-      expect(run.exitCode).toBe(0);
-      expect(bodiesOf(e2e)[1]).toMatch(
-        /"type":"function_call"[^}]*"name":"list_agents","namespace":"collaboration"/,
-      );
-      expectToolResults(e2e.bridge, [{ text: '"agent_name":"/root"', isError: false }]);
-      expect(answerOf(run.stdout)).toContain('"agent_name":"/root"');
+  it('without the model line: calls a namespace function tool (collaboration.list_agents) and gets its result', async () => {
+    const e2e = await startE2e(codexReadmeNoModelDriver, {
+      turns: [
+        {
+          steps: [
+            { toolCalls: [{ tool: 'collaboration__list_agents', input: {} }] },
+            { text: (context) => `Agents: ${quoteToolResults(context)}` },
+          ],
+        },
+      ],
     });
-  },
-);
+    const run = await e2e.turn('List the agents.');
+
+    expect(run.exitCode).toBe(0);
+    expect(bodiesOf(e2e)[1]).toMatch(
+      /"type":"function_call"[^}]*"name":"list_agents","namespace":"collaboration"/,
+    );
+    expectToolResults(e2e.bridge, [{ text: '"agent_name":"/root"', isError: false }]);
+    expect(answerOf(run.stdout)).toContain('"agent_name":"/root"');
+  });
+});
 
 describe(
   'Codex with model = "gpt-5.5": deferred tools and the tools the bridge cannot offer',

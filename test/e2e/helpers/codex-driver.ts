@@ -5,8 +5,9 @@
  * hang at exit). The known slug `gpt-5.5` gives production-like requests.
  */
 
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { repoRoot } from '../../helpers/repo-root.js';
 import { e2eApiKey, parseJsonLines, type ClientDriver } from './client-driver.js';
 import { clientTimeoutMs } from './e2e-harness.js';
 import type { ShellTool } from './model-scenario.js';
@@ -21,22 +22,36 @@ export const codeModeShell = (command: string): string =>
   `text((await tools.exec_command({ cmd: ${JSON.stringify(command)} })).output)`;
 
 /**
- * The provider section of the README's Codex config, exactly as the README shows it (no `env_key`: the
- * bridge checks no key unless `APIKEY` is set), pointed at `baseUrl`.
+ * The README's Codex `config.toml` (the commented block under "# Codex (~/.codex/config.toml)" in its
+ * quick start), read from README.md so the test runs what users copy: trailing comments dropped, the
+ * bridge's URL swapped for `baseUrl`; `withModel: false` leaves out its optional `model` line. No key
+ * (the e2e bridge checks none unless `APIKEY` is set).
  */
-const readmeProviderLines = (baseUrl: string): string[] => [
-  'model_provider = "cursor"',
-  '[model_providers.cursor]',
-  'name = "cursor-bridge"',
-  `base_url = "${baseUrl}/v1"`,
-  'wire_api = "responses"',
-];
+const readmeProviderLines = async (baseUrl: string, withModel: boolean): Promise<string[]> => {
+  const readme = (await readFile(join(repoRoot, 'README.md'), 'utf8')).split('\n');
+  const start = readme.indexOf('# Codex (~/.codex/config.toml)');
+  if (start < 0) throw new Error('README.md has no "# Codex (~/.codex/config.toml)" block');
+  const lines: string[] = [];
+  for (const line of readme.slice(start + 1)) {
+    const match = /^# {3}(\S.*)$/.exec(line);
+    if (match?.[1] === undefined) break;
+    lines.push(match[1].replace(/\s+#.*$/, ''));
+  }
+  if (!lines.some((line) => line.startsWith('base_url = ')))
+    throw new Error(`README.md's Codex block has no base_url: ${lines.join(' | ')}`);
+  return lines
+    .filter((line) => withModel || !line.startsWith('model = '))
+    .map((line) => (line.startsWith('base_url = ') ? `base_url = "${baseUrl}/v1"` : line));
+};
 
 /**
  * A Codex driver writing `lines(baseUrl)` as the whole of `config.toml`. Every run gets `--json` and
  * `--skip-git-repo-check` (the sandbox project is no git repository).
  */
-const createCodexDriver = (lines: (baseUrl: string) => string[], shell: ShellTool): ClientDriver => ({
+const createCodexDriver = (
+  lines: (baseUrl: string) => string[] | Promise<string[]>,
+  shell: ShellTool,
+): ClientDriver => ({
   name: 'codex',
   protocol: 'openai-responses',
   shell,
@@ -44,7 +59,7 @@ const createCodexDriver = (lines: (baseUrl: string) => string[], shell: ShellToo
     await mkdir(codexHome(sandbox.home), { recursive: true });
     await writeFile(
       join(codexHome(sandbox.home), 'config.toml'),
-      [...lines(endpoint.baseUrl), ''].join('\n'),
+      [...(await lines(endpoint.baseUrl)), ''].join('\n'),
     );
   },
   invocation: ({ sandbox }, prompt, options = {}) => ({
@@ -86,16 +101,26 @@ export const codexDriver: ClientDriver = createCodexDriver(
 );
 
 /**
- * The README's Codex config and nothing else: no `model` line, so Codex 0.171 runs its own default model
- * and sends its tools only in an `additional_tools` input item; no offline settings, so a run may try
- * the network at startup (the namespace has none) and waits ~5 s at exit for its analytics flush.
+ * The README's Codex config and nothing else, without its optional `model` line: Codex 0.171 runs its own
+ * default model and sends its tools only in an `additional_tools` input item; no offline settings, so a
+ * run may try the network at startup (the namespace has none) and waits ~5 s at exit for its analytics
+ * flush.
  */
-export const codexReadmeDriver: ClientDriver = {
-  ...createCodexDriver(readmeProviderLines, {
+export const codexReadmeNoModelDriver: ClientDriver = {
+  ...createCodexDriver((baseUrl) => readmeProviderLines(baseUrl, false), {
     name: 'functions__exec',
     input: (command) => ({ input: codeModeShell(command) }),
   }),
   // Offline, the plugin sync waits out its network attempts (5 s each) and the exit its analytics flush.
+  runTimeoutMs: 2 * clientTimeoutMs,
+};
+
+/** The README's Codex config exactly as written, its `model` line (a Cursor model) included. */
+export const codexReadmeDriver: ClientDriver = {
+  ...createCodexDriver((baseUrl) => readmeProviderLines(baseUrl, true), {
+    name: 'exec_command',
+    input: (command) => ({ cmd: command }),
+  }),
   runTimeoutMs: 2 * clientTimeoutMs,
 };
 
