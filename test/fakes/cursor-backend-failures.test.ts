@@ -76,7 +76,7 @@ describe('fake Cursor backend: failures seen by the real @cursor/sdk', () => {
     // trailer would be retried 3 times (≈16 s); the details make it final at once.
     const agent = await env.sdk.Agent.create({ model: { id: 'composer-2' }, local: { cwd: env.workspace } });
     const run = await agent.send('a very long conversation');
-    const statuses: Array<{ status: string; message?: string }> = [];
+    const statuses: Array<{ status: string; message?: string | undefined }> = [];
     for await (const message of run.stream()) {
       if (message.type === 'status') statuses.push({ status: message.status, message: message.message });
     }
