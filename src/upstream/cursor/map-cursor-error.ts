@@ -25,10 +25,11 @@ const errorCode = (error: unknown): string =>
  * Cursor refuses a conversation longer than the model's window with `ErrorDetails.Error`
  * `CONVERSATION_TOO_LONG` (43). A typed SDK error keeps that name as `code`; inside a running run the SDK
  * keeps only the details' `"<title> <detail>"` text (the Cursor app shows "Your conversation is too long"),
- * so the text is matched too. "context deadline exceeded" is a network timeout, not this.
+ * so the text is matched too, only as an overflow: "context deadline exceeded" is a network timeout and a
+ * model parameter may be named "context window".
  */
 const contextLengthPattern =
-  /conversation_too_long|conversation (?:is )?too long|prompt is too long|context[ _](?:window|length)|maximum context/i;
+  /conversation_too_long|conversation (?:is )?too long|prompt is too long|context_length_exceeded|maximum context length|exceed(?:s|ed)? (?:the )?(?:model's )?context (?:window|length)/i;
 
 const isContextLength = (code: string, message: string): boolean =>
   code.toUpperCase() === 'CONVERSATION_TOO_LONG' || contextLengthPattern.test(message);

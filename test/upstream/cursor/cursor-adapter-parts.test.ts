@@ -123,8 +123,11 @@ describe('Cursor error mapping', () => {
       );
     });
 
-    it('leaves network deadlines alone', () => {
+    it('leaves network deadlines and a model parameter named "context window" alone', () => {
       expect(mapCursorRunError({ message: 'context deadline exceeded' }).kind).toBe('overloaded');
+      expect(
+        mapCursorSdkError(named('ConfigurationError', 'Invalid value 2m for parameter context window')).kind,
+      ).toBe('invalid-request');
     });
   });
 
