@@ -1,11 +1,17 @@
 /**
  * Protocol-neutral error kinds. Each protocol's `*-error.ts` maps a kind to its HTTP status, `error.type`
  * and envelope so the official SDKs throw the matching class:
- * invalid-request 400, authentication 401, permission 403, not-found 404, request-too-large 413,
- * rate-limit 429, api 500, overloaded 529 (Anthropic) / 503 (OpenAI), unavailable 503, timeout 504.
+ * invalid-request 400, context-length 400, authentication 401, permission 403, not-found 404,
+ * request-too-large 413, rate-limit 429, api 500, overloaded 529 (Anthropic) / 503 (OpenAI),
+ * unavailable 503, timeout 504.
  */
 export type TurnErrorKind =
   | 'invalid-request'
+  /**
+   * The conversation no longer fits the model's context window. Each protocol answers with the error its
+   * clients compact on (Anthropic "prompt is too long", OpenAI `context_length_exceeded`); never retryable.
+   */
+  | 'context-length'
   | 'authentication'
   | 'permission'
   | 'not-found'

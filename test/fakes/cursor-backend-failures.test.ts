@@ -69,6 +69,28 @@ describe('fake Cursor backend: failures seen by the real @cursor/sdk', () => {
     expect(env.backend.runRequests.length - before).toBe(1);
   });
 
+  it('reports a conversation over the context window as status ERROR at once, with only the title and detail left', async () => {
+    const before = env.backend.runRequests.length;
+    env.backend.setScenario((run) => run.failConversationTooLong());
+    // Default enableAgentRetries: without `isRetryable: false` in the details a resource_exhausted
+    // trailer would be retried 3 times (≈16 s); the details make it final at once.
+    const agent = await env.sdk.Agent.create({ model: { id: 'composer-2' }, local: { cwd: env.workspace } });
+    const run = await agent.send('a very long conversation');
+    const statuses: Array<{ status: string; message?: string | undefined }> = [];
+    for await (const message of run.stream()) {
+      if (message.type === 'status') statuses.push({ status: message.status, message: message.message });
+    }
+    const result = await run.wait();
+    await agent[Symbol.asyncDispose]();
+    const message =
+      'Conversation too long Your conversation is too long. Please try creating a new conversation or shortening your messages.';
+    expect(statuses).toEqual([{ status: 'RUNNING' }, { status: 'ERROR', message }]);
+    // No `[resource_exhausted]` prefix and no code: the SDK keeps only `${title} ${detail}`.
+    expect(result).toMatchObject({ status: 'error', error: { message } });
+    expect(result.error).not.toHaveProperty('code');
+    expect(env.backend.runRequests.length - before).toBe(1);
+  });
+
   it('fails the run fast when a scenario throws, and records the error', async () => {
     const before = env.backend.scenarioErrors.length;
     env.backend.setScenario(() => {

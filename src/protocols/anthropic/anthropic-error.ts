@@ -28,6 +28,7 @@ type ErrorShape = { status: number; type: AnthropicErrorType };
  */
 const errorShapes: Record<TurnErrorKind, ErrorShape> = {
   'invalid-request': { status: 400, type: 'invalid_request_error' },
+  'context-length': { status: 400, type: 'invalid_request_error' },
   authentication: { status: 401, type: 'authentication_error' },
   permission: { status: 403, type: 'permission_error' },
   'not-found': { status: 404, type: 'not_found_error' },
@@ -43,10 +44,22 @@ const errorShapes: Record<TurnErrorKind, ErrorShape> = {
 /** The HTTP status and `error.type` an error kind is answered with. */
 export const mapAnthropicError = (kind: TurnErrorKind): ErrorShape => errorShapes[kind];
 
+/**
+ * What Anthropic's own overflow message starts with (`prompt is too long: N tokens > M maximum`). Claude
+ * Code matches this phrase, case-insensitively, anywhere in the error message, and then compacts the
+ * conversation (or shows "Prompt is too long") instead of retrying.
+ */
+const promptTooLong = 'prompt is too long';
+
+const errorMessage = (error: TurnError): string =>
+  error.kind === 'context-length' && !error.message.toLowerCase().startsWith(promptTooLong)
+    ? `${promptTooLong}: ${error.message}`
+    : error.message;
+
 /** The error envelope body for a TurnError. */
 export const createAnthropicErrorBody = (error: TurnError): AnthropicErrorBody => ({
   type: 'error',
-  error: { type: mapAnthropicError(error.kind).type, message: error.message },
+  error: { type: mapAnthropicError(error.kind).type, message: errorMessage(error) },
 });
 
 /** An error answer before any byte was sent (non-retryable ones carry `x-should-retry: false`). */

@@ -18,6 +18,7 @@ type ErrorShape = { status: number; type: string; code: string | null };
  */
 const errorShapes: Record<TurnErrorKind, ErrorShape> = {
   'invalid-request': { status: 400, type: 'invalid_request_error', code: null },
+  'context-length': { status: 400, type: 'invalid_request_error', code: 'context_length_exceeded' },
   authentication: { status: 401, type: 'invalid_request_error', code: 'invalid_api_key' },
   permission: { status: 403, type: 'invalid_request_error', code: 'permission_denied' },
   'not-found': { status: 404, type: 'invalid_request_error', code: 'not_found' },

@@ -23,6 +23,12 @@ type ErrorShape = {
  */
 const errorShapes: Record<TurnErrorKind, ErrorShape> = {
   'invalid-request': { status: 400, type: 'invalid_request_error', code: null, streamCode: 'invalid_prompt' },
+  'context-length': {
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'context_length_exceeded',
+    streamCode: 'context_length_exceeded',
+  },
   authentication: {
     status: 401,
     type: 'authentication_error',

@@ -16,8 +16,36 @@ const errorName = (error: unknown): string =>
 
 const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+const errorCode = (error: unknown): string =>
+  typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : '';
+
+/**
+ * Cursor refuses a conversation longer than the model's window with `ErrorDetails.Error`
+ * `CONVERSATION_TOO_LONG` (43). A typed SDK error keeps that name as `code`; inside a running run the SDK
+ * keeps only the details' `"<title> <detail>"` text (the Cursor app shows "Your conversation is too long"),
+ * so the text is matched too, only as an overflow: "context deadline exceeded" is a network timeout and a
+ * model parameter may be named "context window".
+ */
+const contextLengthPattern =
+  /conversation_too_long|conversation (?:is )?too long|prompt is too long|context_length_exceeded|maximum context length|exceed(?:s|ed)? (?:the )?(?:model's )?context (?:window|length)/i;
+
+const isContextLength = (code: string, message: string): boolean =>
+  code.toUpperCase() === 'CONVERSATION_TOO_LONG' || contextLengthPattern.test(message);
+
+/** Not retryable: the same conversation overflows again until the client compacts or trims it. */
+const contextLengthError = (message: string): TurnError =>
+  createTurnError(
+    'context-length',
+    `The conversation exceeds the Cursor model's maximum context length (Cursor: ${message}). ` +
+      'Compact the conversation or start a new one.',
+    { retryable: false },
+  );
+
 export const mapCursorSdkError = (error: unknown): TurnError => {
   const message = errorMessage(error);
+  if (isContextLength(errorCode(error), message)) return contextLengthError(message);
   switch (errorName(error)) {
     case 'AuthenticationError':
       return createTurnError('authentication', `Cursor rejected the API key: ${message}. ${keyHelp}`, {
@@ -59,6 +87,8 @@ const connectCodeKinds: Readonly<Record<string, { kind: TurnErrorKind; retryable
  */
 export const mapCursorRunError = (runError: { message: string; code?: string } | undefined): TurnError => {
   const message = runError?.message ?? 'The Cursor run failed without a message.';
+  // Before the Connect code: Cursor may send the refusal as `resource_exhausted`, which is no rate limit.
+  if (isContextLength(runError?.code ?? '', message)) return contextLengthError(message);
   const code = (runError?.code ?? /^\[([a-z_]+)\]/.exec(message)?.[1] ?? '').toLowerCase();
   const text = `${code} ${message}`.toLowerCase();
   const kind =

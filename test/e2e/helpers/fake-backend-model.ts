@@ -36,7 +36,7 @@ export type PlayedRun = {
   toolResults: ReceivedToolResult[];
   /** How the stream ended (`open` while it runs). */
   outcome: 'open' | 'answered' | 'failed' | 'closed-by-client' | 'scenario-error';
-  failure?: { message: string; code: ConnectErrorCode };
+  failure?: { message: string; code: ConnectErrorCode; final?: true };
   /** Why the scenario could not play the run (no such turn, …). */
   error?: string;
 };
@@ -113,6 +113,7 @@ export const createFakeBackendModel = (
     const retried =
       previous?.outcome === 'failed' &&
       previous.failure !== undefined &&
+      previous.failure.final !== true &&
       !notRetried.has(previous.failure.code) &&
       previous.request.text === request.text;
     if (retried && previous.turn !== undefined) return { turn: previous.turn, replay: true };
@@ -143,6 +144,13 @@ export const createFakeBackendModel = (
       record.outcome = 'failed';
       record.failure = failure;
       run.fail(failure.message, failure.code);
+      return 'stop';
+    }
+    if (step.conversationTooLong === true) {
+      record.outcome = 'failed';
+      // Final: its ErrorDetails say not retryable, so the SDK never re-sends this run request.
+      record.failure = { message: 'conversation too long', code: 'resource_exhausted', final: true };
+      run.failConversationTooLong();
       return 'stop';
     }
     const calls = step.toolCalls ?? [];

@@ -63,6 +63,11 @@ export type ModelStep = {
   toolCalls?: ModelToolCall[];
   /** The run fails after the step's text (a mid-stream upstream error); ends the turn. */
   fail?: ModelFailure;
+  /**
+   * After the step's text, the backend refuses the run as longer than the model's context window, as
+   * Cursor does (`RunContext.failConversationTooLong`: final, the SDK does not re-send it); ends the turn.
+   */
+  conversationTooLong?: true;
 };
 
 export type ModelTurn = { steps: ModelStep[] };

@@ -38,9 +38,31 @@ const envelope = (flags: number, payload: Uint8Array): Buffer => {
 /** Frames one message. */
 export const encodeMessageEnvelope = (payload: Uint8Array): Buffer => envelope(0, payload);
 
-/** The end-of-stream envelope; with `error` the SDK sees a ConnectError of that code. */
-export const encodeEndStreamEnvelope = (error?: { code: ConnectErrorCode; message: string }): Buffer =>
-  envelope(END_STREAM_FLAG, Buffer.from(JSON.stringify(error ? { error } : {})));
+/**
+ * A Connect error detail: `type` is the full protobuf type name, `value` its binary encoding in base64
+ * without padding (the SDK reads `aiserver.v1.ErrorDetails` back with `ConnectError.findDetails`).
+ */
+export type ConnectErrorDetail = { type: string; value: string };
+
+/** The error of an end-of-stream trailer. */
+export type ConnectEndStreamError = {
+  code: ConnectErrorCode;
+  message: string;
+  details?: ConnectErrorDetail[];
+};
+
+/**
+ * The end-of-stream envelope; with `error` the SDK sees a ConnectError of that code (and details), with
+ * `metadata` the error's trailers (`ConnectError.metadata`).
+ */
+export const encodeEndStreamEnvelope = (
+  error?: ConnectEndStreamError,
+  metadata?: Readonly<Record<string, readonly string[]>>,
+): Buffer =>
+  envelope(
+    END_STREAM_FLAG,
+    Buffer.from(JSON.stringify({ ...(error ? { error } : {}), ...(metadata ? { metadata } : {}) })),
+  );
 
 /** Payloads of the message envelopes in a complete request body (end-of-stream envelopes skipped). */
 export const decodeEnvelopes = (body: Buffer): Uint8Array[] => {

@@ -10,7 +10,9 @@ import type { ClientMessage, JsonObject } from './client-message.js';
 import type { ConnectErrorCode } from './connect-envelope.js';
 import type { FakeStream } from './fake-stream.js';
 import type {
+  FakeConversationTooLongOptions,
   FakeExecKind,
+  FakeFailOptions,
   FakeHistoryTurn,
   FakeRunRequest,
   FakeToolCallSpec,
@@ -210,9 +212,37 @@ export class FakeRun implements RunContext {
     this.update({ turnEnded: usage ? { ...usage } : {} });
   }
 
-  fail(message: string, code: ConnectErrorCode = 'internal'): void {
+  fail(message: string, code: ConnectErrorCode = 'internal', options: FakeFailOptions = {}): void {
+    // Encode first so bad details throw in the scenario, not as a half-written trailer.
+    const details =
+      options.errorDetails === undefined
+        ? undefined
+        : [
+            {
+              type: 'aiserver.v1.ErrorDetails',
+              value: base64(
+                this.registry.get('aiserver.v1.ErrorDetails').fromJson(options.errorDetails).toBinary(),
+              )
+                // Connect sends error detail bytes as base64 without padding.
+                .replace(/=+$/, ''),
+            },
+          ];
     this.ended = true;
-    this.stream.end({ code, message });
+    this.stream.end({ code, message, ...(details ? { details } : {}) }, options.metadata);
+  }
+
+  failConversationTooLong(options: FakeConversationTooLongOptions = {}): void {
+    const title = options.title ?? 'Conversation too long';
+    const detail =
+      options.detail ??
+      'Your conversation is too long. Please try creating a new conversation or shortening your messages.';
+    this.fail(`${title}: ${detail}`, options.code ?? 'resource_exhausted', {
+      errorDetails: {
+        error: 'ERROR_CONVERSATION_TOO_LONG',
+        details: { title, detail, isRetryable: false },
+      },
+      metadata: { 'x-cursor-inference-request-error-type': ['CONVERSATION_TOO_LONG'] },
+    });
   }
 
   disconnect(): void {

@@ -8,7 +8,7 @@
 import type { ServerResponse } from 'node:http';
 
 import type { ClientMessage, JsonObject } from './client-message.js';
-import type { ConnectErrorCode } from './connect-envelope.js';
+import type { ConnectEndStreamError } from './connect-envelope.js';
 import { encodeEndStreamEnvelope, encodeMessageEnvelope } from './connect-envelope.js';
 import type { ProtoRegistry } from './sdk-proto-registry.js';
 
@@ -100,12 +100,12 @@ export class FakeStream {
     this.stalledUntil = until;
   }
 
-  /** Ends the stream with an OK trailer or a Connect error. Idempotent. */
-  end(error?: { code: ConnectErrorCode; message: string }): void {
+  /** Ends the stream with an OK trailer or a Connect error (with trailer metadata). Idempotent. */
+  end(error?: ConnectEndStreamError, metadata?: Readonly<Record<string, readonly string[]>>): void {
     if (!this.open || !this.response) return;
     const response = this.response;
     this.finish();
-    response.end(encodeEndStreamEnvelope(error));
+    response.end(encodeEndStreamEnvelope(error, metadata));
   }
 
   /** Destroys the socket without a trailer (a network drop). */

@@ -17,7 +17,9 @@ export type {
 export { LOGGED_HEADERS, startFakeCursorBackend } from './fake-cursor-backend.js';
 export type { FakeStreamTrace } from './fake-stream.js';
 export type {
+  FakeConversationTooLongOptions,
   FakeExecKind,
+  FakeFailOptions,
   FakeHistoryTurn,
   FakeOfferedTool,
   FakeRunRequest,

@@ -102,6 +102,32 @@ export type FakeHistoryTurn = {
   >;
 };
 
+/** Extra parts of a failing trailer (see {@link RunContext.fail}). */
+export type FakeFailOptions = {
+  /**
+   * Cursor's `aiserver.v1.ErrorDetails` as proto3 JSON, sent as a Connect error detail, e.g.
+   * `{error: "ERROR_CONVERSATION_TOO_LONG", details: {title, detail, isRetryable: false}}`. The SDK's
+   * agent loop reads it (`findDetails`): `details.isRetryable: false` ends the run without a retry, and the
+   * run's error message becomes `"<title> <detail>"` (without the `[code]` prefix).
+   */
+  errorDetails?: JsonObject;
+  /** Trailer metadata (`ConnectError.metadata`), e.g. `x-cursor-inference-request-error-type`. */
+  metadata?: Readonly<Record<string, readonly string[]>>;
+};
+
+/**
+ * Cursor's context-window refusal as the fake sends it: Connect code `code` (default
+ * `resource_exhausted`), `ErrorDetails{error: CONVERSATION_TOO_LONG (43), details: {title, detail,
+ * isRetryable: false}}` and the trailer `x-cursor-inference-request-error-type: CONVERSATION_TOO_LONG`.
+ * The enum value and the retry rules are the SDK's (1.0.32); the code and texts Cursor's server really
+ * uses are not verified (the defaults follow the Cursor app's "Your conversation is too long" message).
+ */
+export type FakeConversationTooLongOptions = {
+  title?: string;
+  detail?: string;
+  code?: ConnectErrorCode;
+};
+
 /** Thrown by pending actions when the stream closes first (client abort, cancel, stall retry). */
 export class FakeStreamClosedError extends Error {
   override readonly name = 'FakeStreamClosedError';
@@ -172,7 +198,15 @@ export interface RunContext {
    * again each time) and report ERROR after ≈16 s. With `local.enableAgentRetries: false` every code
    * ends the run at once.
    */
-  fail(message: string, code?: ConnectErrorCode): void;
+  fail(message: string, code?: ConnectErrorCode, options?: FakeFailOptions): void;
+  /**
+   * Ends the stream the way Cursor refuses a conversation longer than the model's context window (see
+   * {@link FakeConversationTooLongOptions}). The SDK does not retry it (`isRetryable: false`) and reports
+   * `status: ERROR`, `wait()` → `{status: "error", error: {message: "<title> <detail>"}}`: the SDK joins the
+   * details' title and detail and drops the Connect code and the `CONVERSATION_TOO_LONG` enum, so the text
+   * is all a bridge sees.
+   */
+  failConversationTooLong(options?: FakeConversationTooLongOptions): void;
   /** Destroys the socket without a trailer (a network drop). */
   disconnect(): void;
   /** Sends nothing, heartbeats included, for `ms` (or until the stream closes). */

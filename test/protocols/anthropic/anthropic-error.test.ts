@@ -109,3 +109,79 @@ describe('createAnthropicErrorFrames', () => {
     expect(error).toMatchObject({ type: 'rate_limit_error', apiMessage: 'Cursor rate limit reached' });
   });
 });
+
+describe('a conversation over the context window (context-length)', () => {
+  const overflow = createTurnError(
+    'context-length',
+    "The conversation exceeds the Cursor model's maximum context length (Cursor: Your conversation is too long).",
+  );
+  const expectedMessage = `prompt is too long: ${overflow.message}`;
+  /**
+   * Claude Code 2.1.332's own test (`nyo` in its bundle): the lower-cased error message includes
+   * "prompt is too long". It then compacts, or shows "Prompt is too long", instead of retrying.
+   */
+  const claudeCodeSeesPromptTooLong = (message: string): boolean =>
+    message.toLowerCase().includes('prompt is too long');
+
+  it('is 400 invalid_request_error "prompt is too long: …", not retried by the client', async () => {
+    const response = createAnthropicErrorResponse(overflow);
+    expect(response).toEqual({
+      status: 400,
+      headers: { 'x-should-retry': 'false' },
+      body: { type: 'error', error: { type: 'invalid_request_error', message: expectedMessage } },
+    });
+    let calls = 0;
+    const serve = createJsonFetch(response.body, response.status, {
+      ...response.headers,
+      'retry-after-ms': '1',
+    });
+    const client = new Anthropic({
+      apiKey: 'sk-test',
+      baseURL: 'http://127.0.0.1:9',
+      maxRetries: 2,
+      fetch: async () => {
+        calls += 1;
+        return serve();
+      },
+    });
+    const error = await client.messages.create(request).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(error).toMatchObject({ status: 400, type: 'invalid_request_error', apiMessage: expectedMessage });
+    expect(claudeCodeSeesPromptTooLong((error as Error).message)).toBe(true);
+    expect(calls).toBe(1);
+  });
+
+  it('goes in-band as an `error` event of type invalid_request_error with the same message', async () => {
+    const frames = createAnthropicErrorFrames(overflow);
+    expect(frames[0]).toEqual({
+      event: 'error',
+      data: JSON.stringify({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: expectedMessage },
+      }),
+    });
+    const client = new Anthropic({
+      apiKey: 'sk-test',
+      baseURL: 'http://127.0.0.1:9',
+      maxRetries: 0,
+      fetch: createSseFetch(frames),
+    });
+    const stream = await client.messages.create({ ...request, stream: true });
+    const error = await (async () => {
+      for await (const _event of stream) {
+        // no events precede the error
+      }
+    })().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect(error).toMatchObject({ type: 'invalid_request_error', apiMessage: expectedMessage });
+    expect(claudeCodeSeesPromptTooLong((error as Error).message)).toBe(true);
+  });
+
+  it('keeps a message that already says "prompt is too long" as it is', () => {
+    const upstream = createTurnError('context-length', 'prompt is too long: 210000 tokens > 200000 maximum');
+    expect(createAnthropicErrorResponse(upstream).body).toEqual({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' },
+    });
+  });
+});

@@ -33,6 +33,8 @@ const thrownBy = async (kind: TurnErrorKind, extra: { param?: string; retryable?
 describe('createOpenaiChatErrorResponse with the official openai client', () => {
   it.each([
     ['invalid-request', 400, OpenAI.BadRequestError, 'invalid_request_error', null],
+    // What OpenAI answers a prompt over the model's window with.
+    ['context-length', 400, OpenAI.BadRequestError, 'invalid_request_error', 'context_length_exceeded'],
     ['authentication', 401, OpenAI.AuthenticationError, 'invalid_request_error', 'invalid_api_key'],
     ['permission', 403, OpenAI.PermissionDeniedError, 'invalid_request_error', 'permission_denied'],
     ['not-found', 404, OpenAI.NotFoundError, 'invalid_request_error', 'not_found'],
@@ -80,6 +82,23 @@ describe('createOpenaiChatErrorResponse with the official openai client', () => 
     expect(createOpenaiChatErrorResponse(createTurnError('authentication', 'bad key')).headers).toEqual({
       'x-should-retry': 'false',
     });
+  });
+});
+
+describe('a conversation over the context window (context-length)', () => {
+  it('is not retried: x-should-retry: false by default', async () => {
+    const { calls, answer } = await thrownBy('context-length');
+    expect(answer.headers).toEqual({ 'x-should-retry': 'false' });
+    expect(calls).toBe(1);
+  });
+
+  it('goes in-band as an error chunk with code context_length_exceeded, then [DONE]', () => {
+    expect(createOpenaiChatErrorFrames(createTurnError('context-length', 'too long'))).toEqual([
+      {
+        data: '{"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}}',
+      },
+      { data: '[DONE]' },
+    ]);
   });
 });
 

@@ -30,6 +30,7 @@ const callWith = async (fetch: ReturnType<typeof createJsonFetch>, maxRetries = 
 
 const cases: [TurnErrorKind, number, string, abstract new (...args: never[]) => APIError][] = [
   ['invalid-request', 400, 'invalid_request_error', BadRequestError],
+  ['context-length', 400, 'invalid_request_error', BadRequestError],
   ['authentication', 401, 'authentication_error', AuthenticationError],
   ['permission', 403, 'permission_error', PermissionDeniedError],
   ['not-found', 404, 'not_found_error', NotFoundError],
@@ -59,6 +60,25 @@ describe('createOpenaiResponsesErrorResponse', () => {
       expect((error as APIError).message).toBe(`${status} failure of kind ${kind}`);
     },
   );
+
+  it('answers context-length as OpenAI does: code context_length_exceeded, not retried', async () => {
+    const response = createOpenaiResponsesErrorResponse(createTurnError('context-length', 'too long'));
+    expect(response).toEqual({
+      status: 400,
+      headers: { 'x-should-retry': 'false' },
+      body: {
+        error: {
+          message: 'too long',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'context_length_exceeded',
+        },
+      },
+    });
+    const error = await callWith(createJsonFetch(response.body, response.status, response.headers), 2);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect((error as APIError).code).toBe('context_length_exceeded');
+  });
 
   it('names the bad field in param', async () => {
     const turnError = createTurnError('invalid-request', 'Invalid request: input.2.content: bad', {
@@ -141,6 +161,38 @@ describe('createOpenaiResponsesErrorFrames', () => {
           status: 'failed',
           error: { code: 'context_length_exceeded', message: 'Conversation too long for the model.' },
           output: [],
+        },
+      },
+    ]);
+  });
+
+  it('reports context-length in-band as code context_length_exceeded, which Codex compacts on', () => {
+    const frames = createOpenaiResponsesErrorFrames(createTurnError('context-length', 'too long'), 3, {
+      id: 'resp_y',
+      status: 'in_progress',
+    });
+    const data = frames.map((frame) => ('data' in frame ? (JSON.parse(frame.data) as unknown) : undefined));
+    expect(data).toEqual([
+      {
+        type: 'error',
+        sequence_number: 3,
+        code: 'context_length_exceeded',
+        message: 'too long',
+        param: null,
+        error: {
+          type: 'invalid_request_error',
+          code: 'context_length_exceeded',
+          message: 'too long',
+          param: null,
+        },
+      },
+      {
+        type: 'response.failed',
+        sequence_number: 4,
+        response: {
+          id: 'resp_y',
+          status: 'failed',
+          error: { code: 'context_length_exceeded', message: 'too long' },
         },
       },
     ]);

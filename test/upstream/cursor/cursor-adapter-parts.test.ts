@@ -92,6 +92,45 @@ describe('Cursor error mapping', () => {
     expect(mapCursorRunError(runError).kind).toBe(kind);
   });
 
+  describe('a conversation over the context window', () => {
+    // What the SDK leaves of Cursor's CONVERSATION_TOO_LONG inside a run: `${title} ${detail}` (see the
+    // fake backend's failConversationTooLong and test/fakes/cursor-backend-failures.test.ts).
+    const inRun =
+      'Conversation too long Your conversation is too long. Please try creating a new conversation or shortening your messages.';
+
+    it.each([
+      [{ message: inRun }],
+      // Without details the Connect code prefix survives; the text decides over `resource_exhausted`.
+      [{ message: '[resource_exhausted] Your conversation is too long.' }],
+      [{ message: '[invalid_argument] prompt is too long: 210000 tokens > 200000 maximum' }],
+      [{ message: 'Request exceeds the context window of this model' }],
+      [{ message: 'anything', code: 'CONVERSATION_TOO_LONG' }],
+    ])('run error %j → context-length, not retryable', (runError) => {
+      const error = mapCursorRunError(runError);
+      expect(error).toMatchObject({ kind: 'context-length', retryable: false });
+      expect(error.message).toContain(runError.message);
+      expect(error.message).toMatch(/maximum context length/);
+    });
+
+    it('maps a typed SDK error by its ErrorDetails code, whatever its class', () => {
+      // convertConnectError's fallback: UnknownAgentError with the enum name as `code`.
+      const typed = Object.assign(named('UnknownAgentError', 'Conversation too long'), {
+        code: 'CONVERSATION_TOO_LONG',
+      });
+      expect(mapCursorSdkError(typed)).toMatchObject({ kind: 'context-length', retryable: false });
+      expect(mapCursorSdkError(named('ConfigurationError', 'Your conversation is too long')).kind).toBe(
+        'context-length',
+      );
+    });
+
+    it('leaves network deadlines and a model parameter named "context window" alone', () => {
+      expect(mapCursorRunError({ message: 'context deadline exceeded' }).kind).toBe('overloaded');
+      expect(
+        mapCursorSdkError(named('ConfigurationError', 'Invalid value 2m for parameter context window')).kind,
+      ).toBe('invalid-request');
+    });
+  });
+
   it('marks permission and request faults non-retryable, server faults retryable', () => {
     expect(mapCursorRunError({ message: '[permission_denied] no' }).retryable).toBe(false);
     expect(mapCursorRunError({ message: '[invalid_argument] no' }).retryable).toBe(false);
