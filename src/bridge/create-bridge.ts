@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import type { Env } from '../config/interpolate.js';
 import type { BridgeConfig } from '../config/load-config.js';
-import type { CatalogEntry } from '../config/model-names.js';
+import type { CatalogEntry } from '../shared/find-catalog-entry.js';
 import { resolveModelRoute } from '../config/model-route.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
 import { BridgeMetrics } from '../metrics/bridge-metrics.js';

@@ -4,8 +4,7 @@
  * SDK's `ModelListItem` (only `id` and `aliases` are read).
  */
 
-/** What resolution reads of a catalog model. */
-export type CatalogEntry = { id: string; aliases?: readonly string[] };
+import type { CatalogEntry } from '../shared/find-catalog-entry.js';
 
 /** Claude Code's suffix for a model's 1M-token context window (`claude-opus-4-8[1m]`, `sonnet[1m]`). */
 const oneMillionSuffix = /\[1m\]$/i;
@@ -40,22 +39,6 @@ const anthropicIds = [
  */
 export const isClaudeCodeModelName = (name: string): boolean =>
   claudeCodeAliases.has(name.toLowerCase()) || anthropicIds.some((pattern) => pattern.test(name));
-
-/** The catalog entry for `name`: exact id, then alias, then either ignoring case (as the SDK resolves). */
-export const findCatalogEntry = <T extends CatalogEntry>(
-  catalog: readonly T[],
-  name: string,
-): T | undefined => {
-  const lower = name.toLowerCase();
-  return (
-    catalog.find((entry) => entry.id === name) ??
-    catalog.find((entry) => entry.aliases?.includes(name)) ??
-    catalog.find(
-      (entry) =>
-        entry.id.toLowerCase() === lower || entry.aliases?.some((alias) => alias.toLowerCase() === lower),
-    )
-  );
-};
 
 const tokens = (name: string): string[] =>
   name

@@ -16,15 +16,10 @@
  * Every route but `explicit`, `catalog` and `listed` carries a `note` saying why the name did not run.
  */
 import type { Result } from '../shared/result.js';
+import { findCatalogEntry, type CatalogEntry } from '../shared/find-catalog-entry.js';
 import type { TurnModelRouteKind } from '../turn/turn-model-route.js';
 import type { BridgeConfig } from './load-config.js';
-import {
-  findCatalogEntry,
-  isClaudeCodeModelName,
-  nearCatalogIds,
-  stripContextSuffix,
-  type CatalogEntry,
-} from './model-names.js';
+import { isClaudeCodeModelName, nearCatalogIds, stripContextSuffix } from './model-names.js';
 
 /** How the model was chosen; see {@link TurnModelRouteKind}. */
 export type ModelRouteKind = TurnModelRouteKind;

@@ -2,13 +2,12 @@
  * The bridge's model resolver reads Cursor's live catalog through the upstream (cached there); when the
  * catalog cannot be read it resolves against the provider's `models` and says so once, not per request.
  */
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { engineModelResolver } from '../../src/bridge/create-bridge.js';
 import { resolveConfig } from '../../src/config/load-config.js';
 import { BridgeError } from '../../src/turn/turn-error.js';
 import { request, user } from '../engine/engine-helpers.js';
+import { captureLog } from '../helpers/capture-log.js';
 
 const config = resolveConfig(
   {
@@ -18,16 +17,7 @@ const config = resolveConfig(
   { path: '/nonexistent/config.json', env: {}, homedir: '/nonexistent' },
 );
 
-const capture = () => {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      callback();
-    },
-  });
-  return { lines, logger: pino({ level: 'info' }, destination) };
-};
+const capture = () => captureLog('info');
 
 const asking = (model: string, reasoning = false) =>
   request([user('hi')], { model, reasoning: { requested: reasoning } });

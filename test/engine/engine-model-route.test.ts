@@ -3,23 +3,13 @@
  * turn's events (`modelRoute`), and logs it: once per distinct route at info (warn for a name near
  * catalog models), and on every turn line at debug.
  */
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { ResolvedModel } from '../../src/engine/engine.js';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
 import { collect, createTestEngine, never, request, user } from './engine-helpers.js';
+import { captureLog } from '../helpers/capture-log.js';
 
-const capture = () => {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      callback();
-    },
-  });
-  return { lines, logger: pino({ level: 'debug' }, destination) };
-};
+const capture = () => captureLog('debug');
 
 const answer: ScriptSource = () => [
   { type: 'text-delta', text: 'hi' },

@@ -26,6 +26,7 @@
  * smallest effort distance, then the lower effort, smallest context, fewest other differences, then
  * catalog order. A variant that omits a parameter counts as that parameter's first allowed value.
  */
+import { findCatalogEntry } from '../../shared/find-catalog-entry.js';
 import type { TurnReasoningEffort } from '../../turn/turn-request.js';
 
 export type CatalogParameterValue = { id: string; value: string };
@@ -81,29 +82,13 @@ const parseContextSize = (value: string): number | undefined => {
   return Number(match[1]) * (unit === 'm' ? 1_000_000 : unit === 'k' ? 1_000 : 1);
 };
 
-/** The catalog entry for `modelId`: exact id, then alias, then either ignoring case. */
-export const findCatalogModel = (
-  catalog: readonly CatalogModel[],
-  modelId: string,
-): CatalogModel | undefined => {
-  const lower = modelId.toLowerCase();
-  return (
-    catalog.find((model) => model.id === modelId) ??
-    catalog.find((model) => model.aliases?.includes(modelId)) ??
-    catalog.find(
-      (model) =>
-        model.id.toLowerCase() === lower || model.aliases?.some((alias) => alias.toLowerCase() === lower),
-    )
-  );
-};
-
 /** Chooses the selection for `modelId` (aliases resolved to the canonical id); see the module comment for the rules. */
 export const selectModel = (
   catalog: readonly CatalogModel[],
   modelId: string,
   reasoning: ReasoningRequest,
 ): SelectModelResult => {
-  const model = findCatalogModel(catalog, modelId);
+  const model = findCatalogEntry(catalog, modelId);
   if (model === undefined) {
     const available = catalog.map((entry) => entry.id).join(', ') || '(none)';
     return { ok: false, error: `Unknown Cursor model "${modelId}". Available models: ${available}.` };

@@ -1,11 +1,8 @@
 import type { ModelListItem, ModelSelection, ModelVariant } from '@cursor/sdk';
 import { describe, expect, it } from 'vitest';
 
-import {
-  createModelCatalog,
-  findCatalogModel,
-  selectModel,
-} from '../../../src/upstream/cursor/model-selection.js';
+import { findCatalogEntry } from '../../../src/shared/find-catalog-entry.js';
+import { createModelCatalog, selectModel } from '../../../src/upstream/cursor/model-selection.js';
 import type { CatalogModel, ReasoningRequest } from '../../../src/upstream/cursor/model-selection.js';
 
 // Catalog fixtures shaped like `Cursor.models.list()` items (typed against the SDK's own ModelListItem,
@@ -303,7 +300,7 @@ describe('selectModel', () => {
     ['Composer-2', 'composer-2'],
   ])('resolves alias %s to the canonical id %s', (alias, id) => {
     expect(paramsOf(alias, none).id).toBe(id);
-    expect(findCatalogModel(catalog, alias)?.id).toBe(id);
+    expect(findCatalogEntry(catalog, alias)?.id).toBe(id);
   });
 
   it('reports an unknown model with the available ids', () => {
