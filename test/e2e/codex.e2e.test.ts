@@ -33,6 +33,7 @@ import {
   codexDriver,
   codexReadmeDriver,
   codexReadmeNoModelDriver,
+  codexWebSearchNote,
   codexReasoning,
 } from './helpers/codex-driver.js';
 import {
@@ -51,11 +52,6 @@ const answerOf = (stdout: string): string => codexAgentMessages(stdout).join('\n
 const codex: E2eClient = { driver: codexDriver, answerOf };
 const codexReadme: E2eClient = { driver: codexReadmeDriver, answerOf };
 const codexReadmeNoModel: E2eClient = { driver: codexReadmeNoModelDriver, answerOf };
-
-/** The note the bridge opens a conversation's first answer with when it had to drop a tool. */
-const webSearchNote = expect.stringMatching(
-  /^\[cursor-bridge\] Some tools your client offered[^]*web_search tool/,
-);
 
 /** The request bodies the bridge received, as JSON text. */
 const bodiesOf = (e2e: E2eScenario): string[] =>
@@ -178,7 +174,10 @@ describe('Codex against the bridge', { timeout: scenarioTimeoutMs }, () => {
     const { e2e, run } = await runPlainAnswer(codex);
 
     // The user sees the note; the model was told in its prompt.
-    expect(codexAgentMessages(run.stdout)).toEqual([webSearchNote, plainAnswerText]);
+    expect(codexAgentMessages(run.stdout)).toEqual([
+      expect.stringMatching(codexWebSearchNote),
+      plainAnswerText,
+    ]);
     expect(e2e.bridge.mainRuns()[0]?.prompt).toMatch(/Note from cursor-bridge[^]*web_search tool/);
   });
 

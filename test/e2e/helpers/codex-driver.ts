@@ -124,6 +124,12 @@ export const codexReadmeDriver: ClientDriver = {
   runTimeoutMs: 2 * clientTimeoutMs,
 };
 
+/**
+ * The note the bridge opens a conversation's first answer with when it drops a tool: `codexDriver`'s
+ * `gpt-5.5` sends `web_search`, which only OpenAI's servers run.
+ */
+export const codexWebSearchNote = /^\[cursor-bridge\] Some tools your client offered[^]*web_search tool/;
+
 /** The events of a `codex exec --json` run. */
 export type CodexEvent = Record<string, unknown> & { type?: string };
 
