@@ -4,10 +4,10 @@
  *
  * The tokenizer is OpenAI's `o200k_base` from `gpt-tokenizer` (pure JS): the vocabulary of the GPT models
  * Cursor serves and the nearest public one to its other models (Claude's own tokenizer is not public; the
- * npm `@anthropic-ai/tokenizer` is Claude 2's). It is imported on first use — loading the vocabulary costs
- * ≈ 0.7 s, which neither `serve`'s start nor a request that counts nothing should pay.
+ * npm `@anthropic-ai/tokenizer` is Claude 2's). It is imported on first use: loading the vocabulary is
+ * costly, and neither `serve`'s start nor a request that counts nothing should pay for it.
  *
- * Counting is CPU work on the event loop (≈ 3 MB of text per second), so it yields to the loop every
+ * Counting is CPU work on the event loop, so it yields to the loop every
  * {@link sliceChars} characters, and counts of long texts are remembered by digest: Claude Code's `/context`
  * sends about 30 requests that repeat the same system prompt and tools.
  */
@@ -25,7 +25,7 @@ export const IMAGE_TOKEN_ESTIMATE = 1_600;
 /** Framing per message and per tool (role markers, separators), as OpenAI's chat format counts it. */
 export const MESSAGE_OVERHEAD_TOKENS = 3;
 
-/** Texts counted in one go before the counter yields to the event loop (≈ 20 ms of work). */
+/** Texts counted in one go before the counter yields to the event loop. */
 const sliceChars = 64 * 1024;
 
 /** Texts at least this long have their counts remembered. */
