@@ -17,8 +17,6 @@ const config = resolveConfig(
   { path: '/nonexistent/config.json', env: {}, homedir: '/nonexistent' },
 );
 
-const capture = () => captureLog('info');
-
 const asking = (model: string, reasoning = false) =>
   request([user('hi')], { model, reasoning: { requested: reasoning } });
 
@@ -30,7 +28,7 @@ describe('engineModelResolver', () => {
   });
 
   it("falls back to the provider's models while the catalog cannot be read, and logs it once", async () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = captureLog('info');
     let available = false;
     const resolve = engineModelResolver(config, {
       logger,

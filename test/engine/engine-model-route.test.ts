@@ -9,8 +9,6 @@ import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream
 import { collect, createTestEngine, never, request, user } from './engine-helpers.js';
 import { captureLog } from '../helpers/capture-log.js';
 
-const capture = () => captureLog('debug');
-
 const answer: ScriptSource = () => [
   { type: 'text-delta', text: 'hi' },
   { type: 'end', status: 'finished' },
@@ -27,7 +25,7 @@ const routes: Record<string, ResolvedModel> = {
 };
 
 const start = () => {
-  const { lines, logger } = capture();
+  const { lines, logger } = captureLog('debug');
   const { engine, upstream } = createTestEngine(answer, {
     logger,
     // Asynchronous, as the bridge's resolver is (it reads the catalog).

@@ -1,22 +1,10 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { captureLog } from '../helpers/capture-log.js';
 import { collect, createTestEngine, never, request, user } from './engine-helpers.js';
-
-const capture = (level: 'debug' | 'warn') => {
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      callback();
-    },
-  });
-  return { lines, logger: pino({ level }, destination) };
-};
 
 describe("a turn's log lines", () => {
   it("carry the turn's session and protocol, the plan at debug level", async () => {
-    const { lines, logger } = capture('debug');
+    const { lines, logger } = captureLog('debug');
     const { engine } = createTestEngine(
       // The run cannot start: the engine logs the failure.
       [{ startError: { kind: 'api', message: 'boom', retryable: true } }],
@@ -32,7 +20,7 @@ describe("a turn's log lines", () => {
   });
 
   it('logs no plan above debug level', async () => {
-    const { lines, logger } = capture('warn');
+    const { lines, logger } = captureLog('warn');
     const { engine } = createTestEngine(
       [
         [

@@ -42,6 +42,22 @@ const throwFor = async (kind: TurnErrorKind, options: { retryable?: boolean; max
   return { error, calls, response };
 };
 
+/** What the official SDK throws while reading `frames` as a Messages stream (no events precede the error). */
+const streamError = async (frames: ReturnType<typeof createAnthropicErrorFrames>): Promise<unknown> => {
+  const client = new Anthropic({
+    apiKey: 'sk-test',
+    baseURL: 'http://127.0.0.1:9',
+    maxRetries: 0,
+    fetch: createSseFetch(frames),
+  });
+  const stream = await client.messages.create({ ...request, stream: true });
+  return (async () => {
+    for await (const _event of stream) {
+      // no events precede the error
+    }
+  })().catch((caught: unknown) => caught);
+};
+
 describe('createAnthropicErrorResponse through the official client', () => {
   it.each([
     ['invalid-request', 400, 'invalid_request_error', Anthropic.BadRequestError],
@@ -93,18 +109,7 @@ describe('createAnthropicErrorFrames', () => {
       },
       { event: 'message_stop', data: '{"type":"message_stop"}' },
     ]);
-    const client = new Anthropic({
-      apiKey: 'sk-test',
-      baseURL: 'http://127.0.0.1:9',
-      maxRetries: 0,
-      fetch: createSseFetch(frames),
-    });
-    const stream = await client.messages.create({ ...request, stream: true });
-    const error = await (async () => {
-      for await (const _event of stream) {
-        // no events precede the error
-      }
-    })().catch((caught: unknown) => caught);
+    const error = await streamError(frames);
     expect(error).toBeInstanceOf(Anthropic.APIError);
     expect(error).toMatchObject({ type: 'rate_limit_error', apiMessage: 'Cursor rate limit reached' });
   });
@@ -160,18 +165,7 @@ describe('a conversation over the context window (context-length)', () => {
         error: { type: 'invalid_request_error', message: expectedMessage },
       }),
     });
-    const client = new Anthropic({
-      apiKey: 'sk-test',
-      baseURL: 'http://127.0.0.1:9',
-      maxRetries: 0,
-      fetch: createSseFetch(frames),
-    });
-    const stream = await client.messages.create({ ...request, stream: true });
-    const error = await (async () => {
-      for await (const _event of stream) {
-        // no events precede the error
-      }
-    })().catch((caught: unknown) => caught);
+    const error = await streamError(frames);
     expect(error).toBeInstanceOf(Anthropic.APIError);
     expect(error).toMatchObject({ type: 'invalid_request_error', apiMessage: expectedMessage });
     expect(claudeCodeSeesPromptTooLong((error as Error).message)).toBe(true);
