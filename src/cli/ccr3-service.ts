@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isRecord } from '../../mcp/is-record.js';
 import { safeParseJson } from '../protocols/shared/safe-parse-json.js';
+import { isProcessAlive } from '../shared/is-process-alive.js';
 
 export type Ccr3Setup =
   /** No sign of CCR 3 in the directory. */
@@ -18,15 +19,6 @@ export type Ccr3Setup =
   /** CCR 3 owns the directory, but no live service answers. */
   | { kind: 'stopped'; evidence: string }
   | { kind: 'running'; origin: string; token: string; pid: number };
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /** What `configDir` (CCR's `~/.claude-code-router`) says about CCR 3. */
 export const detectCcr3 = async (configDir: string): Promise<Ccr3Setup> => {
@@ -40,7 +32,7 @@ export const detectCcr3 = async (configDir: string): Promise<Ccr3Setup> => {
   const pid = service['pid'];
   const url = typeof service['url'] === 'string' ? URL.parse(service['url']) : null;
   const token = url?.searchParams.get('ccr_web_token');
-  if (typeof pid !== 'number' || !Number.isInteger(pid) || !isAlive(pid) || url === null || !token)
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || !isProcessAlive(pid) || url === null || !token)
     return { kind: 'stopped', evidence: existsSync(sqlite) ? sqlite : serviceFile };
   return { kind: 'running', origin: url.origin, token, pid };
 };

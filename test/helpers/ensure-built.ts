@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 import { repoRoot } from './repo-root.js';
+import { isProcessAlive } from '../../src/shared/is-process-alive.js';
 
 const sourceRoots = ['src', 'mcp'];
 const lockDir = join(
@@ -61,22 +62,13 @@ const runTsc = (): Promise<{ code: number | null; output: string }> =>
     child.on('close', (code) => resolve({ code, output }));
   });
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0); // signal 0: an existence check, nothing is sent
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 /** A lock is stale when its owner died, or (without an owner pid) when it is old. */
 const lockIsStale = async (): Promise<boolean> => {
   const since = await mtime(lockDir);
   if (since === undefined) return false;
   if (Date.now() - since > staleLockMs) return true;
   const owner = Number(await readFile(join(lockDir, 'pid'), 'utf8').catch(() => ''));
-  return Number.isInteger(owner) && owner > 0 && !isAlive(owner);
+  return Number.isInteger(owner) && owner > 0 && !isProcessAlive(owner);
 };
 
 const acquireLock = async (): Promise<void> => {

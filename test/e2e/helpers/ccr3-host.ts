@@ -23,6 +23,7 @@ import { repoRoot } from '../../helpers/repo-root.js';
 import { ensureCcr3, pinnedNodeBin, type InstalledCcr3 } from './install-ccr3.js';
 import type { ClientEndpoint } from './network-isolation.js';
 import { headAndTail } from './serve-bridge.js';
+import { isProcessAlive } from '../../../src/shared/is-process-alive.js';
 
 export type CommandOutcome = { exitCode: number | null; stdout: string; stderr: string; timedOut: boolean };
 
@@ -106,15 +107,6 @@ const processesInNamespace = async (nsLink: string): Promise<number[]> => {
     if (link === nsLink) pids.push(Number(entry));
   }
   return pids;
-};
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 };
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -212,7 +204,7 @@ export const startCcr3Host = async (): Promise<Ccr3Host> => {
             // gone already
           }
         }
-        for (let waited = 0; waited < 5_000 && pids.some(isAlive); waited += 100) await sleep(100);
+        for (let waited = 0; waited < 5_000 && pids.some(isProcessAlive); waited += 100) await sleep(100);
       }
       await new Promise<void>((resolve) => forwarder.close(() => resolve()));
       await backend.close();

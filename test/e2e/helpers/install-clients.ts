@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isProcessAlive } from '../../../src/shared/is-process-alive.js';
 
 export type ClientName = 'claude-code' | 'codex' | 'opencode' | 'ccr-1' | 'ccr-2' | 'node-20';
 
@@ -224,15 +225,6 @@ const acquireLock = async (lockDir: string, ready: () => Promise<boolean>): Prom
   }
 };
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 /** A lock is stale when its owner died, or it is older than any install could take. */
 const isStale = async (lockDir: string): Promise<boolean> => {
   const info = await stat(lockDir).catch(() => undefined);
@@ -242,7 +234,7 @@ const isStale = async (lockDir: string): Promise<boolean> => {
   const owner = Number(await readFile(join(lockDir, 'pid'), 'utf8').catch(() => ''));
   // No pid yet: the owner is between mkdir and writeFile, unless that was long ago.
   if (!Number.isInteger(owner) || owner <= 0) return age > 5_000;
-  return !isAlive(owner);
+  return !isProcessAlive(owner);
 };
 
 /**
