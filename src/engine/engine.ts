@@ -165,6 +165,13 @@ export class Engine {
       workspace: this.#options.workspace,
       logger: this.#options.logger,
       onEvicted: () => this.#metrics.sessionEvicted(),
+      onAgentAbandoned: (session, { run, disposed }) => {
+        this.#metrics.agentAbandoned();
+        this.#options.logger.warn(
+          { session: session.key, run, disposed, retireTimeoutMs: this.#options.retireTimeoutMs },
+          "a Cursor run did not retire after its cancel; its agent is abandoned and the conversation's next turn replays on a new agent",
+        );
+      },
       onForgotten: (session) => this.#coalescer.forgetGroup(session.key),
     });
     this.#metrics.readSessionsFrom(() => ({
@@ -325,6 +332,8 @@ export class Engine {
       if (pump.outcome.kind === 'interrupted') void session.retireRun();
     };
     try {
+      // A run cut short earlier may still be retiring: the plan must know whether its agent survived.
+      await session.retired();
       const state = session.state;
       const plan = planTurn(
         {

@@ -42,13 +42,24 @@ export type SessionState =
       readonly toolCallIds: readonly string[];
     };
 
-/** Settles like `promise`, or after `timeoutMs` when it has not settled by then. */
-/** Resolves whether `promise` settled within `timeoutMs` (rejects with it). */
-const boundedBy = (promise: Promise<unknown>, timeoutMs: number): Promise<boolean> =>
+/** How a bounded wait for a run or agent to retire ended. */
+export type Retirement = 'retired' | 'failed' | 'timed-out';
+
+/** Whether `promise` settled within `timeoutMs`: `failed` when it rejected, `timed-out` when it had not settled. */
+const settleWithin = (promise: Promise<unknown>, timeoutMs: number): Promise<Retirement> =>
   Promise.race([
-    promise.then(() => true),
-    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref()),
+    promise.then(
+      () => 'retired' as const,
+      () => 'failed' as const,
+    ),
+    new Promise<Retirement>((resolve) => setTimeout(() => resolve('timed-out'), timeoutMs).unref()),
   ]);
+
+/**
+ * Told once when a run did not retire cleanly (its cancel failed or outlived the bound) and the agent
+ * was abandoned: `disposed` is how the agent's own disposal then ended.
+ */
+export type OnAgentAbandoned = (abandoned: { run: Retirement; disposed: Retirement }) => void;
 
 export class Session {
   /** 32 hex chars; names the scratch workspace. Opaque, never derived from conversation text. */
@@ -56,11 +67,18 @@ export class Session {
   #state: SessionState = { kind: 'idle', committed: undefined, interrupted: false };
   #agent: UpstreamSession | undefined;
   #parkDeadline: NodeJS.Timeout | undefined;
+  /** The last run's retirement; settled when no run is retiring. */
+  #retiring: Promise<boolean> = Promise.resolve(true);
   readonly #retireTimeoutMs: number;
+  readonly #onAbandoned: OnAgentAbandoned | undefined;
 
-  /** `retireTimeoutMs` bounds waiting for a run or the agent to retire, so a stuck SDK cannot hang us. */
-  constructor(retireTimeoutMs: number) {
+  /**
+   * `retireTimeoutMs` bounds waiting for a run or the agent to retire, so a stuck SDK cannot hang us;
+   * `onAbandoned` hears of every agent given up because its run would not retire.
+   */
+  constructor(retireTimeoutMs: number, onAbandoned?: OnAgentAbandoned) {
     this.#retireTimeoutMs = retireTimeoutMs;
+    this.#onAbandoned = onAbandoned;
   }
 
   get state(): SessionState {
@@ -135,19 +153,35 @@ export class Session {
   /**
    * Any → idle: cancel the run (settling its parked calls), bounded so a stuck SDK cannot hang us. A
    * run cut short checkpoints nothing, so the agent holds what it held before the run; after a failure
-   * that is unknown. Calling it when idle only records a failure. Resolves whether the run (if any)
-   * retired within the bound.
+   * that is unknown. Calling it when idle waits for a retirement still under way (and records a failure).
+   * Resolves whether the run retired cleanly.
+   *
+   * A run whose cancel fails or outlives the bound abandons its agent (spec, "Sessions": cleanup failures
+   * retire the agent and replay the full transcript): the session forgets the agent and what it held, so
+   * the next turn gets a fresh agent and a full replay; the stuck agent is disposed in the background.
    */
   async retireRun(options: { failed?: boolean } = {}): Promise<boolean> {
     this.#clearParkDeadline();
     const state = this.#state;
     if (state.kind === 'idle') {
       if (options.failed === true) this.#state = { kind: 'idle', committed: undefined, interrupted: false };
-      return true;
+      return this.#retiring;
     }
     const held = options.failed === true ? undefined : state.active.heldBeforeRun;
     this.#state = { kind: 'idle', committed: held, interrupted: held !== undefined };
-    return boundedBy(state.active.run.cancel(), this.#retireTimeoutMs);
+    const agent = this.#agent;
+    const retiring = settleWithin(state.active.run.cancel(), this.#retireTimeoutMs).then((run) => {
+      if (run === 'retired') return true;
+      this.#abandonAgent(agent, run);
+      return false;
+    });
+    this.#retiring = retiring;
+    return retiring;
+  }
+
+  /** Resolves once no run of this session is retiring (whether it retired cleanly). */
+  async retired(): Promise<boolean> {
+    return this.#retiring;
   }
 
   /**
@@ -158,8 +192,22 @@ export class Session {
     const retired = await this.retireRun({ failed: true });
     const agent = this.#agent;
     this.#agent = undefined;
-    const released = agent === undefined || (await boundedBy(agent.dispose(), this.#retireTimeoutMs));
+    const released =
+      agent === undefined || (await settleWithin(agent.dispose(), this.#retireTimeoutMs)) === 'retired';
     return retired && released;
+  }
+
+  /** Forget `agent` (unless already replaced) and dispose it in the background. */
+  #abandonAgent(agent: UpstreamSession | undefined, run: Retirement): void {
+    if (this.#agent === agent) {
+      this.#agent = undefined;
+      if (this.#state.kind === 'idle')
+        this.#state = { kind: 'idle', committed: undefined, interrupted: false };
+    }
+    const disposal = agent === undefined ? Promise.resolve() : agent.dispose();
+    void settleWithin(disposal, this.#retireTimeoutMs).then((disposed) =>
+      this.#onAbandoned?.({ run, disposed }),
+    );
   }
 
   #clearParkDeadline(): void {
