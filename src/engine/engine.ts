@@ -49,10 +49,18 @@ export type EngineOptions = {
   /** Bound on waiting for an SDK run or agent to retire. */
   retireTimeoutMs?: number;
   /**
-   * The replay window: how long a finished turn is replayed to an identical retry (no second run), and a
-   * failed streaming turn's error to the client's non-streaming retry.
+   * The replay window (spec, "Sessions": 60 s): how long a finished turn is replayed to an identical retry
+   * without a second run — and, with {@link replayFailures}, a failed streaming turn's error to the
+   * client's non-streaming retry.
    */
-  failureReplayMs?: number;
+  replayWindowMs?: number;
+  /**
+   * Whether a streaming turn's failure is replayed, within the window, to an identical non-streaming
+   * retry (default true). Claude Code answers an in-stream error with such a retry: through `serve` the
+   * replay stops it from running the failed turn a second time; a host whose client would retry that
+   * replayed error for minutes (the CCR transformer) turns it off, and the retry gets a fresh run.
+   */
+  replayFailures?: boolean;
   /**
    * Bytes of one turn's events kept for replay (text and tool input, roughly): a finished answer larger
    * than this is not retained, and identical requests joining a longer stream late are refused.
@@ -110,16 +118,17 @@ const sizeOf = (event: TurnEvent): number => {
 
 /**
  * Which finished turn a retry is answered from: a finished answer always (a retry within the replay
- * window, spec "Sessions"); a failure only to a non-streaming retry of a streaming turn — Claude Code
- * retries a turn that failed in-stream without streaming. Streaming retries of a failure (OpenCode's
- * backoff, Claude Code's resume after a cut-off) get a new run: replaying the error only delays the user.
+ * window, spec "Sessions"); a failure only to a non-streaming retry of a streaming turn, when the host
+ * replays failures — Claude Code retries a turn that failed in-stream without streaming. Streaming
+ * retries of a failure (OpenCode's backoff, Claude Code's resume after a cut-off) get a new run: replaying
+ * the error only delays the user.
  */
 const replaysTo =
-  (request: TurnRequest) =>
+  (request: TurnRequest, replayFailures: boolean) =>
   (finished: FinishedFlight<TurnEvent>): boolean => {
     const last = finished.events.at(-1);
     if (last?.type === 'turn-end') return true;
-    return last?.type === 'error' && finished.tag === 'stream' && !request.stream;
+    return replayFailures && last?.type === 'error' && finished.tag === 'stream' && !request.stream;
   };
 
 const outcomeOf = (outcome: PumpOutcome, clientLeft: boolean): TurnOutcome => {
@@ -142,7 +151,8 @@ export class Engine {
       idleTtlMs: 15 * 60_000,
       parkTimeoutMs: 30 * 60_000,
       retireTimeoutMs: 5_000,
-      failureReplayMs: 60_000,
+      replayWindowMs: 60_000,
+      replayFailures: true,
       maxReplayBytes: 8 * 1024 * 1024,
       guard: allowAllToolCalls,
       ...options,
@@ -150,7 +160,7 @@ export class Engine {
     this.#metrics = options.metrics ?? new BridgeMetrics();
     this.#coalescer = new TurnCoalescer<TurnEvent>({
       retireTimeoutMs: this.#options.retireTimeoutMs,
-      retainMs: this.#options.failureReplayMs,
+      retainMs: this.#options.replayWindowMs,
       maxBufferedBytes: this.#options.maxReplayBytes,
       isTerminal,
       isCommitted,
@@ -207,7 +217,7 @@ export class Engine {
       const digests = request.messages.map(messageDigest);
       // One logical turn of this conversation: the coalescing and replay key.
       const turnKey = `${session.key}\0${sha(`${request.protocol}\0${model}\0${digests.join('\0')}`)}`;
-      const replays = replaysTo(request);
+      const replays = replaysTo(request, this.#options.replayFailures);
       const retained = this.#coalescer.finished(turnKey);
       const last = retained?.events.at(-1);
       if (retained !== undefined && last?.type === 'error' && replays(retained)) {
