@@ -364,8 +364,7 @@ export class Engine {
           { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
           'planned turn',
         );
-      this.#metrics.turnPlanned(plan.kind);
-      await this.#startOrResume(turn, plan, tools);
+      this.#metrics.turnPlanned(await this.#startOrResume(turn, plan, tools, log));
       signal.addEventListener('abort', onAbort, { once: true });
       // The client may have gone while the agent was being created: cancel at once, not at its first event.
       if (signal.aborted) onAbort();
@@ -390,23 +389,34 @@ export class Engine {
     }
   }
 
-  async #startOrResume(turn: TurnContext, plan: Plan, tools: TurnRequest['tools']): Promise<void> {
+  /** Resolves how the turn continued its agent (a slim plan becomes a replay when its basis is gone). */
+  async #startOrResume(
+    turn: TurnContext,
+    planned: Plan,
+    tools: TurnRequest['tools'],
+    log: () => Logger,
+  ): Promise<Plan['kind']> {
     const { session, request, model } = turn;
+    let plan = planned;
     if (plan.kind === 'resume') {
       // The run continues: what the agent held before it started (restored if it is cut short) stays.
       session.resume(plan.results);
-      return;
+      return plan.kind;
     }
-    if (plan.kind === 'replay') {
-      await session.dispose();
-    } else {
-      if (session.state.kind !== 'idle')
-        this.#options.logger.info(
-          { session: session.key },
-          'the tool set changed while tool calls were parked; re-sending the turn with the new tools',
-        );
+    if (plan.kind === 'slim' && session.state.kind !== 'idle') {
+      this.#options.logger.info(
+        { session: session.key },
+        'the tool set changed while tool calls were parked; re-sending the turn with the new tools',
+      );
       await session.retireRun();
+      // The retired run left the agent holding part of its turn (or the agent was abandoned): a slim
+      // prompt would repeat that turn to it, so the transcript is replayed to a new agent.
+      if (!session.knowsHistory()) {
+        plan = { kind: 'replay', reason: 'the retired run changed what the agent holds' };
+        log().debug({ plan: plan.kind, reason: plan.reason }, 'planned turn');
+      }
     }
+    if (plan.kind === 'replay') await session.dispose();
     const prepared = await this.#options.workspace.prepare(session.key, request);
     const agent = await session.ensureAgent(() =>
       this.#options.upstream.createSession({ workspaceDir: prepared.workspaceDir, mode: this.#options.mode }),
@@ -430,6 +440,7 @@ export class Engine {
       workspaceDir: prepared.workspaceDir,
       hostRoot: prepared.hostRoot,
     });
+    return plan.kind;
   }
 
   /** Record what the agent now holds and what happens to the run after this response. */

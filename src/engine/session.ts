@@ -107,6 +107,11 @@ export class Session {
     return this.#state.toolCallIds.every((id) => pending.has(id)) ? this.#state.toolCallIds : [];
   }
 
+  /** The session is idle with an agent whose history is known exactly (a slim prompt can follow it). */
+  knowsHistory(): boolean {
+    return this.#agent !== undefined && this.#state.kind === 'idle' && this.#state.committed !== undefined;
+  }
+
   /** Create the agent unless there is one. */
   async ensureAgent(create: () => Promise<UpstreamSession>): Promise<UpstreamSession> {
     this.#agent ??= await create();
@@ -153,8 +158,9 @@ export class Session {
   /**
    * Any → idle: cancel the run (settling its parked calls), bounded so a stuck SDK cannot hang us. A
    * run cut short checkpoints nothing, so the agent holds what it held before the run; after a failure
-   * that is unknown. Calling it when idle waits for a retirement still under way (and records a failure).
-   * Resolves whether the run retired cleanly.
+   * that is unknown, and so it is when the backend checkpointed part of the run (see
+   * {@link UpstreamRun.historyAdvanced}). Calling it when idle waits for a retirement still under way (and
+   * records a failure). Resolves whether the run retired cleanly.
    *
    * A run whose cancel fails or outlives the bound abandons its agent (spec, "Sessions": cleanup failures
    * retire the agent and replay the full transcript): the session forgets the agent and what it held, so
@@ -170,9 +176,14 @@ export class Session {
     const held = options.failed === true ? undefined : state.active.heldBeforeRun;
     this.#state = { kind: 'idle', committed: held, interrupted: held !== undefined };
     const agent = this.#agent;
-    const retiring = settleWithin(state.active.run.cancel(), this.#retireTimeoutMs).then((run) => {
-      if (run === 'retired') return true;
-      this.#abandonAgent(agent, run);
+    const { run } = state.active;
+    const retiring = settleWithin(run.cancel(), this.#retireTimeoutMs).then((retirement) => {
+      if (retirement === 'retired') {
+        // The backend checkpointed part of the cut turn: what the agent holds no longer lines up.
+        if (held !== undefined && run.historyAdvanced()) this.#forgetHistory(held);
+        return true;
+      }
+      this.#abandonAgent(agent, retirement);
       return false;
     });
     this.#retiring = retiring;
@@ -195,6 +206,12 @@ export class Session {
     const released =
       agent === undefined || (await settleWithin(agent.dispose(), this.#retireTimeoutMs)) === 'retired';
     return retired && released;
+  }
+
+  /** What the agent holds is no longer `held` (unless a later turn already moved on). */
+  #forgetHistory(held: readonly string[]): void {
+    if (this.#state.kind === 'idle' && this.#state.committed === held)
+      this.#state = { kind: 'idle', committed: undefined, interrupted: false };
   }
 
   /** Forget `agent` (unless already replaced) and dispose it in the background. */

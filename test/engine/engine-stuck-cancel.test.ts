@@ -22,6 +22,7 @@ const withStuckCancel = (session: UpstreamSession, cancel: () => Promise<void>):
       id: run.id,
       events: run.events,
       pendingToolCalls: () => run.pendingToolCalls(),
+      historyAdvanced: () => run.historyAdvanced(),
       resolveToolCalls: (results) => run.resolveToolCalls(results),
       cancel,
     };
