@@ -401,6 +401,11 @@ export class Engine {
     if (plan.kind === 'resume') {
       // The run continues: what the agent held before it started (restored if it is cut short) stays.
       session.resume(plan.results);
+      // Host facts are re-read every turn (spec, "Host environment grounding"), a resumed one too: the
+      // workspace files follow a changed environment, and the run's next calls are checked against this
+      // turn's host root. The run itself gets no new prompt, so it is resumed first.
+      const prepared = await this.#options.workspace.prepare(session.key, request);
+      session.rehost(prepared.workspaceDir, prepared.hostRoot);
       return plan.kind;
     }
     if (plan.kind === 'slim' && session.state.kind !== 'idle') {

@@ -133,6 +133,12 @@ export class Session {
     active.run.resolveToolCalls(results);
   }
 
+  /** The running run's tool calls are checked against this workspace and host root from now on. */
+  rehost(workspaceDir: string, hostRoot: string | undefined): void {
+    if (this.#state.kind !== 'running') throw this.#illegal('rehost');
+    this.#state = { kind: 'running', active: { ...this.#state.active, workspaceDir, hostRoot } };
+  }
+
   /**
    * running → parked: the response ended at a tool batch; the agent holds `committed`. `onExpire` runs
    * when the client never comes back within `deadlineMs`.
