@@ -52,6 +52,10 @@ class InstantRun implements UpstreamRun {
     return [...this.#pending];
   }
 
+  historyAdvanced(): boolean {
+    return false;
+  }
+
   resolveToolCalls(results: UpstreamToolResult[]): { unknown: string[] } {
     const unknown = results.filter((result) => !this.#pending.delete(result.toolCallId));
     if (unknown.length < results.length) {

@@ -46,7 +46,7 @@ export type CreateBridgeOptions = {
   /** Idle time before an SSE keepalive frame (default 10 s). */
   keepaliveMs?: number;
   /** Engine tuning for a host whose clients behave differently (the CCR facade). */
-  engine?: Pick<EngineOptions, 'failureReplayMs'>;
+  engine?: Pick<EngineOptions, 'replayFailures'>;
   /** Warm-pool timing (tests lengthen the recycle wait so that a loaded machine cannot turn it into a miss). */
   warmWorkspaces?: Pick<WarmWorkspacePoolOptions, 'recycleWaitMs'>;
 };

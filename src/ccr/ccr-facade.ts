@@ -209,8 +209,8 @@ export class CcrFacade {
       // Through CCR an in-stream error reaches Claude Code in AnthropicTransformer's own shape, which it
       // answers with a non-streaming retry of the same turn (never the continuation it sends `serve`).
       // Replaying the failure to that retry, as `serve` does, would make Claude Code retry a 503 for
-      // minutes; the retry gets a fresh run instead.
-      engine: { failureReplayMs: 0 },
+      // minutes; the retry gets a fresh run instead. Finished answers keep the spec's replay window.
+      engine: { replayFailures: false },
       ...(this.#host.upstream === undefined ? {} : { upstream: this.#host.upstream }),
     });
     logger.info({ mode: config.cursor.mode, config: path }, 'cursor-sdk transformer ready');

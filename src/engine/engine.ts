@@ -49,10 +49,18 @@ export type EngineOptions = {
   /** Bound on waiting for an SDK run or agent to retire. */
   retireTimeoutMs?: number;
   /**
-   * The replay window: how long a finished turn is replayed to an identical retry (no second run), and a
-   * failed streaming turn's error to the client's non-streaming retry.
+   * The replay window (spec, "Sessions": 60 s): how long a finished turn is replayed to an identical retry
+   * without a second run — and, with {@link replayFailures}, a failed streaming turn's error to the
+   * client's non-streaming retry.
    */
-  failureReplayMs?: number;
+  replayWindowMs?: number;
+  /**
+   * Whether a streaming turn's failure is replayed, within the window, to an identical non-streaming
+   * retry (default true). Claude Code answers an in-stream error with such a retry: through `serve` the
+   * replay stops it from running the failed turn a second time; a host whose client would retry that
+   * replayed error for minutes (the CCR transformer) turns it off, and the retry gets a fresh run.
+   */
+  replayFailures?: boolean;
   /**
    * Bytes of one turn's events kept for replay (text and tool input, roughly): a finished answer larger
    * than this is not retained, and identical requests joining a longer stream late are refused.
@@ -110,16 +118,17 @@ const sizeOf = (event: TurnEvent): number => {
 
 /**
  * Which finished turn a retry is answered from: a finished answer always (a retry within the replay
- * window, spec "Sessions"); a failure only to a non-streaming retry of a streaming turn — Claude Code
- * retries a turn that failed in-stream without streaming. Streaming retries of a failure (OpenCode's
- * backoff, Claude Code's resume after a cut-off) get a new run: replaying the error only delays the user.
+ * window, spec "Sessions"); a failure only to a non-streaming retry of a streaming turn, when the host
+ * replays failures — Claude Code retries a turn that failed in-stream without streaming. Streaming
+ * retries of a failure (OpenCode's backoff, Claude Code's resume after a cut-off) get a new run: replaying
+ * the error only delays the user.
  */
 const replaysTo =
-  (request: TurnRequest) =>
+  (request: TurnRequest, replayFailures: boolean) =>
   (finished: FinishedFlight<TurnEvent>): boolean => {
     const last = finished.events.at(-1);
     if (last?.type === 'turn-end') return true;
-    return last?.type === 'error' && finished.tag === 'stream' && !request.stream;
+    return replayFailures && last?.type === 'error' && finished.tag === 'stream' && !request.stream;
   };
 
 const outcomeOf = (outcome: PumpOutcome, clientLeft: boolean): TurnOutcome => {
@@ -142,7 +151,8 @@ export class Engine {
       idleTtlMs: 15 * 60_000,
       parkTimeoutMs: 30 * 60_000,
       retireTimeoutMs: 5_000,
-      failureReplayMs: 60_000,
+      replayWindowMs: 60_000,
+      replayFailures: true,
       maxReplayBytes: 8 * 1024 * 1024,
       guard: allowAllToolCalls,
       ...options,
@@ -150,7 +160,7 @@ export class Engine {
     this.#metrics = options.metrics ?? new BridgeMetrics();
     this.#coalescer = new TurnCoalescer<TurnEvent>({
       retireTimeoutMs: this.#options.retireTimeoutMs,
-      retainMs: this.#options.failureReplayMs,
+      retainMs: this.#options.replayWindowMs,
       maxBufferedBytes: this.#options.maxReplayBytes,
       isTerminal,
       isCommitted,
@@ -165,6 +175,13 @@ export class Engine {
       workspace: this.#options.workspace,
       logger: this.#options.logger,
       onEvicted: () => this.#metrics.sessionEvicted(),
+      onAgentAbandoned: (session, { run, disposed }) => {
+        this.#metrics.agentAbandoned();
+        this.#options.logger.warn(
+          { session: session.key, run, disposed, retireTimeoutMs: this.#options.retireTimeoutMs },
+          "a Cursor run did not retire after its cancel; its agent is abandoned and the conversation's next turn replays on a new agent",
+        );
+      },
       onForgotten: (session) => this.#coalescer.forgetGroup(session.key),
     });
     this.#metrics.readSessionsFrom(() => ({
@@ -200,7 +217,7 @@ export class Engine {
       const digests = request.messages.map(messageDigest);
       // One logical turn of this conversation: the coalescing and replay key.
       const turnKey = `${session.key}\0${sha(`${request.protocol}\0${model}\0${digests.join('\0')}`)}`;
-      const replays = replaysTo(request);
+      const replays = replaysTo(request, this.#options.replayFailures);
       const retained = this.#coalescer.finished(turnKey);
       const last = retained?.events.at(-1);
       if (retained !== undefined && last?.type === 'error' && replays(retained)) {
@@ -325,6 +342,8 @@ export class Engine {
       if (pump.outcome.kind === 'interrupted') void session.retireRun();
     };
     try {
+      // A run cut short earlier may still be retiring: the plan must know whether its agent survived.
+      await session.retired();
       const state = session.state;
       const plan = planTurn(
         {
@@ -345,8 +364,7 @@ export class Engine {
           { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
           'planned turn',
         );
-      this.#metrics.turnPlanned(plan.kind);
-      await this.#startOrResume(turn, plan, tools);
+      this.#metrics.turnPlanned(await this.#startOrResume(turn, plan, tools, log));
       signal.addEventListener('abort', onAbort, { once: true });
       // The client may have gone while the agent was being created: cancel at once, not at its first event.
       if (signal.aborted) onAbort();
@@ -371,23 +389,39 @@ export class Engine {
     }
   }
 
-  async #startOrResume(turn: TurnContext, plan: Plan, tools: TurnRequest['tools']): Promise<void> {
+  /** Resolves how the turn continued its agent (a slim plan becomes a replay when its basis is gone). */
+  async #startOrResume(
+    turn: TurnContext,
+    planned: Plan,
+    tools: TurnRequest['tools'],
+    log: () => Logger,
+  ): Promise<Plan['kind']> {
     const { session, request, model } = turn;
+    let plan = planned;
     if (plan.kind === 'resume') {
       // The run continues: what the agent held before it started (restored if it is cut short) stays.
       session.resume(plan.results);
-      return;
+      // Host facts are re-read every turn (spec, "Host environment grounding"), a resumed one too: the
+      // workspace files follow a changed environment, and the run's next calls are checked against this
+      // turn's host root. The run itself gets no new prompt, so it is resumed first.
+      const prepared = await this.#options.workspace.prepare(session.key, request);
+      session.rehost(prepared.workspaceDir, prepared.hostRoot);
+      return plan.kind;
     }
-    if (plan.kind === 'replay') {
-      await session.dispose();
-    } else {
-      if (session.state.kind !== 'idle')
-        this.#options.logger.info(
-          { session: session.key },
-          'the tool set changed while tool calls were parked; re-sending the turn with the new tools',
-        );
+    if (plan.kind === 'slim' && session.state.kind !== 'idle') {
+      this.#options.logger.info(
+        { session: session.key },
+        'the tool set changed while tool calls were parked; re-sending the turn with the new tools',
+      );
       await session.retireRun();
+      // The retired run left the agent holding part of its turn (or the agent was abandoned): a slim
+      // prompt would repeat that turn to it, so the transcript is replayed to a new agent.
+      if (!session.knowsHistory()) {
+        plan = { kind: 'replay', reason: 'the retired run changed what the agent holds' };
+        log().debug({ plan: plan.kind, reason: plan.reason }, 'planned turn');
+      }
     }
+    if (plan.kind === 'replay') await session.dispose();
     const prepared = await this.#options.workspace.prepare(session.key, request);
     const agent = await session.ensureAgent(() =>
       this.#options.upstream.createSession({ workspaceDir: prepared.workspaceDir, mode: this.#options.mode }),
@@ -411,6 +445,7 @@ export class Engine {
       workspaceDir: prepared.workspaceDir,
       hostRoot: prepared.hostRoot,
     });
+    return plan.kind;
   }
 
   /** Record what the agent now holds and what happens to the run after this response. */

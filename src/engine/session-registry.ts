@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
 import type { TurnRequest } from '../turn/turn-request.js';
 import type { ToolCallGuard, WorkspacePort } from './engine-deps.js';
-import { Session } from './session.js';
+import { Session, type OnAgentAbandoned } from './session.js';
 import { computeIdentity, IdentityIndex } from './session-identity.js';
 
 export type SessionRegistryOptions = {
@@ -21,6 +21,8 @@ export type SessionRegistryOptions = {
   logger: Logger;
   /** Called for each session evicted by the cap or the TTL. */
   onEvicted?: (session: Session) => void;
+  /** Called once for each agent abandoned because its run would not retire (see {@link Session.retireRun}). */
+  onAgentAbandoned?: (session: Session, abandoned: Parameters<OnAgentAbandoned>[0]) => void;
   /** Called once a session is gone (evicted, forgotten or closed), before its disposal is awaited. */
   onForgotten?: (session: Session) => void;
   /** Clock, for tests. */
@@ -89,7 +91,7 @@ export class SessionRegistry {
       throw new BridgeError(createTurnError('unavailable', message, { retryAfterSeconds: 2 }));
     }
     const entry = existing ?? {
-      session: new Session(this.#options.retireTimeoutMs),
+      session: this.#createSession(),
       admitted: 0,
       lastUsedAt: this.#now(),
       nativeSessionId,
@@ -146,6 +148,13 @@ export class SessionRegistry {
     const entries = [...this.#entries.values()];
     this.#entries.clear();
     await Promise.all(entries.map((entry) => this.#dispose(entry.session)));
+  }
+
+  #createSession(): Session {
+    const session: Session = new Session(this.#options.retireTimeoutMs, (abandoned) =>
+      this.#options.onAgentAbandoned?.(session, abandoned),
+    );
+    return session;
   }
 
   #hasLiveConversation(nativeSessionId: string | undefined): boolean {

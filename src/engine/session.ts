@@ -42,13 +42,24 @@ export type SessionState =
       readonly toolCallIds: readonly string[];
     };
 
-/** Settles like `promise`, or after `timeoutMs` when it has not settled by then. */
-/** Resolves whether `promise` settled within `timeoutMs` (rejects with it). */
-const boundedBy = (promise: Promise<unknown>, timeoutMs: number): Promise<boolean> =>
+/** How a bounded wait for a run or agent to retire ended. */
+export type Retirement = 'retired' | 'failed' | 'timed-out';
+
+/** Whether `promise` settled within `timeoutMs`: `failed` when it rejected, `timed-out` when it had not settled. */
+const settleWithin = (promise: Promise<unknown>, timeoutMs: number): Promise<Retirement> =>
   Promise.race([
-    promise.then(() => true),
-    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref()),
+    promise.then(
+      () => 'retired' as const,
+      () => 'failed' as const,
+    ),
+    new Promise<Retirement>((resolve) => setTimeout(() => resolve('timed-out'), timeoutMs).unref()),
   ]);
+
+/**
+ * Told once when a run did not retire cleanly (its cancel failed or outlived the bound) and the agent
+ * was abandoned: `disposed` is how the agent's own disposal then ended.
+ */
+export type OnAgentAbandoned = (abandoned: { run: Retirement; disposed: Retirement }) => void;
 
 export class Session {
   /** 32 hex chars; names the scratch workspace. Opaque, never derived from conversation text. */
@@ -56,11 +67,18 @@ export class Session {
   #state: SessionState = { kind: 'idle', committed: undefined, interrupted: false };
   #agent: UpstreamSession | undefined;
   #parkDeadline: NodeJS.Timeout | undefined;
+  /** The last run's retirement; settled when no run is retiring. */
+  #retiring: Promise<boolean> = Promise.resolve(true);
   readonly #retireTimeoutMs: number;
+  readonly #onAbandoned: OnAgentAbandoned | undefined;
 
-  /** `retireTimeoutMs` bounds waiting for a run or the agent to retire, so a stuck SDK cannot hang us. */
-  constructor(retireTimeoutMs: number) {
+  /**
+   * `retireTimeoutMs` bounds waiting for a run or the agent to retire, so a stuck SDK cannot hang us;
+   * `onAbandoned` hears of every agent given up because its run would not retire.
+   */
+  constructor(retireTimeoutMs: number, onAbandoned?: OnAgentAbandoned) {
     this.#retireTimeoutMs = retireTimeoutMs;
+    this.#onAbandoned = onAbandoned;
   }
 
   get state(): SessionState {
@@ -89,6 +107,11 @@ export class Session {
     return this.#state.toolCallIds.every((id) => pending.has(id)) ? this.#state.toolCallIds : [];
   }
 
+  /** The session is idle with an agent whose history is known exactly (a slim prompt can follow it). */
+  knowsHistory(): boolean {
+    return this.#agent !== undefined && this.#state.kind === 'idle' && this.#state.committed !== undefined;
+  }
+
   /** Create the agent unless there is one. */
   async ensureAgent(create: () => Promise<UpstreamSession>): Promise<UpstreamSession> {
     this.#agent ??= await create();
@@ -108,6 +131,12 @@ export class Session {
     const { active } = this.#state;
     this.#state = { kind: 'running', active };
     active.run.resolveToolCalls(results);
+  }
+
+  /** The running run's tool calls are checked against this workspace and host root from now on. */
+  rehost(workspaceDir: string, hostRoot: string | undefined): void {
+    if (this.#state.kind !== 'running') throw this.#illegal('rehost');
+    this.#state = { kind: 'running', active: { ...this.#state.active, workspaceDir, hostRoot } };
   }
 
   /**
@@ -135,19 +164,41 @@ export class Session {
   /**
    * Any → idle: cancel the run (settling its parked calls), bounded so a stuck SDK cannot hang us. A
    * run cut short checkpoints nothing, so the agent holds what it held before the run; after a failure
-   * that is unknown. Calling it when idle only records a failure. Resolves whether the run (if any)
-   * retired within the bound.
+   * that is unknown, and so it is when the backend checkpointed part of the run (see
+   * {@link UpstreamRun.historyAdvanced}). Calling it when idle waits for a retirement still under way (and
+   * records a failure). Resolves whether the run retired cleanly.
+   *
+   * A run whose cancel fails or outlives the bound abandons its agent (spec, "Sessions": cleanup failures
+   * retire the agent and replay the full transcript): the session forgets the agent and what it held, so
+   * the next turn gets a fresh agent and a full replay; the stuck agent is disposed in the background.
    */
   async retireRun(options: { failed?: boolean } = {}): Promise<boolean> {
     this.#clearParkDeadline();
     const state = this.#state;
     if (state.kind === 'idle') {
       if (options.failed === true) this.#state = { kind: 'idle', committed: undefined, interrupted: false };
-      return true;
+      return this.#retiring;
     }
     const held = options.failed === true ? undefined : state.active.heldBeforeRun;
     this.#state = { kind: 'idle', committed: held, interrupted: held !== undefined };
-    return boundedBy(state.active.run.cancel(), this.#retireTimeoutMs);
+    const agent = this.#agent;
+    const { run } = state.active;
+    const retiring = settleWithin(run.cancel(), this.#retireTimeoutMs).then((retirement) => {
+      if (retirement === 'retired') {
+        // The backend checkpointed part of the cut turn: what the agent holds no longer lines up.
+        if (held !== undefined && run.historyAdvanced()) this.#forgetHistory(held);
+        return true;
+      }
+      this.#abandonAgent(agent, retirement);
+      return false;
+    });
+    this.#retiring = retiring;
+    return retiring;
+  }
+
+  /** Resolves once no run of this session is retiring (whether it retired cleanly). */
+  async retired(): Promise<boolean> {
+    return this.#retiring;
   }
 
   /**
@@ -158,8 +209,28 @@ export class Session {
     const retired = await this.retireRun({ failed: true });
     const agent = this.#agent;
     this.#agent = undefined;
-    const released = agent === undefined || (await boundedBy(agent.dispose(), this.#retireTimeoutMs));
+    const released =
+      agent === undefined || (await settleWithin(agent.dispose(), this.#retireTimeoutMs)) === 'retired';
     return retired && released;
+  }
+
+  /** What the agent holds is no longer `held` (unless a later turn already moved on). */
+  #forgetHistory(held: readonly string[]): void {
+    if (this.#state.kind === 'idle' && this.#state.committed === held)
+      this.#state = { kind: 'idle', committed: undefined, interrupted: false };
+  }
+
+  /** Forget `agent` (unless already replaced) and dispose it in the background. */
+  #abandonAgent(agent: UpstreamSession | undefined, run: Retirement): void {
+    if (this.#agent === agent) {
+      this.#agent = undefined;
+      if (this.#state.kind === 'idle')
+        this.#state = { kind: 'idle', committed: undefined, interrupted: false };
+    }
+    const disposal = agent === undefined ? Promise.resolve() : agent.dispose();
+    void settleWithin(disposal, this.#retireTimeoutMs).then((disposed) =>
+      this.#onAbandoned?.({ run, disposed }),
+    );
   }
 
   #clearParkDeadline(): void {

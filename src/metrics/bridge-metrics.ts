@@ -45,6 +45,7 @@ export type MetricsSnapshot = {
   replayed: number;
   retriesReplayed: number;
   evicted: number;
+  abandonedAgents: number;
   warmHits: number;
   warmMisses: number;
   warmRecycled: number;
@@ -65,6 +66,7 @@ export class BridgeMetrics {
   readonly #plans: Counter<'plan'>;
   readonly #retryReplays: Counter<'protocol'>;
   readonly #evictions: Counter;
+  readonly #abandonedAgents: Counter;
   readonly #violations: Counter;
   readonly #corrections: Counter;
   readonly #firstByte: Histogram<'protocol'>;
@@ -109,6 +111,10 @@ export class BridgeMetrics {
     this.#evictions = counter({
       name: 'cursor_bridge_session_evictions_total',
       help: 'Sessions evicted (LRU cap or idle TTL).',
+    });
+    this.#abandonedAgents = counter({
+      name: 'cursor_bridge_abandoned_agents_total',
+      help: 'Agents given up because their run did not retire (cancel failed or outlived the bound); the conversation replays on a new agent.',
     });
     this.#violations = counter({
       name: 'cursor_bridge_scratch_path_violations_total',
@@ -216,6 +222,10 @@ export class BridgeMetrics {
     this.#evictions.inc();
   }
 
+  agentAbandoned(): void {
+    this.#abandonedAgents.inc();
+  }
+
   scratchPathViolation(corrected: boolean): void {
     this.#violations.inc();
     if (corrected) this.#corrections.inc();
@@ -253,6 +263,7 @@ export class BridgeMetrics {
       replayed: await sum(this.#plans, plan('replay')),
       retriesReplayed: await sum(this.#retryReplays),
       evicted: await sum(this.#evictions),
+      abandonedAgents: await sum(this.#abandonedAgents),
       warmHits: await sum(this.#warmClaims, (labels) => labels['result'] === 'hit'),
       warmMisses: await sum(this.#warmClaims, (labels) => labels['result'] === 'miss'),
       warmRecycled: await sum(this.#warmRecycled),

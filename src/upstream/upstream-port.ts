@@ -72,6 +72,12 @@ export interface UpstreamRun {
   resolveToolCalls(results: UpstreamToolResult[]): { unknown: string[] };
   /** Cancel the run for real; parked calls are settled; resolves when the run has retired. */
   cancel(): Promise<void>;
+  /**
+   * Whether the agent saved a conversation checkpoint while this run went on. A run cut short normally
+   * checkpoints nothing (the agent holds what it held before it); when this is true the agent holds part
+   * of the cut turn, so nothing short of a full replay on a new agent lines up with the transcript.
+   */
+  historyAdvanced(): boolean;
 }
 
 export interface UpstreamSession {

@@ -158,6 +158,47 @@ describe('the CCR facade', () => {
     expect(upstream.calls[1]?.input.reasoning).toMatchObject({ requested: false });
   });
 
+  it("replays a finished answer to an identical opening within the spec's 60-second window: one send, one agent", async () => {
+    // Spec, "Sessions": an opening that repeats a known one reuses its agent "within the 60-second replay
+    // window after it finished" — in every host, the transformer too.
+    const { facade, upstream } = await startFacade([
+      { type: 'text-delta', text: 'Only once.' },
+      { type: 'usage', usage },
+      { type: 'end', status: 'finished' },
+    ]);
+    const first = await decodedText(
+      (await transform(facade, ccrCall(anthropicBody('Same opening')))).config.__providerResponse,
+    );
+    const second = await decodedText(
+      (await transform(facade, ccrCall(anthropicBody('Same opening')))).config.__providerResponse,
+    );
+    expect(first).toContain('Only once.');
+    expect(second).toContain('Only once.');
+    expect(upstream.calls).toHaveLength(1);
+    expect(upstream.sessions).toHaveLength(1);
+  });
+
+  it("gives Claude Code's non-streaming retry of a turn that failed in-stream a fresh run, not the replayed failure", async () => {
+    const { facade, upstream } = await startFacade([
+      [
+        { type: 'text-delta', text: 'Half' },
+        { type: 'error', error: createTurnError('overloaded', 'Cursor is overloaded.') },
+      ],
+      [
+        { type: 'text-delta', text: 'Recovered.' },
+        { type: 'usage', usage },
+        { type: 'end', status: 'finished' },
+      ],
+    ]);
+    const failed = await decodedText(
+      (await transform(facade, ccrCall(anthropicBody('Flaky turn')))).config.__providerResponse,
+    );
+    expect(failed).toContain('overloaded');
+    const retry = await transform(facade, ccrCall(anthropicBody('Flaky turn', { stream: false })));
+    expect(await retry.config.__providerResponse.text()).toContain('Recovered.');
+    expect(upstream.calls).toHaveLength(2);
+  });
+
   it('serves the model CCR routed to, even one the config does not list', async () => {
     const { facade, upstream } = await startFacade([
       { type: 'text-delta', text: 'Routed.' },

@@ -60,7 +60,7 @@ describe('issue 12, item 1: a repeated opening within the replay window is a ret
         { type: 'text-delta', text: 'answer' },
         { type: 'end', status: 'finished' },
       ],
-      { failureReplayMs: 300 },
+      { replayWindowMs: 300 },
     );
     const opening = () => request([user('q1')], withId('s-2'));
     await collect(await engine.handleTurn(opening(), never));

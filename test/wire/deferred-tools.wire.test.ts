@@ -4,7 +4,10 @@
  * parked with the old tool set, and the SDK froze that set (the definitions sent to Cursor in
  * `AgentRunRequest.mcpTools`, and the `customTools` record `execute` is looked up in) at `send`. So the
  * bridge retires the parked run and continues on the same agent with a slim follow-up that carries the
- * cut turn and the new tool set.
+ * cut turn and the new tool set — only because the retired run left no checkpoint: the agent then holds
+ * exactly what it held before that run. When the backend checkpointed part of the cut turn, a slim prompt
+ * would repeat it, so the transcript is replayed to a new agent. Either way the agent sees each user turn
+ * once (spec, "Transformer Behavior": a slim prompt only when the transcript lines up exactly).
  */
 
 import Anthropic from '@anthropic-ai/sdk';
@@ -16,6 +19,7 @@ let wire: WireBridge | undefined;
 afterEach(async () => {
   await wire?.close();
   wire = undefined;
+  held = [];
 });
 afterAll(closeWireBackend);
 
@@ -43,19 +47,33 @@ const searchResult = (toolUseId: string): Anthropic.MessageParam => ({
   ],
 });
 
-/** A model that loads `shout` through ToolSearch when it is not offered, then calls it. */
-const scenario: Scenario = async (run) => {
-  if (run.prompt.includes('say hello')) {
-    run.text('hello');
-    return;
-  }
-  if (!run.toolNames.includes(shout)) {
-    await run.toolCall({ toolName: 'ToolSearch', args: { text: `select:${shout}` } });
-  }
-  // Whether or not this run offered it, the model now believes `shout` is loaded and calls it.
-  const result = await run.toolCall({ toolName: shout, args: { text: 'hi' } });
-  run.text(`Host said: ${resultText(result)}`);
-};
+/** What each run's agent held (its checkpointed history), in run order. */
+let held: string[] = [];
+
+/** Times `text` occurs in `within`. */
+const occurrences = (within: string, text: string): number => within.split(text).length - 1;
+
+/**
+ * A model that loads `shout` through ToolSearch when it is not offered, then calls it; with
+ * `checkpointMidTurn`, the backend checkpoints the turn before it parks ToolSearch.
+ */
+const modelLoadingShout =
+  (checkpointMidTurn = false): Scenario =>
+  async (run) => {
+    held.push(JSON.stringify(await run.history()));
+    if (!run.prompt.includes('shout hi')) {
+      run.text('hello');
+      return;
+    }
+    if (!run.toolNames.includes(shout)) {
+      if (checkpointMidTurn) await run.checkpoint();
+      await run.toolCall({ toolName: 'ToolSearch', args: { text: `select:${shout}` } });
+    }
+    // Whether or not this run offered it, the model now believes `shout` is loaded and calls it.
+    const result = await run.toolCall({ toolName: shout, args: { text: 'hi' } });
+    run.text(`Host said: ${resultText(result)}`);
+  };
+const scenario = modelLoadingShout();
 
 describe('deferred tools loaded by ToolSearch while a run is parked', () => {
   it('continues on the same agent with the new tool set; the loaded tool runs once on the host', async () => {
@@ -91,6 +109,9 @@ describe('deferred tools loaded by ToolSearch while a run is parked', () => {
     expect(runs[2]?.text).toContain('shout hi');
     expect(runs[2]?.text).toContain(`Loaded tool: ${shout}`);
     expect(runs[2]?.text).not.toContain('say hello');
+    // The retired run checkpointed nothing: the agent holds the first turn only, and hears the cut one once.
+    expect(held[2]).toContain('say hello');
+    expect(occurrences(`${held[2]}${runs[2]?.text}`, 'shout hi')).toBe(1);
 
     history.push(
       { role: 'assistant', content: calling.content },
@@ -126,5 +147,29 @@ describe('deferred tools loaded by ToolSearch while a run is parked', () => {
     expect(runs[1]?.mcpTools.map((tool) => tool.toolName)).toEqual(['ToolSearch', shout]);
     expect(runs[1]?.text).toContain('shout hi');
     expect(runs[1]?.text).toContain(`Loaded tool: ${shout}`);
+  });
+
+  it('replays to a new agent when the backend checkpointed part of the retired run: no user turn twice', async () => {
+    wire = await startWireBridge({ scenario: modelLoadingShout(true) });
+    const client = new Anthropic({ baseURL: wire.url, apiKey: 'sk-test', maxRetries: 0 });
+    const ask = (messages: Anthropic.MessageParam[], tools: Anthropic.Tool[]) =>
+      client.messages.stream({ model: 'composer-2', max_tokens: 100, tools, messages }).finalMessage();
+    const history: Anthropic.MessageParam[] = [{ role: 'user', content: 'say hello' }];
+    const hello = await ask(history, [toolSearch]);
+    history.push({ role: 'assistant', content: hello.content }, { role: 'user', content: 'shout hi' });
+    const searching = await ask(history, [toolSearch]);
+    const search = searching.content.find((block) => block.type === 'tool_use');
+    history.push({ role: 'assistant', content: searching.content }, searchResult(search!.id));
+
+    const calling = await ask(history, [toolSearch, shoutTool]);
+    expect(calling.content.find((block) => block.type === 'tool_use')).toMatchObject({ name: shout });
+    const runs = wire.runRequests();
+    expect(runs).toHaveLength(3);
+    // The first agent held "shout hi" already: the whole transcript went to a new agent instead.
+    expect(held[2]).toBe('[]');
+    expect(runs[2]?.conversationId).not.toBe(runs[0]?.conversationId);
+    expect(runs[2]?.text).toContain('say hello');
+    expect(occurrences(`${held[2]}${runs[2]?.text}`, 'shout hi')).toBe(1);
+    expect(runs[2]?.mcpTools.map((tool) => tool.toolName)).toEqual(['ToolSearch', shout]);
   });
 });

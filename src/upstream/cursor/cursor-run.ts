@@ -52,6 +52,8 @@ export type CursorRunOptions = {
   maxPendingChars?: number;
   /** While paused, the trickle that keeps the SDK's own stall detector quiet (see {@link BackendFlow}). */
   flow?: BackendFlowOptions;
+  /** Whether the agent's store saved a conversation checkpoint since this run was sent. */
+  historyAdvanced?: () => boolean;
 };
 
 /** Default bound on the wait for a run's first upstream event (the SDK's own retries take minutes). */
@@ -151,6 +153,7 @@ export class CursorRun implements UpstreamRun {
       firstEventTimeoutMs: DEFAULT_FIRST_EVENT_TIMEOUT_MS,
       idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
       maxPendingChars: DEFAULT_MAX_PENDING_CHARS,
+      historyAdvanced: () => false,
       ...options,
     };
     this.flow = new BackendFlow(options.flow);
@@ -302,6 +305,10 @@ export class CursorRun implements UpstreamRun {
    */
   claimStartedCall(toolName: string, args: Record<string, unknown>): string | undefined {
     return this.#calls.claim(toolName, args);
+  }
+
+  historyAdvanced(): boolean {
+    return this.#options.historyAdvanced();
   }
 
   pendingToolCalls(): string[] {

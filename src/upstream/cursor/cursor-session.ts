@@ -47,6 +47,7 @@ export type CursorSessionContext = {
    */
   createStore: (hooks?: {
     onRunRequest: (runId: string, requestId: string) => void;
+    onCheckpoint: (agentId: string) => void;
   }) => NonNullable<NonNullable<Parameters<typeof AgentClass.create>[0]['local']>['store']>;
 };
 
@@ -97,6 +98,8 @@ export class CursorSession implements UpstreamSession {
   #agent: SDKAgent | undefined;
   #bound: ModelSelection | undefined;
   #active: CursorRun | undefined;
+  /** Conversation checkpoints the agent's store saved so far. */
+  #checkpoints = 0;
   #disposed = false;
 
   constructor(id: string, context: CursorSessionContext) {
@@ -122,9 +125,11 @@ export class CursorSession implements UpstreamSession {
     }));
     const agent = await this.#ensureAgent(selection);
 
+    const checkpointsBefore = this.#checkpoints;
     const run = new CursorRun({
       ...this.#context.timeouts,
       logger: this.#context.logger,
+      historyAdvanced: () => this.#checkpoints !== checkpointsBefore,
       host: {
         resolve: (toolCallId, result) => this.#broker.resolve(toolCallId, result),
         settleAll: (reason) => {
@@ -221,7 +226,10 @@ export class CursorSession implements UpstreamSession {
           model: selection,
           sandbox,
           // The agent has one run at a time: the request recorded is the active run's (see BackendFlow).
-          storeHooks: { onRunRequest: (_runId, requestId) => this.#active?.flow.expect(requestId) },
+          storeHooks: {
+            onRunRequest: (_runId, requestId) => this.#active?.flow.expect(requestId),
+            onCheckpoint: () => (this.#checkpoints += 1),
+          },
         }),
       );
     try {

@@ -55,6 +55,11 @@ export type InMemoryAgentStoreOptions = {
    * the run's backend stream opens; the stream carries it as `x-request-id`).
    */
   onRunRequest?: (runId: string, requestId: string) => void;
+  /**
+   * Called when the SDK moves an agent's latest conversation checkpoint (it saved a checkpoint the backend
+   * sent): the agent's history changed.
+   */
+  onCheckpoint?: (agentId: string) => void;
 };
 
 /** Counts, for tests and metrics. */
@@ -155,6 +160,7 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
   const maxFinishedRuns = Math.max(0, options.maxFinishedRunsWithEvents ?? 0);
   const maxEventsPerRun = Math.max(1, options.maxEventsPerRun ?? 256);
   const onRunRequest = options.onRunRequest;
+  const onCheckpoint = options.onCheckpoint;
   const agentRows = new Map<string, LocalAgentDocument>();
   /** runId → run (run ids are globally unique `run-<uuid>`). */
   const runRows = new Map<string, LocalAgentRunDocument>();
@@ -208,8 +214,11 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
       return structuredClone(agent);
     },
     update: async ({ agent }) => {
-      if (!agentRows.has(agent.agentId)) throw new Error(`Agent ${agent.agentId} not found`);
+      const previous = agentRows.get(agent.agentId);
+      if (previous === undefined) throw new Error(`Agent ${agent.agentId} not found`);
       agentRows.set(agent.agentId, structuredClone(agent));
+      if (previous.latestCheckpoint?.rootBlobId !== agent.latestCheckpoint?.rootBlobId)
+        onCheckpoint?.(agent.agentId);
       return structuredClone(agent);
     },
     delete: async ({ filter }) => {

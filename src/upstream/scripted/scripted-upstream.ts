@@ -27,6 +27,8 @@ export type ScriptStep =
   | { type: 'delay'; ms: number }
   /** Park until `until` settles (or the run is cancelled): a gate the test opens, instead of a delay. */
   | { type: 'wait'; until: PromiseLike<unknown> }
+  /** The backend saved a conversation checkpoint of the turn so far (see {@link UpstreamRun.historyAdvanced}). */
+  | { type: 'checkpoint' }
   /** Compute events from what the run has seen so far (e.g. echo a tool result). */
   | { type: 'emit'; events: (context: ScriptContext) => ScriptEvent[] };
 
@@ -43,6 +45,8 @@ export type ScriptedCall = {
   input: UpstreamRunInput;
   toolResults: UpstreamToolResult[];
   cancelled: boolean;
+  /** A `checkpoint` step ran. */
+  checkpointed: boolean;
 };
 
 export class ScriptedUpstream implements UpstreamPort {
@@ -120,6 +124,7 @@ export class ScriptedSession implements UpstreamSession {
       input,
       toolResults: [],
       cancelled: false,
+      checkpointed: false,
     };
     this.#upstream.calls.push(call);
     const script = this.#upstream.scriptFor(input);
@@ -151,6 +156,10 @@ class ScriptedRun implements UpstreamRun {
 
   pendingToolCalls(): string[] {
     return [...this.#pending];
+  }
+
+  historyAdvanced(): boolean {
+    return this.#call.checkpointed;
   }
 
   resolveToolCalls(results: UpstreamToolResult[]): { unknown: string[] } {
@@ -198,6 +207,9 @@ class ScriptedRun implements UpstreamRun {
             }
             break;
           }
+          case 'checkpoint':
+            this.#call.checkpointed = true;
+            break;
           case 'await-tool-results':
             while (this.#pending.size > 0 && !this.#call.cancelled) {
               await new Promise<void>((resolve) => (this.#wake = resolve));

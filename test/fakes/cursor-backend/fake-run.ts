@@ -275,6 +275,10 @@ export class FakeRun implements RunContext {
     this.stream.end();
   }
 
+  async checkpoint(): Promise<void> {
+    await this.writeCheckpoint();
+  }
+
   async history(): Promise<FakeHistoryTurn[]> {
     const turnIds = asArray(this.request.conversationState.turns).map(asString);
     const turns: FakeHistoryTurn[] = [];

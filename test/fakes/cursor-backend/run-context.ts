@@ -215,6 +215,11 @@ export interface RunContext {
   end(): Promise<void>;
   /** Previous turns, fetched from the SDK's blob store through KV `getBlob` using `conversationState`. */
   history(): Promise<FakeHistoryTurn[]>;
+  /**
+   * Write a conversation checkpoint of the turn so far (its user message and finished steps), as a server
+   * that checkpoints mid-turn would; the checkpoint at the run's end replaces it.
+   */
+  checkpoint(): Promise<void>;
   /** Escape hatch: sends one `AgentServerMessage` given as proto3 JSON. */
   sendRaw(message: JsonObject): void;
 }
