@@ -71,8 +71,10 @@ export type TurnToolChoice =
 export type TurnReasoningEffort = 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 
 /**
- * What the client asked for in reasoning. `requested: false` covers no thinking field, `thinking.disabled`
- * and effort `none`. `effort` is absent when reasoning is requested without a level (Anthropic adaptive).
+ * What the client asked for in reasoning. `requested: false` covers no thinking / effort / reasoning
+ * field, a setting that turns reasoning off (`thinking.disabled`) and effort `none`. `effort` is absent
+ * when reasoning is requested without a level (Anthropic adaptive thinking, Codex's `reasoning:
+ * {summary: "auto"}`): the upstream then runs the model's default effort.
  */
 export type TurnReasoning = { requested: boolean; effort?: TurnReasoningEffort; budgetTokens?: number };
 

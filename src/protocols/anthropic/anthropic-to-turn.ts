@@ -37,6 +37,7 @@ import { createToolResultMessage } from '../shared/create-tool-result-message.js
 import { isRecord } from '../../../mcp/is-record.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
+import { resolveTurnReasoning } from '../shared/resolve-turn-reasoning.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
@@ -295,35 +296,34 @@ const convertToolChoice = (choice: AnthropicToolChoice | undefined): TurnToolCho
 };
 
 /**
- * `thinking` plus `output_config.effort`. No thinking field but an effort still asks for reasoning
- * (the spec: "no thinking / effort / reasoning" means none requested); `disabled` and effort `none`
- * always win.
+ * `thinking` plus `output_config.effort`, through the one rule of every protocol
+ * ({@link resolveTurnReasoning}): `disabled` and effort `none` turn reasoning off, an effort asks for
+ * that level (with or without `thinking`), any other `thinking` asks for reasoning without an effort.
+ * `budget_tokens` rides along on a requested `enabled` thinking.
  */
 const convertReasoning = (request: AnthropicRequest, state: ConversionState): TurnReasoning => {
   const effort = readReasoningEffort(request.output_config?.effort, 'output_config.effort');
-  if (effort === 'none') return { requested: false };
-  const withEffort = effort === undefined ? {} : { effort };
   const thinking = request.thinking;
-  if (thinking === undefined) return { requested: effort !== undefined, ...withEffort };
+  const reasoning = resolveTurnReasoning({
+    effort,
+    setting: thinking === undefined ? 'absent' : thinking.type === 'disabled' ? 'off' : 'on',
+  });
+  if (thinking === undefined || !reasoning.requested) return reasoning;
   switch (thinking.type) {
-    case 'disabled':
-      return { requested: false };
     case 'enabled':
-      return {
-        requested: true,
-        ...withEffort,
-        ...(thinking.budget_tokens === undefined ? {} : { budgetTokens: thinking.budget_tokens }),
-      };
+      return thinking.budget_tokens === undefined
+        ? reasoning
+        : { ...reasoning, budgetTokens: thinking.budget_tokens };
     case 'adaptive':
     case 'between_tools':
-      return { requested: true, ...withEffort };
+      return reasoning;
     default:
       warn(
         state,
         'unsupported-field',
         `thinking.type "${thinking.type}" is not supported; treated as adaptive`,
       );
-      return { requested: true, ...withEffort };
+      return reasoning;
   }
 };
 

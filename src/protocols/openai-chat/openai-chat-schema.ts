@@ -93,7 +93,7 @@ export const openaiChatRequestSchema = z.looseObject({
   tools: z.array(z.unknown()).nullish(),
   tool_choice: z.unknown().optional(),
   reasoning_effort: z.string().nullish(),
-  reasoning: z.looseObject({ effort: z.string().nullish() }).nullish(),
+  reasoning: z.looseObject({ effort: z.string().nullish(), enabled: z.boolean().nullish() }).nullish(),
   max_tokens: tokenLimitSchema,
   max_completion_tokens: tokenLimitSchema,
   stream: z.boolean().nullish(),

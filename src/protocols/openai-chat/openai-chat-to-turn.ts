@@ -36,6 +36,7 @@ import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest } from '../shared/invalid-request-fault.js';
 import { parseDataUrl } from '../shared/parse-data-url.js';
 import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
+import { resolveTurnReasoning } from '../shared/resolve-turn-reasoning.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 /** A failed union names the alternative that got furthest (`messages.0.content.0.image_url.url`). */
@@ -276,12 +277,19 @@ const convertToolChoice = (value: unknown, state: ConversionState): TurnToolChoi
   return { type: 'tool', name: choice.function.name };
 };
 
-/** `reasoning_effort` wins over `reasoning.effort` (OpenRouter style); both are checked. */
+/**
+ * `reasoning_effort` and the `reasoning` object (OpenRouter style, also CCR's unified body), through the
+ * one rule of every protocol ({@link resolveTurnReasoning}). `reasoning_effort` wins over
+ * `reasoning.effort`; both are checked. `reasoning.enabled: false` turns reasoning off; any other
+ * `reasoning` object without an effort (`{}`, `{enabled: true}`) asks for reasoning without an effort.
+ */
 const convertReasoning = (request: OpenaiChatRequest): TurnReasoning => {
-  const nested = readReasoningEffort(request.reasoning?.effort, 'reasoning.effort');
-  const effort = readReasoningEffort(request.reasoning_effort, 'reasoning_effort') ?? nested;
-  if (effort === undefined || effort === 'none') return { requested: false };
-  return { requested: true, effort };
+  const reasoning = request.reasoning ?? undefined;
+  const nested = readReasoningEffort(reasoning?.effort, 'reasoning.effort');
+  return resolveTurnReasoning({
+    effort: readReasoningEffort(request.reasoning_effort, 'reasoning_effort') ?? nested,
+    setting: reasoning === undefined ? 'absent' : reasoning.enabled === false ? 'off' : 'on',
+  });
 };
 
 const nonEmpty = (value: string | null | undefined): string | undefined =>

@@ -48,6 +48,7 @@ import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { parseDataUrl } from '../shared/parse-data-url.js';
 import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
+import { resolveTurnReasoning } from '../shared/resolve-turn-reasoning.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
 
 type Path = readonly (string | number)[];
@@ -492,11 +493,16 @@ const convertToolChoice = (
   return { type: 'auto' };
 };
 
-const convertReasoning = (reasoning: OpenaiResponsesRequest['reasoning']): TurnReasoning => {
-  const effort = readReasoningEffort(reasoning?.effort, 'reasoning.effort');
-  if (effort === undefined || effort === 'none') return { requested: false };
-  return { requested: true, effort };
-};
+/**
+ * `reasoning`, through the one rule of every protocol ({@link resolveTurnReasoning}): a `reasoning`
+ * object without an effort asks for reasoning without an effort — Codex sends `{summary: "auto"}` when
+ * no effort is configured for the model, and `{effort, summary}` when one is.
+ */
+const convertReasoning = (reasoning: OpenaiResponsesRequest['reasoning']): TurnReasoning =>
+  resolveTurnReasoning({
+    effort: readReasoningEffort(reasoning?.effort, 'reasoning.effort'),
+    setting: reasoning === undefined || reasoning === null ? 'absent' : 'on',
+  });
 
 const findFieldWarnings = (request: OpenaiResponsesRequest): TurnWarning[] => {
   const warnings: TurnWarning[] = [];

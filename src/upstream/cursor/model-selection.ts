@@ -11,7 +11,8 @@
  * - reasoning with an effort: thinking=true where the model has it, and the nearest allowed effort
  *   level on none < minimal < low < medium < high < xhigh (= extra-high) < max; on a tie the lower
  *   level wins, and `none` is never chosen for a reasoning request when the model offers another level;
- * - reasoning without an effort (Anthropic adaptive thinking): thinking=true and the catalog default
+ * - reasoning without an effort (Anthropic adaptive thinking, a Chat or Responses `reasoning` object
+ *   without an effort such as Codex's `{summary: "auto"}`): thinking=true and the catalog default
  *   variant's effort (Grok 4.7: 256k / high / fast=false); with no default variant, the level nearest
  *   `high` (Anthropic's own default effort).
  *

@@ -332,8 +332,21 @@ describe('convertOpenaiChatRequestToTurn: tools and tool_choice', () => {
 });
 
 describe('convertOpenaiChatRequestToTurn: reasoning, limits, stream', () => {
+  // Spec: "No reasoning requested (no thinking / effort / reasoning, effort none …)" and "Reasoning without
+  // an effort …: the catalog default variant's effort" — a `reasoning` object that names no effort asks for
+  // reasoning without an effort; `enabled: false` turns it off.
   it.each([
     [{}, { requested: false }],
+    [{ reasoning: null, reasoning_effort: null }, { requested: false }],
+    [{ reasoning: {} }, { requested: true }],
+    [{ reasoning: { enabled: true } }, { requested: true }],
+    [{ reasoning: { enabled: false } }, { requested: false }],
+    [{ reasoning: { enabled: false }, reasoning_effort: 'high' }, { requested: false }],
+    [{ reasoning: { effort: 'none', enabled: true } }, { requested: false }],
+    [
+      { reasoning: {}, reasoning_effort: 'low' },
+      { requested: true, effort: 'low' },
+    ],
     [{ reasoning_effort: 'none' }, { requested: false }],
     [{ reasoning_effort: 'minimal' }, { requested: true, effort: 'minimal' }],
     [{ reasoning_effort: 'low' }, { requested: true, effort: 'low' }],

@@ -571,9 +571,15 @@ describe('convertOpenaiResponsesRequestToTurn — mapping rules', () => {
     expect(convert({ model: 'm', input: 'x', tool_choice: toolChoice }).toolChoice).toEqual(expected);
   });
 
+  // Spec: "Reasoning without an effort …: the catalog default variant's effort" — a `reasoning` object
+  // that names no effort (Codex's `{summary: "auto"}`) asks for reasoning without an effort.
   it.each([
     [undefined, { requested: false }],
-    [{ summary: 'auto' }, { requested: false }],
+    [null, { requested: false }],
+    [{ summary: 'auto' }, { requested: true }],
+    [{}, { requested: true }],
+    [{ effort: null, summary: 'auto' }, { requested: true }],
+    [{ effort: 'none', summary: 'auto' }, { requested: false }],
     [{ effort: 'none' }, { requested: false }],
     [{ effort: 'minimal' }, { requested: true, effort: 'minimal' }],
     [

@@ -5,6 +5,7 @@ import { openaiChatAdapter } from '../../../src/protocols/openai-chat/openai-cha
 import { openaiResponsesAdapter } from '../../../src/protocols/openai-responses/openai-responses-adapter.js';
 import type { ProtocolAdapter } from '../../../src/protocols/protocol-adapter.js';
 import { reasoningEffortLevels } from '../../../src/protocols/shared/read-reasoning-effort.js';
+import { resolveTurnReasoning } from '../../../src/protocols/shared/resolve-turn-reasoning.js';
 
 /** One request per protocol asking for `effort` in the protocol's own field, plus that field's path. */
 const protocols: Array<{
@@ -72,5 +73,84 @@ describe('reasoning effort: one rule on every protocol', () => {
       const result = adapter.parseRequest(body('none'), {});
       expect(result.ok && result.value.reasoning).toEqual({ requested: false });
     });
+  });
+});
+
+/**
+ * Spec, "Transformer Behavior": "No reasoning requested (no thinking / effort / reasoning, effort none, or
+ * thinking disabled)", "Reasoning with an effort", "Reasoning without an effort (e.g. Anthropic adaptive
+ * thinking): the catalog default variant's effort". One request shape per row, in each protocol's own fields.
+ */
+const reasoningShapes: Array<{
+  adapter: ProtocolAdapter;
+  fields: Record<string, unknown>;
+  expected: { requested: boolean; effort?: string };
+}> = [
+  { adapter: anthropicAdapter, fields: {}, expected: { requested: false } },
+  { adapter: anthropicAdapter, fields: { thinking: { type: 'disabled' } }, expected: { requested: false } },
+  {
+    adapter: anthropicAdapter,
+    fields: { thinking: { type: 'adaptive' }, output_config: { effort: 'none' } },
+    expected: { requested: false },
+  },
+  { adapter: anthropicAdapter, fields: { thinking: { type: 'adaptive' } }, expected: { requested: true } },
+  {
+    adapter: anthropicAdapter,
+    fields: { output_config: { effort: 'high' } },
+    expected: { requested: true, effort: 'high' },
+  },
+  { adapter: openaiChatAdapter, fields: {}, expected: { requested: false } },
+  { adapter: openaiChatAdapter, fields: { reasoning: { enabled: false } }, expected: { requested: false } },
+  { adapter: openaiChatAdapter, fields: { reasoning_effort: 'none' }, expected: { requested: false } },
+  { adapter: openaiChatAdapter, fields: { reasoning: {} }, expected: { requested: true } },
+  {
+    adapter: openaiChatAdapter,
+    fields: { reasoning_effort: 'high' },
+    expected: { requested: true, effort: 'high' },
+  },
+  { adapter: openaiResponsesAdapter, fields: {}, expected: { requested: false } },
+  {
+    adapter: openaiResponsesAdapter,
+    fields: { reasoning: { effort: 'none', summary: 'auto' } },
+    expected: { requested: false },
+  },
+  {
+    adapter: openaiResponsesAdapter,
+    fields: { reasoning: { summary: 'auto' } },
+    expected: { requested: true },
+  },
+  { adapter: openaiResponsesAdapter, fields: { reasoning: {} }, expected: { requested: true } },
+  {
+    adapter: openaiResponsesAdapter,
+    fields: { reasoning: { effort: 'high', summary: 'auto' } },
+    expected: { requested: true, effort: 'high' },
+  },
+];
+
+const minimalBody: Record<ProtocolAdapter['protocol'], Record<string, unknown>> = {
+  anthropic: { model: 'm', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+  'openai-chat': { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+  'openai-responses': { model: 'm', input: 'hi' },
+};
+
+describe('reasoning: one rule on every protocol (off / with an effort / without an effort)', () => {
+  it.each(reasoningShapes)('$adapter.protocol $fields → $expected', ({ adapter, fields, expected }) => {
+    const result = adapter.parseRequest({ ...minimalBody[adapter.protocol], ...fields }, {});
+    expect(result.ok && result.value.reasoning).toEqual(expected);
+    expect(result.ok && result.value.warnings).toEqual([]);
+  });
+
+  it.each([
+    ['absent', undefined, { requested: false }],
+    ['absent', 'none', { requested: false }],
+    ['absent', 'low', { requested: true, effort: 'low' }],
+    ['on', undefined, { requested: true }],
+    ['on', 'none', { requested: false }],
+    ['on', 'max', { requested: true, effort: 'max' }],
+    ['off', undefined, { requested: false }],
+    ['off', 'none', { requested: false }],
+    ['off', 'high', { requested: false }],
+  ] as const)('resolveTurnReasoning: setting %s, effort %s → %j', (setting, effort, expected) => {
+    expect(resolveTurnReasoning({ setting, effort })).toEqual(expected);
   });
 });
