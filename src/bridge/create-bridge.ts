@@ -317,6 +317,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
   const guard = new ScratchPathGuards({
     logger,
     scratchRoot: config.workspacesDir,
+    homeDir: options.homedir,
     onViolation: (corrected) => metrics.scratchPathViolation(corrected),
   });
   const engine = new Engine({
