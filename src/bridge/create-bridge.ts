@@ -237,7 +237,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     defaultDir: resolveDefaultTemplateDir(),
     overrideDir: config.templatesDir ?? defaultTemplateOverrideDir(options.homedir),
   };
-  const templates = await TemplateStore.load({ ...templateDirs, logger });
+  const templates = await TemplateStore.load({ ...templateDirs, logger, mode: cursor.mode });
   for (const problem of templates.problems) logger.warn({ problem }, 'workspace template problem');
   const workspaces = new WorkspaceManager({ root: config.workspacesDir, templates, logger });
   workspaces.startSweeping();
@@ -317,12 +317,18 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
   const guard = new ScratchPathGuards({
     logger,
     scratchRoot: config.workspacesDir,
+    homeDir: options.homedir,
     onViolation: (corrected) => metrics.scratchPathViolation(corrected),
   });
   const engine = new Engine({
     upstream,
     metrics,
-    workspace: new WorkspaceService(workspaces, new PromptGrounding(templates), pool, logger),
+    workspace: new WorkspaceService(
+      workspaces,
+      new PromptGrounding(templates, cursor.cwd === undefined ? {} : { agentCwd: cursor.cwd }),
+      pool,
+      logger,
+    ),
     guard,
     logger,
     mode: cursor.mode,

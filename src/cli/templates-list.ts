@@ -1,6 +1,12 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { TemplateStore, templateNames, type TemplateProblem } from '../workspace/template-store.js';
+import {
+  groundingTemplates,
+  TemplateStore,
+  templateNames,
+  type GroundingMode,
+  type TemplateProblem,
+} from '../workspace/template-store.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import type { TemplateDirs } from './templates-setup.js';
 
@@ -40,10 +46,21 @@ const describeOverrideDir = async (dirs: TemplateDirs): Promise<string> => {
   }
 };
 
+/** One line per mode: the templates that ground it (`groundingTemplates`), the config's mode marked. */
+const describeModes = (current: GroundingMode): string =>
+  (Object.keys(groundingTemplates) as GroundingMode[])
+    .map((mode) => {
+      const { workspaceFiles, denyMessage, head, tail } = groundingTemplates[mode];
+      const names = [...workspaceFiles, ...(denyMessage === undefined ? [] : [denyMessage]), head, tail];
+      return `  ${mode.padEnd(6)}  ${names.join(', ')}${mode === current ? '   <- this config' : ''}\n`;
+    })
+    .join('');
+
 /**
  * `cursor-bridge templates list`: every template with the file it comes from (default or override),
- * the problems of broken overrides, and files in the override dir that match no template. Exit 0 even
- * with problems: the bridge runs with the default in place of a broken override, as this shows.
+ * which templates each `cursorMode` uses, the problems of broken overrides, and files in the override
+ * dir that match no template. Exit 0 even with problems: the bridge runs with the default in place of a
+ * broken override, as this shows.
  */
 export const runTemplatesList = async (io: CliIo, dirs: TemplateDirs): Promise<number> => {
   const store = await TemplateStore.load({ defaultDir: dirs.defaultDir, overrideDir: dirs.overrideDir });
@@ -61,6 +78,7 @@ export const runTemplatesList = async (io: CliIo, dirs: TemplateDirs): Promise<n
       );
     }
   }
+  io.stdout(`\nUsed per mode (cursorMode):\n${describeModes(dirs.config.cursor.mode)}`);
   const ignored = await findIgnoredFiles(dirs.overrideDir);
   if (ignored.length > 0) {
     io.stdout(`\nIgnored in the override dir (not a template name): ${ignored.join(', ')}\n`);

@@ -8,7 +8,7 @@ import {
   renderWorkspaceFiles,
 } from '../workspace/render-workspace-files.js';
 import { buildTemplateContext } from '../workspace/template-context.js';
-import { TemplateStore, type TemplateName } from '../workspace/template-store.js';
+import { groundingTemplates, TemplateStore, type TemplateName } from '../workspace/template-store.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { formatTemplateProblem } from './templates-list.js';
 import { findTemplateName, type TemplateDirs } from './templates-setup.js';
@@ -43,9 +43,10 @@ const section = (title: string, content: string): string =>
 
 /**
  * `cursor-bridge templates render [--env FILE]`: finds the newest environment block in FILE (the
- * shapes `extractHostFacts` knows) and prints every file a scratch workspace would get for those facts,
- * the hook's denial text, and the prompt head and tail. No file or no block: renders for "no
- * environment reported" and says so, since then the templates' no-root wording applies.
+ * shapes `extractHostFacts` knows) and prints, for the config's `cursorMode`, every file a scratch
+ * workspace would get for those facts, the hook's denial text (bridge mode), and the prompt head and
+ * tail. No file or no block: renders for "no environment reported" and says so, since then the
+ * templates' no-root wording applies.
  */
 export const runTemplatesRender = async (
   io: CliIo,
@@ -79,11 +80,18 @@ export const runTemplatesRender = async (
     );
   }
 
-  const store = await TemplateStore.load({ defaultDir: dirs.defaultDir, overrideDir: dirs.overrideDir });
+  const { mode, cwd } = dirs.config.cursor;
+  const used = groundingTemplates[mode];
+  const store = await TemplateStore.load({
+    defaultDir: dirs.defaultDir,
+    overrideDir: dirs.overrideDir,
+    mode,
+  });
   for (const problem of store.problems)
     io.stderr(`cursor-bridge: PROBLEM: ${formatTemplateProblem(problem)}\n`);
   const workspaceDir = join(dirs.config.workspacesDir, '<session-key>');
   const options = { workspaceDir, nodePath: process.execPath, platform: process.platform };
+  io.stdout(`Mode: ${mode} (cursorMode): prompt from ${used.head} and ${used.tail}\n`);
   io.stdout(`Scratch workspace (example): ${workspaceDir}\n`);
 
   const title = (name: TemplateName, what: string = name): string => `${what} (${store.source(name).origin})`;
@@ -93,21 +101,29 @@ export const runTemplatesRender = async (
       section(name === undefined ? `${file.path} (fixed, not a template)` : title(name), file.content),
     );
   }
-  const hookCommand = buildHookCommand(
-    options.nodePath,
-    join(workspaceDir, ...hookScriptPath.split('/')),
-    options.platform,
-  );
-  const denyContext = buildTemplateContext(facts, { scratchDir: workspaceDir, hookCommand });
-  io.stdout(
-    section(
-      title('deny-message.md', 'deny-message.md, baked into the hook script'),
-      store.render('deny-message.md', denyContext),
-    ),
-  );
-  const grounding = new PromptGrounding(store);
+  if (used.denyMessage !== undefined) {
+    const hookCommand = buildHookCommand(
+      options.nodePath,
+      join(workspaceDir, ...hookScriptPath.split('/')),
+      options.platform,
+    );
+    const denyContext = buildTemplateContext(facts, { scratchDir: workspaceDir, hookCommand });
+    io.stdout(
+      section(
+        title(used.denyMessage, `${used.denyMessage}, baked into the hook script`),
+        store.render(used.denyMessage, denyContext),
+      ),
+    );
+  }
+  const grounding = new PromptGrounding(store, cwd === undefined ? {} : { agentCwd: cwd });
   const context = { scratchDir: workspaceDir };
-  io.stdout(section(title('prompt-head.md', 'prompt head'), grounding.renderPromptHead(facts, context)));
-  io.stdout(section(title('prompt-tail.md', 'prompt tail'), grounding.renderPromptTail(facts, context)));
+  const what = (part: string, name: TemplateName): string =>
+    mode === 'bridge' ? part : `${part} from ${name}`;
+  io.stdout(
+    section(title(used.head, what('prompt head', used.head)), grounding.renderPromptHead(facts, context)),
+  );
+  io.stdout(
+    section(title(used.tail, what('prompt tail', used.tail)), grounding.renderPromptTail(facts, context)),
+  );
   return exitCodes.ok;
 };

@@ -1,13 +1,14 @@
 /**
- * The files of one scratch workspace, rendered from the templates and the current host facts: the
- * AGENTS.md rules Cursor injects, the hooks.json that registers the deny-hook, the hook script with
- * the denial message (which states the real topology and the host facts) baked in, and a `.git` boundary.
+ * The files of one scratch workspace, rendered from the templates and the current host facts. In bridge
+ * mode: the AGENTS.md rules Cursor injects, the hooks.json that registers the deny-hook, the hook script
+ * with the denial message (which states the real topology and the host facts) baked in. In every mode:
+ * a `.git` boundary. Which templates a mode renders is {@link groundingTemplates}' rule.
  */
 
 import { join } from 'node:path';
 import type { HostFacts } from './host-facts.js';
 import { buildTemplateContext } from './template-context.js';
-import { workspaceFileTemplates, type TemplateStore } from './template-store.js';
+import { groundingTemplates, type TemplateStore } from './template-store.js';
 
 /** Where the hook script lands inside a workspace. */
 export const hookScriptPath = '.cursor/hooks/deny-builtin.mjs';
@@ -50,24 +51,29 @@ export type RenderWorkspaceFilesOptions = {
   platform: NodeJS.Platform;
 };
 
-/** Render every workspace file for `facts`. Pure apart from reading the (already loaded) templates. */
+/**
+ * Render every workspace file of the store's mode for `facts`. Pure apart from reading the (already
+ * loaded) templates.
+ */
 export const renderWorkspaceFiles = (
   templates: TemplateStore,
   facts: HostFacts | undefined,
   options: RenderWorkspaceFilesOptions,
 ): WorkspaceFile[] => {
+  const { workspaceFiles, denyMessage: denyTemplate } = groundingTemplates[templates.mode];
   const scratchDir = options.workspaceDir;
   const hookCommand = buildHookCommand(
     options.nodePath,
     join(options.workspaceDir, ...hookScriptPath.split('/')),
     options.platform,
   );
-  const denyMessage = templates
-    .render('deny-message.md', buildTemplateContext(facts, { scratchDir, hookCommand }))
-    .trim();
+  const denyMessage =
+    denyTemplate === undefined
+      ? ''
+      : templates.render(denyTemplate, buildTemplateContext(facts, { scratchDir, hookCommand })).trim();
   const context = buildTemplateContext(facts, { scratchDir, hookCommand, denyMessage });
   return [
-    ...workspaceFileTemplates.map((name) => ({ path: name, content: templates.render(name, context) })),
+    ...workspaceFiles.map((name) => ({ path: name, content: templates.render(name, context) })),
     gitBoundaryFile,
   ];
 };

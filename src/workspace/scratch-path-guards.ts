@@ -15,6 +15,8 @@ export type ScratchPathGuardsOptions = {
   logger: Logger;
   /** Corrections per session. Default 3. */
   maxCorrections?: number;
+  /** The home directory `~` and `$HOME` stand for in a call's arguments. Default: this process's home. */
+  homeDir?: string;
   /** Called for every violation (`corrected`: answered with a correction), e.g. to count it. */
   onViolation?: (corrected: boolean) => void;
 };
@@ -41,6 +43,7 @@ export class ScratchPathGuards {
         ...(this.#options.maxCorrections === undefined
           ? {}
           : { maxCorrections: this.#options.maxCorrections }),
+        ...(this.#options.homeDir === undefined ? {} : { homeDir: this.#options.homeDir }),
       });
       this.#guards.set(sessionKey, guard);
     }

@@ -6,6 +6,7 @@
  * insisting may be following an explicit user request about that path).
  */
 
+import { homedir } from 'node:os';
 import type { Logger } from 'pino';
 
 /** The first argument that references the scratch root: its JSON path (`command`, `edits[0].file_path`). */
@@ -25,6 +26,29 @@ const spellingsOf = (root: string): string[] => {
   const spellings = new Set([base, base.replaceAll('\\', '/'), base.replaceAll('/', '\\')]);
   for (const spelling of [...spellings])
     if (spelling.includes(' ')) spellings.add(spelling.replaceAll(' ', '\\ '));
+  return [...spellings];
+};
+
+/** How a shell (or a tool that expands like one) names the home directory. */
+const homePrefixes = ['~', '$HOME', '${HOME}'] as const;
+
+/**
+ * The spellings of `root` written relative to `homeDir` (`~/…`, `$HOME/…`, `${HOME}/…`, with either
+ * separator), when `root` lies strictly below it; none otherwise — a bare `~` is never the scratch root.
+ */
+const homeSpellingsOf = (root: string, homeDir: string): string[] => {
+  const base = stripTrailingSeparators(root).replaceAll('\\', '/');
+  const home = stripTrailingSeparators(homeDir).replaceAll('\\', '/');
+  if (home === '' || !base.startsWith(`${home}/`)) return [];
+  const relative = base.slice(home.length + 1);
+  const spellings = new Set<string>();
+  for (const prefix of homePrefixes) {
+    for (const separator of ['/', '\\']) {
+      const spelling = `${prefix}${separator}${relative.replaceAll('/', separator)}`;
+      spellings.add(spelling);
+      if (spelling.includes(' ')) spellings.add(spelling.replaceAll(' ', '\\ '));
+    }
+  }
   return [...spellings];
 };
 
@@ -83,15 +107,19 @@ const search = (
 /**
  * The first string in `args` (searched recursively, in key order) that references `scratchRoot`, or
  * `undefined`. Always `undefined` when `hostRoot` lies under `scratchRoot` — then such paths are real.
+ * With `homeDir` (the bridge's home, under which the scratch root usually lives) the root written as
+ * `~/…`, `$HOME/…` or `${HOME}/…` counts too, in a path argument and inside a shell command alike.
  */
 export const findScratchPathViolation = (
   args: unknown,
   scratchRoot: string,
   hostRoot?: string,
+  homeDir?: string,
 ): ScratchPathViolation | undefined => {
   if (hostRoot !== undefined && isPathWithin(hostRoot, scratchRoot)) return undefined;
   const spellings = spellingsOf(scratchRoot);
   if (spellings.length === 0) return undefined;
+  if (homeDir !== undefined) spellings.push(...homeSpellingsOf(scratchRoot, homeDir));
   return search(args, '', spellings, 0);
 };
 
@@ -127,6 +155,8 @@ export type ScratchPathGuardOptions = {
   logger: Logger;
   /** Corrections per session before calls are forwarded unchanged. Default 3. */
   maxCorrections?: number;
+  /** The home directory `~` and `$HOME` stand for in a call's arguments. Default: this process's home. */
+  homeDir?: string;
 };
 
 /** The message of the once-per-turn summary; grep for it to compare model behaviour. */
@@ -137,6 +167,7 @@ export class ScratchPathGuard {
   readonly #scratchRoot: string;
   readonly #logger: Logger;
   readonly #maxCorrections: number;
+  readonly #homeDir: string;
   readonly #totals: ScratchPathMetrics = { scratchPathViolations: 0, scratchPathCorrections: 0 };
   #turn: ScratchPathMetrics = { scratchPathViolations: 0, scratchPathCorrections: 0 };
 
@@ -144,6 +175,7 @@ export class ScratchPathGuard {
     this.#scratchRoot = options.scratchRoot;
     this.#logger = options.logger;
     this.#maxCorrections = options.maxCorrections ?? 3;
+    this.#homeDir = options.homeDir ?? homedir();
   }
 
   /** Session totals since the guard was created. */
@@ -159,7 +191,7 @@ export class ScratchPathGuard {
     call: { toolName: string; toolCallId?: string; input: unknown },
     hostRoot?: string,
   ): ScratchPathCheck {
-    const violation = findScratchPathViolation(call.input, this.#scratchRoot, hostRoot);
+    const violation = findScratchPathViolation(call.input, this.#scratchRoot, hostRoot, this.#homeDir);
     if (violation === undefined) return { forward: true };
     const correct = this.#totals.scratchPathCorrections < this.#maxCorrections;
     this.#totals.scratchPathViolations += 1;

@@ -17,6 +17,8 @@ export const hostToolServerName = 'custom-user-tools';
  * - `factsList` — every reported fact as a Markdown list (`- Key: value` lines);
  * - `factsInline` — the same on one line (`Key: value; Key: value`);
  * - `scratchDir` — this session's scratch workspace directory;
+ * - `agentCwd` — the Cursor agent's working directory, where its own tools act in agent mode: `cursorCwd`
+ *   when agent mode sets one, else the scratch workspace; `agentCwdIsScratch` — whether it is the latter;
  * - `toolServer` — {@link hostToolServerName};
  * - `hookCommand` — the shell command that runs the deny-hook script (hooks.json);
  * - `denyMessage` — the rendered `deny-message.md` (the hook script).
@@ -33,6 +35,8 @@ export const templateContextKeys: ReadonlySet<string> = new Set([
   'factsList',
   'factsInline',
   'scratchDir',
+  'agentCwd',
+  'agentCwdIsScratch',
   'toolServer',
   'hookCommand',
   'denyMessage',
@@ -45,8 +49,13 @@ const sourceLabels: Record<HostFacts['source'], string> = {
   'env-block': 'the client',
 };
 
-/** Values that only some templates need; empty when not given. */
-export type TemplateContextExtras = { scratchDir?: string; hookCommand?: string; denyMessage?: string };
+/** Values that only some templates need; empty when not given. `agentCwd` defaults to `scratchDir`. */
+export type TemplateContextExtras = {
+  scratchDir?: string;
+  agentCwd?: string;
+  hookCommand?: string;
+  denyMessage?: string;
+};
 
 /** Build the full template context for `facts` (or for "no environment reported" when undefined). */
 export const buildTemplateContext = (
@@ -54,6 +63,8 @@ export const buildTemplateContext = (
   extras: TemplateContextExtras = {},
 ): TemplateContext => {
   const reported = facts?.facts.filter(({ value }) => value !== '') ?? [];
+  const scratchDir = extras.scratchDir ?? '';
+  const agentCwd = extras.agentCwd ?? scratchDir;
   return {
     hasFacts: reported.length > 0,
     hasRoot: facts?.root !== undefined,
@@ -65,7 +76,9 @@ export const buildTemplateContext = (
     factsSource: facts === undefined ? '' : sourceLabels[facts.source],
     factsList: reported.map(({ key, value }) => `- ${key}: ${value}`).join('\n'),
     factsInline: reported.map(({ key, value }) => `${key}: ${value}`).join('; '),
-    scratchDir: extras.scratchDir ?? '',
+    scratchDir,
+    agentCwd,
+    agentCwdIsScratch: agentCwd === scratchDir,
     toolServer: hostToolServerName,
     hookCommand: extras.hookCommand ?? '',
     denyMessage: extras.denyMessage ?? '',

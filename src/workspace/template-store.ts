@@ -3,7 +3,8 @@
  * user directory (default `~/.claude-code-router/cursor-templates/`). Every template is compiled and
  * checked against the fixed placeholder set when it is loaded, so rendering a loaded template cannot
  * fail. A template whose new version is broken keeps its last good version, and the problem is reported
- * (returned and logged) instead of reaching a workspace.
+ * (returned and logged) instead of reaching a workspace. Each `cursorMode` has its own grounding
+ * templates ({@link groundingTemplates}); a store is loaded for the mode its bridge runs in.
  */
 
 import { readFile } from 'node:fs/promises';
@@ -31,9 +32,46 @@ export const templateNames = [
   'deny-message.md',
   'prompt-head.md',
   'prompt-tail.md',
+  'prompt-head.plan.md',
+  'prompt-tail.plan.md',
+  'prompt-head.agent.md',
+  'prompt-tail.agent.md',
 ] as const;
 
 export type TemplateName = (typeof templateNames)[number];
+
+/** The bridge's `cursorMode`: which grounding is true for the agent (see {@link groundingTemplates}). */
+export type GroundingMode = 'bridge' | 'plan' | 'agent';
+
+/** The templates that ground one mode. */
+export type GroundingTemplates = {
+  /** Rendered into every scratch workspace, under the same relative path. */
+  workspaceFiles: readonly TemplateName[];
+  /** The denial text baked into the deny-hook script, when the mode has one. */
+  denyMessage?: TemplateName;
+  /** The block that opens every prompt, and the one that closes it. */
+  head: TemplateName;
+  tail: TemplateName;
+};
+
+/**
+ * The lookup rule, one row per mode. Bridge mode (the default): the client hosts every tool, so the
+ * workspace gets AGENTS.md and the deny-hooks (the SDK loads them: `settingSources: ['project']`) and
+ * the prompt is framed by `prompt-head.md` / `prompt-tail.md`. Plan and agent modes: the prompt is
+ * framed by `prompt-head.<mode>.md` / `prompt-tail.<mode>.md`, and no workspace template is written —
+ * the SDK loads no project settings there, and Cursor's built-ins are not denied (plan mode has none,
+ * agent mode runs its own).
+ */
+export const groundingTemplates: Readonly<Record<GroundingMode, GroundingTemplates>> = {
+  bridge: {
+    workspaceFiles: workspaceFileTemplates,
+    denyMessage: 'deny-message.md',
+    head: 'prompt-head.md',
+    tail: 'prompt-tail.md',
+  },
+  plan: { workspaceFiles: [], head: 'prompt-head.plan.md', tail: 'prompt-tail.plan.md' },
+  agent: { workspaceFiles: [], head: 'prompt-head.agent.md', tail: 'prompt-tail.agent.md' },
+};
 
 /** Where a template in use came from. */
 export type TemplateSource = { origin: 'default' | 'override'; path: string };
@@ -51,6 +89,8 @@ export type TemplateStoreOptions = {
   overrideDir?: string;
   /** Problems are logged here at warn. */
   logger?: Logger;
+  /** The mode whose grounding this store's users render. Default `bridge`. Every template is loaded regardless. */
+  mode?: GroundingMode;
 };
 
 type Entry = { template: CompiledTemplate; source: TemplateSource };
@@ -94,6 +134,8 @@ const prepareTemplate = (name: TemplateName, path: string, text: string): Compil
 export class TemplateStore {
   readonly defaultDir: string;
   readonly overrideDir: string | undefined;
+  /** The mode the workspace files and the prompt grounding are rendered for ({@link groundingTemplates}). */
+  readonly mode: GroundingMode;
   readonly #logger: Logger | undefined;
   readonly #entries = new Map<TemplateName, Entry>();
   #problems: TemplateProblem[] = [];
@@ -102,6 +144,7 @@ export class TemplateStore {
   private constructor(options: TemplateStoreOptions) {
     this.defaultDir = options.defaultDir;
     this.overrideDir = options.overrideDir;
+    this.mode = options.mode ?? 'bridge';
     this.#logger = options.logger;
   }
 

@@ -79,6 +79,13 @@ describe('templates list', () => {
     expect(result.stdout).toContain(`Overrides: ${overrideDir}`);
     expect(result.stdout).toContain('does not exist yet');
     expect(result.stdout).toContain('No problems.');
+    // Which templates each cursorMode uses, the config's (the default, bridge) marked.
+    expect(result.stdout).toContain(
+      'Used per mode (cursorMode):\n' +
+        '  bridge  AGENTS.md, .cursor/hooks.json, .cursor/hooks/deny-builtin.mjs, deny-message.md, prompt-head.md, prompt-tail.md   <- this config\n' +
+        '  plan    prompt-head.plan.md, prompt-tail.plan.md\n' +
+        '  agent   prompt-head.agent.md, prompt-tail.agent.md\n',
+    );
   });
 
   it('shows overrides, a broken override with its file, line and fallback, and files matching no template', async () => {
@@ -222,6 +229,49 @@ describe('templates render', () => {
     expect(result.stdout).toContain(
       '==> prompt tail (override) <==\nCUSTOM TAIL for /home/ada/codex-project\n',
     );
+  });
+
+  // Issue 23, item 5: each cursorMode is grounded by its own templates (spec, "Modes" and "Plan / agent modes").
+  it("renders the templates of the config's cursorMode: agent mode has its own prompt and no deny-hooks", async () => {
+    const config = join(home, 'agent.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        Providers: [
+          {
+            name: 'cursor',
+            api_base_url: 'https://cursor.com',
+            api_key: 'crsr_x',
+            models: ['composer-2'],
+            transformer: { use: [['cursor-sdk', { cursorMode: 'agent', cursorCwd: '/srv/work' }]] },
+          },
+        ],
+      }),
+    );
+    const envFile = join(home, 'env.txt');
+    await writeFile(envFile, claudeCodeEnv);
+    const result = await run('templates', 'render', '--env', envFile, '--config', config);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      'Mode: agent (cursorMode): prompt from prompt-head.agent.md and prompt-tail.agent.md\n',
+    );
+    const sections = [...result.stdout.matchAll(/^==> (.+) <==$/gm)].map((match) => match[1]);
+    expect(sections).toEqual([
+      '.git (fixed, not a template)',
+      'prompt head from prompt-head.agent.md (default)',
+      'prompt tail from prompt-tail.agent.md (default)',
+    ]);
+    expect(result.stdout).toContain('in your working directory /srv/work; use them there.');
+    expect(result.stdout).not.toContain('custom-user-tools');
+
+    await writeOverride('prompt-tail.plan.md', 'PLAN TAIL for {{root}}\n');
+    const plan = join(home, 'plan.json');
+    await writeFile(plan, (await readFile(config, 'utf8')).replace('"agent"', '"plan"'));
+    const planned = await run('templates', 'render', '--env', envFile, '--config', plan);
+    expect(planned.stdout).toContain(
+      '==> prompt tail from prompt-tail.plan.md (override) <==\nPLAN TAIL for /home/ada/claude-project\n',
+    );
+    expect(planned.stdout).toContain('you have no tools, and you must not try to call or execute any');
   });
 
   it('exits 1 when the --env file cannot be read', async () => {

@@ -270,6 +270,39 @@ describe('host environment grounding with the real @cursor/sdk', () => {
     expect(existsSync(targets.writeMarker)).toBe(false);
   }, 15_000);
 
+  // Spec, "Modes": `cursorCwd` — "Used when `cursorMode` is `agent` to set the SDK local cwd." Issue 23,
+  // item 5: agent mode's grounding tells the agent its own tools run there, not that the client hosts them.
+  it('agent mode with cursorCwd: the SDK runs in cursorCwd, and the prompt says its own tools run there', async () => {
+    const cursorCwd = await mkdtemp(join(scratch, 'agent-cwd-'));
+    let seen: { prompt: string; context: JsonObject } | undefined;
+    wire = await startWireBridge({
+      scenario: async (run) => {
+        seen = { prompt: run.prompt, context: await run.exec('requestContextArgs', {}) };
+        run.text('probed');
+      },
+      config: {
+        Providers: [
+          {
+            name: 'cursor',
+            api_base_url: 'https://cursor.com',
+            api_key: 'crsr_test',
+            models: ['composer-2'],
+            transformer: { use: [['cursor-sdk', { cursorMode: 'agent', cursorCwd }]] },
+          },
+        ],
+      },
+    });
+    expect(await ask(wire.url, environment)).toBe('probed');
+    if (seen === undefined) throw new Error('the scenario did not run');
+    expect(requestContextOf(seen.context).env.workspacePaths).toEqual([cursorCwd]);
+    const { head, tail } = splitPrompt(seen.prompt);
+    expect(head).toContain(`in your working directory ${cursorCwd}; use them there.`);
+    expect(head).toContain('They are not available to you; do not try to call them.');
+    expect(tail).toContain(`your own tools run in ${cursorCwd}`);
+    expect(seen.prompt).not.toContain('custom-user-tools');
+    expect(seen.prompt).not.toContain('never use its path');
+  }, 15_000);
+
   it('control: in agent mode (no project settings, no deny-hook) the same execs do run', async () => {
     const targets = await newTargets('agent-mode');
     let probe: Probe | undefined;

@@ -73,6 +73,67 @@ describe('findScratchPathViolation', () => {
     expect(findScratchPathViolation(args, scratchRoot, `${scratchRoot}-sibling`)?.path).toBe('command');
   });
 
+  it('with the home directory, matches the root written as ~/…, $HOME/… or ${HOME}/… (either separator)', () => {
+    const home = '/root';
+    const key = '0123456789abcdef0123456789abcdef';
+    for (const prefix of ['~', '$HOME', '${HOME}']) {
+      const command = `cd ${prefix}/.claude-code-router/cursor-sdk-workspaces/${key} && ls`;
+      expect(findScratchPathViolation({ command }, scratchRoot, undefined, home)?.path).toBe('command');
+    }
+    expect(
+      findScratchPathViolation({ p: '~\\ws\\abc' }, 'C:\\Users\\me\\ws', undefined, 'C:\\Users\\me')?.path,
+    ).toBe('p');
+    expect(
+      findScratchPathViolation({ c: 'ls ~/my\\ ws/k' }, '/home/me/my ws', undefined, '/home/me')?.path,
+    ).toBe('c');
+    // Without the home directory, or glued to other text, it is not a reference.
+    expect(
+      findScratchPathViolation({ p: '~/.claude-code-router/cursor-sdk-workspaces' }, scratchRoot),
+    ).toBeUndefined();
+    expect(
+      findScratchPathViolation(
+        { p: 'x~/.claude-code-router/cursor-sdk-workspaces' },
+        scratchRoot,
+        undefined,
+        home,
+      ),
+    ).toBeUndefined();
+  });
+
+  it('never takes a bare ~ or a path outside the scratch root for it', () => {
+    // A scratch root that is the home directory itself: `~` alone names far more than the scratch root.
+    expect(
+      findScratchPathViolation({ command: 'ls ~/src' }, '/home/me', undefined, '/home/me'),
+    ).toBeUndefined();
+    expect(findScratchPathViolation({ command: 'ls ~' }, '/home/me/', undefined, '/home/me')).toBeUndefined();
+    // A scratch root outside the home directory has no home-relative spelling.
+    expect(
+      findScratchPathViolation(
+        { p: '~/cursor-sdk-workspaces' },
+        '/srv/cursor-sdk-workspaces',
+        undefined,
+        '/home/me',
+      ),
+    ).toBeUndefined();
+    expect(
+      findScratchPathViolation(
+        { p: '~/.claude-code-router/cursor-sdk-workspaces-old' },
+        scratchRoot,
+        undefined,
+        '/root',
+      ),
+    ).toBeUndefined();
+    // The host root under the scratch root still turns detection off.
+    expect(
+      findScratchPathViolation(
+        { p: '~/.claude-code-router/cursor-sdk-workspaces/x' },
+        scratchRoot,
+        `${scratchRoot}/p`,
+        '/root',
+      ),
+    ).toBeUndefined();
+  });
+
   it('never matches an empty or root-only scratch root', () => {
     expect(findScratchPathViolation({ p: '/etc/passwd' }, '/')).toBeUndefined();
     expect(findScratchPathViolation({ p: 'x' }, '')).toBeUndefined();
