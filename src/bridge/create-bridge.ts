@@ -45,8 +45,8 @@ export type CreateBridgeOptions = {
   watchTemplates?: boolean;
   /** Idle time before an SSE keepalive frame (default 10 s). */
   keepaliveMs?: number;
-  /** Engine tuning for a host whose clients behave differently (the CCR facade). */
-  engine?: Pick<EngineOptions, 'failureReplayMs'>;
+  /** Engine tuning for a host whose clients behave differently (the CCR facade), or for tests. */
+  engine?: Pick<EngineOptions, 'failureReplayMs' | 'idleTtlMs'>;
   /** Warm-pool timing (tests lengthen the recycle wait so that a loaded machine cannot turn it into a miss). */
   warmWorkspaces?: Pick<WarmWorkspacePoolOptions, 'recycleWaitMs'>;
 };
