@@ -28,7 +28,7 @@ import { TemplateStore } from '../workspace/template-store.js';
 import { createTemplateWatcher, type TemplateWatcher } from '../workspace/template-watcher.js';
 import { WorkspaceManager } from '../workspace/workspace-manager.js';
 import { defaultTemplateOverrideDir, resolveDefaultTemplateDir } from '../workspace/workspace-paths.js';
-import { WarmWorkspacePool, type WarmWorkspacePoolOptions } from '../workspace/warm-workspace-pool.js';
+import { WarmWorkspacePool } from '../workspace/warm-workspace-pool.js';
 import { WorkspaceService } from '../workspace/workspace-service.js';
 import { decideSandbox, detectContainer } from './sandbox.js';
 
@@ -45,10 +45,8 @@ export type CreateBridgeOptions = {
   watchTemplates?: boolean;
   /** Idle time before an SSE keepalive frame (default 10 s). */
   keepaliveMs?: number;
-  /** Engine tuning for a host whose clients behave differently (the CCR facade). */
-  engine?: Pick<EngineOptions, 'replayFailures'>;
-  /** Warm-pool timing (tests lengthen the recycle wait so that a loaded machine cannot turn it into a miss). */
-  warmWorkspaces?: Pick<WarmWorkspacePoolOptions, 'recycleWaitMs'>;
+  /** Engine tuning for a host whose clients behave differently (the CCR facade), or for tests. */
+  engine?: Pick<EngineOptions, 'replayFailures' | 'idleTtlMs'>;
 };
 
 /** How a {@link Bridge.drain} ended. */
@@ -285,12 +283,10 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
           logger,
           size: config.warmWorkspaces,
           onClaim: (hit) => metrics.warmWorkspaceClaimed(hit),
-          onRecycled: () => metrics.warmWorkspaceRecycled(),
           // Every live session's workspace holds an executor: at the cap, the pool stops warming at a few
-          // more, and the new conversations get the executors of the sessions they evict.
+          // more, and warms a fresh entry as an evicted session's executor is released.
           executorsInUse: () => workspaces.liveCount,
           executorLimit: config.maxSessions + config.warmWorkspacesAtCap,
-          ...options.warmWorkspaces,
         })
       : undefined;
   metrics.readWarmWorkspacesFrom(() => pool?.size ?? 0);
@@ -327,7 +323,6 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
       workspaces,
       new PromptGrounding(templates, cursor.cwd === undefined ? {} : { agentCwd: cursor.cwd }),
       pool,
-      logger,
     ),
     guard,
     logger,

@@ -111,9 +111,9 @@ export const configFileSchema = z.looseObject({
    */
   cursorWarmWorkspaces: countSchema.optional(),
   /**
-   * Pre-warmed workspaces the bridge still builds when its sessions fill the cap (the pool's own
-   * warm-ups stop at `cursorMaxSessions` + this many executors; evicted sessions' executors are recycled
-   * instead), default 4; `CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP` wins.
+   * Pre-warmed workspaces the bridge still builds when its sessions fill the cap (the pool's warm-ups
+   * stop at `cursorMaxSessions` + this many executors), default 4; `CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP`
+   * wins.
    */
   cursorWarmWorkspacesAtCap: countSchema.optional(),
 });

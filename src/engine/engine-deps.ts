@@ -23,11 +23,10 @@ export interface WorkspacePort {
    */
   prepare(sessionKey: string, request: TurnRequest): Promise<PreparedWorkspace>;
   /**
-   * Remove the session's scratch workspace (only ever inside the workspace root). `recycleAfter` (an
-   * eviction, called as the disposal starts): resolves whether the session's agent was disposed; the
-   * workspace waits for it and may then be kept for a new conversation instead (see `WorkspaceService`).
+   * Remove the session's scratch workspace (only ever inside the workspace root) and release what it
+   * holds; called once the session's agent is disposed. Nothing of it serves another session.
    */
-  remove(sessionKey: string, removal?: { recycleAfter?: Promise<boolean> }): Promise<void>;
+  remove(sessionKey: string): Promise<void>;
 }
 
 export type ToolCallCheck = { forward: true } | { forward: false; correction: string };

@@ -193,28 +193,21 @@ export class SessionRegistry {
           : 'evicted an idle conversation',
       );
     this.#options.onEvicted?.(session);
-    // An evicted session's workspace may serve the next new conversation (not while draining).
-    await this.#dispose(entry.session, !this.#draining);
+    await this.#dispose(entry.session);
   }
 
   /**
-   * Dispose the agent, then forget the session everywhere; failures are logged, never thrown. With
-   * `recycle`, the workspace learns of its removal as the disposal starts (a new conversation admitted
-   * right now may wait for its recycled executor) and acts once the agent is disposed.
+   * Dispose the agent, then forget the session everywhere and remove its workspace (whatever ended the
+   * session: eviction or close); failures are logged, never thrown.
    */
-  async #dispose(session: Session, recycle = false): Promise<void> {
+  async #dispose(session: Session): Promise<void> {
     this.#index.forget(session.key);
     this.#options.onForgotten?.(session);
-    const disposed = session.dispose().catch((error: unknown) => {
+    await session.dispose().catch((error: unknown) => {
       this.#options.logger.warn({ err: error, session: session.key }, 'could not dispose a session');
-      return false;
     });
-    const removal = recycle
-      ? this.#options.workspace.remove(session.key, { recycleAfter: disposed })
-      : disposed.then(() => this.#options.workspace.remove(session.key));
-    await disposed;
     this.#options.guard.forget(session.key);
-    await removal.catch((error: unknown) => {
+    await this.#options.workspace.remove(session.key).catch((error: unknown) => {
       this.#options.logger.warn({ err: error, session: session.key }, 'could not remove workspace');
     });
   }

@@ -48,7 +48,6 @@ export type MetricsSnapshot = {
   abandonedAgents: number;
   warmHits: number;
   warmMisses: number;
-  warmRecycled: number;
   warmWorkspaces: number;
   scratchPathViolations: number;
   scratchPathCorrections: number;
@@ -72,7 +71,6 @@ export class BridgeMetrics {
   readonly #firstByte: Histogram<'protocol'>;
   readonly #toolCallLatency: Histogram;
   readonly #warmClaims: Counter<'result'>;
-  readonly #warmRecycled: Counter;
   #warmWorkspaces: () => number = () => 0;
   readonly #turnDuration: Histogram<'protocol' | 'outcome'>;
   #gauges: () => SessionGauges = () => ({ sessions: 0, inFlight: 0, parkedCalls: 0 });
@@ -141,10 +139,6 @@ export class BridgeMetrics {
       help: "New conversations' first turns by whether a pre-warmed scratch workspace was ready (hit) or not (miss).",
       labelNames: ['result'],
     });
-    this.#warmRecycled = counter({
-      name: 'cursor_bridge_warm_workspaces_recycled_total',
-      help: "Evicted conversations' scratch workspaces and executors taken back by the pre-warmed pool (verified to be a fresh render).",
-    });
     const warmWorkspaces = (): number => this.#warmWorkspaces();
     new Gauge({
       name: 'cursor_bridge_warm_workspaces',
@@ -197,11 +191,6 @@ export class BridgeMetrics {
   /** A new conversation's first turn found a pre-warmed workspace (`hit`) or none. */
   warmWorkspaceClaimed(hit: boolean): void {
     this.#warmClaims.inc({ result: hit ? 'hit' : 'miss' });
-  }
-
-  /** An evicted conversation's workspace went back to the pre-warmed pool. */
-  warmWorkspaceRecycled(): void {
-    this.#warmRecycled.inc();
   }
 
   /** A client response of a turn ended. */
@@ -266,7 +255,6 @@ export class BridgeMetrics {
       abandonedAgents: await sum(this.#abandonedAgents),
       warmHits: await sum(this.#warmClaims, (labels) => labels['result'] === 'hit'),
       warmMisses: await sum(this.#warmClaims, (labels) => labels['result'] === 'miss'),
-      warmRecycled: await sum(this.#warmRecycled),
       warmWorkspaces: this.#warmWorkspaces(),
       scratchPathViolations: await sum(this.#violations),
       scratchPathCorrections: await sum(this.#corrections),

@@ -27,23 +27,18 @@
  * Bound: the pool's own warm-ups run only while its entries plus the executors live sessions hold
  * (`executorsInUse`) stay below `executorLimit` (the session cap plus a few): a bridge below its cap
  * keeps its burst share warm, a bridge at the cap would otherwise hold an idle executor per session and
- * per entry. There, new conversations are served by the executors of the sessions they evict:
+ * per entry. There, a session's removal releases its executor ({@link WarmWorkspacePool.executorReleased}),
+ * which makes room for one more entry.
  *
- * Recycling: a session that adopted an entry gives its workspace and executor back when it is evicted
- * ({@link WarmWorkspacePool.expectRecycle} at the start of its removal, then the ticket's `offer` once
- * its agent is disposed and its directory is verified to be exactly a fresh render). An offer is taken
- * while its key is active and below its target and the pool below `size` (the executor bound does not
- * apply: it replaces the session's executor), and restarts the TTL. A claim finding no ready entry of
- * its key waits (at most `recycleWaitMs`) for one recycle of that key in flight, since at the cap the
- * new conversation's admission evicts a session whose disposal is still under way; one claim per
- * recycle in flight waits, the others miss.
+ * Every entry is a new reservation (a new directory under a new key) with an executor warmed for it:
+ * nothing of a disposed session — its directory, its executor — ever comes back to the pool.
  *
  * Cost (measured on the fake backend, heap snapshots): an entry holds ≈ 0.56 MB live (a directory and an
  * idle executor: ≈ 0.49 MB of V8 heap, half of it lru-cache slot arrays the SDK's ignore service
  * allocates at their maximum size, and ≈ 0.07 MB of buffers), more in RSS through the heap growth it
  * causes, and a warm-up allocates ≈ 2.6 MB and costs ≈ 20–40 ms of CPU, off the request path but on the
  * same cores as live turns. One key alone fills `size` entries (32 by default: ≈ 18 MB live and ≈ 1 s of
- * CPU), once per key per TTL while it stays in use, plus one warm-up per hit below the session cap.
+ * CPU), once per key per TTL while it stays in use, plus one warm-up per hit.
  */
 
 import type { Logger } from 'pino';
@@ -53,30 +48,8 @@ import type { WorkspaceManager } from './workspace-manager.js';
 /** Builds an executor for a workspace directory ahead of its first agent; resolves to its release. */
 export type WarmExecutor = (workspaceDir: string) => Promise<() => Promise<void>>;
 
-/**
- * A warm workspace handed to a new session: adopt `key`, hold `release` until the session ends.
- * `renderKey` and `generation` say what it was warmed for (see {@link WarmWorkspacePool.expectRecycle}).
- */
-export type WarmWorkspace = {
-  key: string;
-  dir: string;
-  release: () => Promise<void>;
-  renderKey: string;
-  generation: number;
-};
-
-/** A workspace given back by a session: a reservation again (same directory) and its executor lease. */
-export type RecycledWorkspace = { key: string; dir: string; release: () => Promise<void> };
-
-/**
- * A recycle in flight (from {@link WarmWorkspacePool.expectRecycle}): settle it exactly once, with
- * `offer` (resolves whether the pool took the workspace; if not, the caller still owns it) or `cancel`
- * (the workspace could not be recycled). Later calls do nothing.
- */
-export type RecycleTicket = {
-  offer(workspace: RecycledWorkspace): boolean;
-  cancel(): void;
-};
+/** A warm workspace handed to a new session: adopt `key`, hold `release` until the session ends. */
+export type WarmWorkspace = { key: string; dir: string; release: () => Promise<void> };
 
 export type WarmWorkspacePoolOptions = {
   manager: Pick<WorkspaceManager, 'reserveWorkspace' | 'releaseReservation'>;
@@ -92,31 +65,20 @@ export type WarmWorkspacePoolOptions = {
   failureBackoffMs?: number;
   /** Counts claims (hit or miss), for the metrics. */
   onClaim?: (hit: boolean) => void;
-  /** Counts recycled workspaces the pool took (to a waiting claim or as an entry). */
-  onRecycled?: () => void;
   /**
-   * Executors held by live sessions (their workspaces); with `executorLimit`, the pool's own warm-ups
-   * run only while `size + executorsInUse() < executorLimit`. Recycled offers are not bound by it.
+   * Executors held by live sessions (their workspaces); with `executorLimit`, the pool warms only while
+   * `size + executorsInUse() < executorLimit`.
    */
   executorsInUse?: () => number;
   /** See `executorsInUse`. Default: no bound. */
   executorLimit?: number;
-  /** How long a claim with no ready entry waits for a recycle of its key in flight. Default 250 ms. */
-  recycleWaitMs?: number;
 };
 
 /** Distinct keys whose demand is remembered (one per host environment; oldest forgotten first). */
 const maxWantedKeys = 256;
 
-type Entry = WarmWorkspace & { readyAt: number };
-
-/** A recycle in flight; `waiter`: the one claim waiting for it. */
-type Pending = {
-  renderKey: string;
-  waiter: ((entry: WarmWorkspace | undefined) => void) | undefined;
-  /** When the recycle was announced (its session's removal started). */
-  since: number;
-};
+/** `renderKey`: what it was warmed for. */
+type Entry = WarmWorkspace & { renderKey: string; readyAt: number };
 
 type Wanted = { facts: HostFacts | undefined; lastWantedAt: number };
 
@@ -125,11 +87,8 @@ export class WarmWorkspacePool {
   readonly #idleTtlMs: number;
   readonly #quietMs: number;
   readonly #failureBackoffMs: number;
-  readonly #recycleWaitMs: number;
   /** Ready entries, oldest first. */
   #entries: Entry[] = [];
-  /** Recycles in flight, oldest first. */
-  #pending: Pending[] = [];
   /** Keys by when a new conversation last wanted them, least recently first. */
   readonly #wanted = new Map<string, Wanted>();
   /** Bumped by `invalidate`: a warm-up started before it renders what sessions no longer would. */
@@ -146,7 +105,6 @@ export class WarmWorkspacePool {
     this.#idleTtlMs = options.idleTtlMs ?? 10 * 60_000;
     this.#quietMs = options.quietMs ?? 50;
     this.#failureBackoffMs = options.failureBackoffMs ?? 60_000;
-    this.#recycleWaitMs = options.recycleWaitMs ?? 250;
   }
 
   /** Ready entries. */
@@ -156,87 +114,22 @@ export class WarmWorkspacePool {
 
   /**
    * For a new conversation whose files render to `renderKey`: a ready entry of that key (removed from the
-   * pool; the caller owns its reservation and release), else the next recycle of that key in flight that
-   * no other claim waits for (at most `recycleWaitMs`), else undefined. Either way the key is active for
-   * `idleTtlMs` from now (marked synchronously), and the pool tops it up to its share once quiet.
+   * pool; the caller owns its reservation and release), or undefined. Either way the key is active for
+   * `idleTtlMs` from now, and the pool tops it up to its share once quiet.
    */
-  async claim(renderKey: string, facts: HostFacts | undefined): Promise<WarmWorkspace | undefined> {
+  claim(renderKey: string, facts: HostFacts | undefined): WarmWorkspace | undefined {
     if (this.#closed || this.#options.size <= 0) return undefined;
     const now = Date.now();
     this.#expire(now);
     const index = this.#entries.findIndex((entry) => entry.renderKey === renderKey);
     const entry = index < 0 ? undefined : this.#entries.splice(index, 1)[0];
+    this.#options.onClaim?.(entry !== undefined);
     this.#lastDemandAt = now;
     this.#wanted.delete(renderKey);
     this.#wanted.set(renderKey, { facts, lastWantedAt: now }); // most recently wanted last
     if (this.#wanted.size > maxWantedKeys) this.#wanted.delete(this.#wanted.keys().next().value as string);
     this.#schedule(this.#quietMs);
-    const pending =
-      entry === undefined
-        ? this.#pending.find(
-            (candidate) => candidate.renderKey === renderKey && candidate.waiter === undefined,
-          )
-        : undefined;
-    const claimed = entry ?? (pending === undefined ? undefined : await this.#waitFor(pending));
-    this.#options.onClaim?.(claimed !== undefined);
-    return claimed === undefined ? undefined : this.#handOut(claimed);
-  }
-
-  /**
-   * A session holding a workspace warmed for `renderKey` in `generation` is being removed: whether the
-   * pool would take it back now (open, same templates, its key active and below its target counting the
-   * recycles already in flight). If so, the returned ticket makes claims of the key wait for it; settle
-   * it once the session's agent is disposed and its directory verified. Undefined: remove it as usual.
-   */
-  expectRecycle(renderKey: string, generation: number): RecycleTicket | undefined {
-    if (!this.#accepts(renderKey, generation)) return undefined;
-    const pending: Pending = { renderKey, waiter: undefined, since: Date.now() };
-    this.#pending.push(pending);
-    let settled = false;
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      this.#pending = this.#pending.filter((candidate) => candidate !== pending);
-      return true;
-    };
-    return {
-      offer: (workspace) => {
-        if (!settle()) return false;
-        const entry: Entry = { ...workspace, renderKey, generation, readyAt: Date.now() };
-        const waiter = pending.waiter;
-        const taken =
-          !this.#closed &&
-          generation === this.#generation &&
-          (waiter !== undefined || this.#accepts(renderKey, generation));
-        if (taken) {
-          if (waiter !== undefined) waiter(entry);
-          else this.#entries.push(entry);
-          this.#options.onRecycled?.();
-          this.#options.logger.debug(
-            {
-              workspace: workspace.key,
-              toClaim: waiter !== undefined,
-              ready: this.#entries.length,
-              ms: Date.now() - pending.since,
-            },
-            "recycled an evicted conversation's scratch workspace and executor",
-          );
-        } else {
-          waiter?.(undefined);
-          this.#options.logger.debug(
-            { workspace: workspace.key, ms: Date.now() - pending.since },
-            'not recycling a scratch workspace: the pool no longer wants it',
-          );
-        }
-        this.#schedule(this.#quietMs);
-        return taken;
-      },
-      cancel: () => {
-        if (!settle()) return;
-        pending.waiter?.(undefined);
-        this.#schedule(this.#quietMs);
-      },
-    };
+    return entry === undefined ? undefined : { key: entry.key, dir: entry.dir, release: entry.release };
   }
 
   /** A live session's executor was released: the executor bound may let the pool warm again. */
@@ -257,8 +150,6 @@ export class WarmWorkspacePool {
   invalidate(): Promise<void> {
     const entries = this.#entries;
     this.#entries = [];
-    // Recycles in flight were warmed for the old templates: their offers are refused (generation).
-    for (const pending of this.#pending.splice(0)) pending.waiter?.(undefined);
     this.#wanted.clear();
     this.#generation += 1;
     return this.#discardAll(entries);
@@ -284,44 +175,6 @@ export class WarmWorkspacePool {
       clearTimeout(timer);
     }
     await this.invalidate();
-  }
-
-  /**
-   * Whether one more workspace of `renderKey` (besides the entries and the other recycles in flight)
-   * would be taken: the pool open, the same templates, the key active and below its target, room.
-   */
-  #accepts(renderKey: string, generation: number): boolean {
-    if (this.#closed || this.#options.size <= 0 || generation !== this.#generation) return false;
-    const now = Date.now();
-    this.#expire(now);
-    const target = this.#targets(now).get(renderKey) ?? 0;
-    const held = this.#entries.filter((entry) => entry.renderKey === renderKey).length;
-    const pending = this.#pending.filter((candidate) => candidate.renderKey === renderKey).length;
-    return held + pending < target && this.#entries.length + this.#pending.length < this.#options.size;
-  }
-
-  /** Wait for a recycle in flight, at most `recycleWaitMs`; undefined when it fails or is late. */
-  #waitFor(pending: Pending): Promise<WarmWorkspace | undefined> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        pending.waiter = undefined;
-        this.#options.logger.debug(
-          { waitedMs: this.#recycleWaitMs, sinceEvictionMs: Date.now() - pending.since },
-          'a recycled scratch workspace was not ready in time; the new conversation starts cold',
-        );
-        resolve(undefined);
-      }, this.#recycleWaitMs);
-      pending.waiter = (entry) => {
-        clearTimeout(timer);
-        pending.waiter = undefined;
-        resolve(entry);
-      };
-    });
-  }
-
-  #handOut(entry: WarmWorkspace): WarmWorkspace {
-    const { key, dir, release, renderKey, generation } = entry;
-    return { key, dir, release, renderKey, generation };
   }
 
   /** Tick in `delayMs`, unless a tick is due sooner or a warm-up runs (it ticks when done). */
@@ -351,8 +204,8 @@ export class WarmWorkspacePool {
     const next = this.#belowExecutorLimit() ? this.#nextToWarm(now) : undefined;
     if (next === undefined) {
       // Nothing below its target (or the executor bound reached): the next change is an entry expiring
-      // or a key going inactive (which raises the others' shares), or a claim, a recycle or a released
-      // executor (which schedule their own tick). With none, the pool is idle and keeps no timer.
+      // or a key going inactive (which raises the others' shares), or a claim or a released executor
+      // (which schedule their own tick). With none, the pool is idle and keeps no timer.
       const changes = [
         ...this.#entries.map((entry) => entry.readyAt),
         ...[...this.#wanted.values()].map((wanted) => wanted.lastWantedAt),
@@ -390,14 +243,10 @@ export class WarmWorkspacePool {
     const targets = this.#targets(now);
     const counts = new Map<string, number>();
     for (const entry of this.#entries) counts.set(entry.renderKey, (counts.get(entry.renderKey) ?? 0) + 1);
-    // A recycle in flight will be an entry: warming for it would only get the offer refused.
-    const withPending = new Map(counts);
-    for (const pending of this.#pending)
-      withPending.set(pending.renderKey, (withPending.get(pending.renderKey) ?? 0) + 1);
     for (const [renderKey, target] of targets) {
       const wanted = this.#wanted.get(renderKey);
-      if (wanted === undefined || (withPending.get(renderKey) ?? 0) >= target) continue;
-      if (this.#entries.length + this.#pending.length >= this.#options.size) {
+      if (wanted === undefined || (counts.get(renderKey) ?? 0) >= target) continue;
+      if (this.#entries.length >= this.#options.size) {
         // The targets add up to `size`, so a full pool with a key below its target has one above.
         const victim = this.#surplusEntry(targets, counts);
         if (victim === undefined) continue;
@@ -450,7 +299,7 @@ export class WarmWorkspacePool {
     }
     try {
       const release = await this.#options.warm(reserved.dir);
-      const entry: Entry = { ...reserved, release, renderKey, generation, readyAt: Date.now() };
+      const entry: Entry = { ...reserved, release, renderKey, readyAt: Date.now() };
       if (this.#closed || generation !== this.#generation) {
         await this.#discard(entry);
         return;

@@ -8,17 +8,16 @@
  * A workspace can also be reserved ahead of its session ({@link WorkspaceManager.reserveWorkspace}): a
  * directory under its own fresh key, rendered for the facts a session is expected to report, which the
  * first `ensureWorkspace` of a session may adopt. The directory keeps its name; the session's removal
- * removes it. Reserved directories are live: the sweep never touches them. A session's workspace that
- * is still exactly a fresh render can become a reservation again ({@link WorkspaceManager.recycleWorkspace}).
+ * removes it. Reserved directories are live: the sweep never touches them. A session's workspace never
+ * becomes a reservation again: it is removed when its session ends.
  *
  * Lifecycle: operations on one session key run one at a time, in call order. `close()` stops the
  * sweeper and waits for in-flight work; later calls to `ensureWorkspace` reject.
  */
 
-import { readdirSync, readFileSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { createHash, hash, randomBytes } from 'node:crypto';
-import { basename, dirname, join, posix, relative, sep } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
 import type { HostFacts } from './host-facts.js';
@@ -76,11 +75,6 @@ type LiveWorkspace = {
    */
   written: Map<string, string>;
   touchedAt: number;
-  /**
-   * Renders that changed a file. An executor keeps the rules it loaded on its first render, so only a
-   * workspace rendered once may be recycled ({@link WorkspaceManager.recycleWorkspace}).
-   */
-  rewrites: number;
 };
 
 /** What {@link LiveWorkspace.written} keeps of a file's content (one-shot SHA-256: ≈ 5 µs for 8 kB). */
@@ -123,7 +117,7 @@ export class WorkspaceManager {
     return [...this.#live.keys()];
   }
 
-  /** Sessions with a workspace (created or adopted, not removed or recycled): each holds an executor. */
+  /** Sessions with a workspace (created or adopted, not removed): each holds an executor. */
   get liveCount(): number {
     return this.#live.size;
   }
@@ -158,7 +152,6 @@ export class WorkspaceManager {
         facts,
         written: new Map(),
         touchedAt: 0,
-        rewrites: 0,
       };
       this.#reserved.set(key, reserved);
       this.#liveNames.add(key);
@@ -223,7 +216,6 @@ export class WorkspaceManager {
           facts,
           written: new Map(),
           touchedAt: 0,
-          rewrites: 0,
         };
         this.#live.set(sessionKey, live);
         this.#liveNames.add(basename(live.dir));
@@ -246,40 +238,6 @@ export class WorkspaceManager {
         }),
       ),
     );
-  }
-
-  /**
-   * Turn a session's workspace back into a reservation (same directory, same name; {@link
-   * releaseReservation} removes it) for another session to adopt — only if nothing of this session
-   * can reach the next one through it: the session's render is `renderKey` (what its executor loaded),
-   * its files were written once (never re-rendered since), and the directory is exactly a fresh render:
-   * the rendered files, re-read byte-identical (by digest: the SDK or a hook may have written there),
-   * no other file, directory or link. Resolves to the reservation, or undefined (the reason logged at
-   * debug) leaving the session's workspace as it was, for {@link removeWorkspace}.
-   */
-  recycleWorkspace(sessionKey: string, renderKey: string): Promise<ReservedWorkspace | undefined> {
-    if (!this.#live.has(sessionKey) || this.#closed) return Promise.resolve(undefined);
-    return this.#serialize(sessionKey, async () => {
-      const live = this.#live.get(sessionKey);
-      if (live === undefined || this.#closed) return undefined;
-      const refuse = (reason: string): undefined => {
-        this.#logger.debug({ session: sessionKey, reason }, 'not recycling a scratch workspace');
-        return undefined;
-      };
-      if (live.rewrites > 1) return refuse('its files were re-rendered after its executor loaded them');
-      if (this.renderKey(live.facts) !== renderKey) return refuse('its render is not the one warmed');
-      const files = this.#render(live.facts, live.dir);
-      const problem = this.#differsFromRender(live.dir, files);
-      if (problem !== undefined) return refuse(problem);
-      const name = basename(live.dir);
-      this.#live.delete(sessionKey);
-      this.#reserved.set(name, {
-        ...live,
-        written: new Map(files.map((file) => [file.path, contentDigest(file.content)])),
-        rewrites: 1,
-      });
-      return { key: name, dir: live.dir };
-    });
   }
 
   /**
@@ -378,48 +336,6 @@ export class WorkspaceManager {
     });
   }
 
-  /**
-   * Why `dir` is not exactly `files` (undefined: it is): an extra, missing or changed entry.
-   *
-   * Synchronous on purpose: a new conversation waits for this check at the cap, and in a burst the libuv
-   * threadpool (4 threads) is queued up with the SDK's own file work for the burst's agents, so the same
-   * check through `fs/promises` waited 100–260 ms in that queue (measured in the side-by-side bench).
-   * It reads a directory of ≈ 10 kB in 3 files this manager wrote, a fraction of a millisecond.
-   */
-  #differsFromRender(dir: string, files: WorkspaceFile[]): string | undefined {
-    const expectedFiles = new Map(files.map((file) => [file.path, contentDigest(file.content)]));
-    const expectedDirs = new Set<string>();
-    for (const path of expectedFiles.keys()) {
-      for (let parent = posix.dirname(path); parent !== '.'; parent = posix.dirname(parent))
-        expectedDirs.add(parent);
-    }
-    let entries;
-    try {
-      entries = readdirSync(dir, { recursive: true, withFileTypes: true });
-    } catch (error) {
-      return `its directory cannot be read (${error instanceof Error ? error.message : String(error)})`;
-    }
-    let seenFiles = 0;
-    for (const entry of entries) {
-      const path = relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/');
-      if (entry.isDirectory()) {
-        if (!expectedDirs.has(path)) return `an extra directory ${path}`;
-        continue;
-      }
-      const digest = expectedFiles.get(path);
-      if (!entry.isFile() || digest === undefined) return `an extra entry ${path}`;
-      let content;
-      try {
-        content = readFileSync(join(dir, ...path.split('/')));
-      } catch {
-        return `${path} cannot be read`;
-      }
-      if (hash('sha256', content, 'base64') !== digest) return `${path} changed`;
-      seenFiles += 1;
-    }
-    return seenFiles === expectedFiles.size ? undefined : 'a rendered file is missing';
-  }
-
   /** Resolves whether a file was written. */
   async #materialize(live: LiveWorkspace): Promise<boolean> {
     await mkdir(live.dir, { recursive: true });
@@ -431,7 +347,6 @@ export class WorkspaceManager {
     for (const file of this.#render(live.facts, live.dir)) {
       if (await this.#writeIfChanged(live, file)) changed = true;
     }
-    if (changed) live.rewrites += 1;
     const now = Date.now();
     if (now - live.touchedAt >= touchIntervalMs) {
       const seconds = now / 1000;

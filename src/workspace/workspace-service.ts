@@ -4,11 +4,10 @@
  * builds it from a {@link WorkspaceManager} and a {@link PromptGrounding} sharing one template store.
  */
 
-import type { Logger } from 'pino';
 import type { TurnRequest } from '../turn/turn-request.js';
 import { collectHostFactTexts, extractHostFacts, type HostFacts } from './host-facts.js';
 import type { PromptGrounding } from './prompt-grounding.js';
-import type { WarmWorkspace, WarmWorkspacePool } from './warm-workspace-pool.js';
+import type { WarmWorkspacePool } from './warm-workspace-pool.js';
 import type { WorkspaceManager } from './workspace-manager.js';
 
 /** The result of {@link WorkspaceService.prepare}. */
@@ -23,37 +22,18 @@ export type PreparedTurnWorkspace = {
   facts: HostFacts | undefined;
 };
 
-/** How a session's workspace goes (see {@link WorkspaceService.remove}). */
-export type WorkspaceRemoval = {
-  /**
-   * The session was evicted and its agent is being disposed: resolves `true` once the agent (and its
-   * run) are gone, `false` if that failed or timed out. The workspace waits for it, then may be recycled.
-   */
-  recycleAfter?: Promise<boolean>;
-};
-
 export class WorkspaceService {
   readonly #manager: WorkspaceManager;
   readonly #grounding: PromptGrounding;
   readonly #pool: WarmWorkspacePool | undefined;
-  readonly #logger: Logger | undefined;
   /** Executor leases of adopted warm workspaces, released when their session's workspace is removed. */
-  readonly #leases = new Map<string, WarmWorkspace>();
+  readonly #leases = new Map<string, () => Promise<void>>();
 
-  /**
-   * With a `pool`, a session's first turn adopts a pre-warmed workspace rendered for its facts, and an
-   * evicted session's adopted workspace may go back to the pool.
-   */
-  constructor(
-    manager: WorkspaceManager,
-    grounding: PromptGrounding,
-    pool?: WarmWorkspacePool,
-    logger?: Logger,
-  ) {
+  /** With a `pool`, a session's first turn adopts a pre-warmed workspace rendered for its facts. */
+  constructor(manager: WorkspaceManager, grounding: PromptGrounding, pool?: WarmWorkspacePool) {
     this.#manager = manager;
     this.#grounding = grounding;
     this.#pool = pool;
-    this.#logger = logger;
   }
 
   /**
@@ -68,7 +48,7 @@ export class WorkspaceService {
     const warm =
       this.#pool === undefined || this.#manager.isLive(sessionKey)
         ? undefined
-        : await this.#pool.claim(this.#manager.renderKey(facts), facts);
+        : this.#pool.claim(this.#manager.renderKey(facts), facts);
     let ensured;
     try {
       ensured = await this.#manager.ensureSessionWorkspace(sessionKey, facts, warm?.key);
@@ -80,7 +60,7 @@ export class WorkspaceService {
       // A rewritten file would not reach the warmed executor (it keeps the rules it loaded): let it go,
       // so the agent's first send builds one over the files as they are.
       if (ensured.changed) await warm.release();
-      else this.#leases.set(sessionKey, warm);
+      else this.#leases.set(sessionKey, warm.release);
     }
     const workspaceDir = ensured.dir;
     const options = { scratchDir: workspaceDir };
@@ -96,41 +76,15 @@ export class WorkspaceService {
   }
 
   /**
-   * Remove the session's workspace (only ever a session-key directory directly under the root). With
-   * `recycleAfter` (an eviction), a workspace adopted from the pool whose key the pool still wants is
-   * offered back once the agent is disposed — the directory verified to be exactly a fresh render (see
-   * {@link WorkspaceManager.recycleWorkspace}), its executor lease kept — and removed otherwise. The
-   * pool learns of the recycle synchronously, so a claim made meanwhile can wait for it.
+   * Remove the session's workspace (only ever a session-key directory directly under the root) and
+   * release the executor lease it adopted from the pool, if any. Nothing of it is kept for another
+   * session: the pool warms fresh workspaces of its own.
    */
-  async remove(sessionKey: string, removal: WorkspaceRemoval = {}): Promise<void> {
-    const lease = this.#leases.get(sessionKey);
+  async remove(sessionKey: string): Promise<void> {
+    const release = this.#leases.get(sessionKey);
     this.#leases.delete(sessionKey);
-    const ticket =
-      lease === undefined || removal.recycleAfter === undefined
-        ? undefined
-        : this.#pool?.expectRecycle(lease.renderKey, lease.generation);
-    const disposed = (await removal.recycleAfter?.catch(() => false)) ?? true;
-    if (ticket !== undefined && lease !== undefined) {
-      const reserved = disposed
-        ? await this.#manager.recycleWorkspace(sessionKey, lease.renderKey).catch((error: unknown) => {
-            this.#logger?.warn({ err: error, session: sessionKey }, 'could not check a workspace to recycle');
-            return undefined;
-          })
-        : undefined;
-      if (reserved === undefined) ticket.cancel();
-      else if (ticket.offer({ ...reserved, release: lease.release })) return;
-      else {
-        // The pool's wants changed while the session was disposed: remove it as a reservation.
-        try {
-          await lease.release();
-        } finally {
-          await this.#manager.releaseReservation(reserved.key);
-        }
-        return;
-      }
-    }
     try {
-      await lease?.release();
+      await release?.();
     } finally {
       await this.#manager.removeWorkspace(sessionKey);
       this.#pool?.executorReleased();

@@ -50,7 +50,7 @@ const createWorld = (warmOutcome: () => Promise<void> = async () => {}) => {
 
 const pools: WarmWorkspacePool[] = [];
 
-// The pool's clock and timers (quiet period, back-off, TTL, recycle wait, close wait) and the warm-ups'
+// The pool's clock and timers (quiet period, back-off, TTL, close wait) and the warm-ups'
 // durations are fake: the test moves the clock, so nothing depends on how fast the machine is.
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -310,115 +310,8 @@ describe('WarmWorkspacePool', () => {
     expect(pool.size).toBe(0);
   });
 
-  describe('recycling evicted sessions and the executor bound', () => {
-    /** A session's adopted workspace given back: a reservation of `world` again, its lease held. */
-    const giveBack = (world: ReturnType<typeof createWorld>, facts: HostFacts, name: string) => {
-      const key = name.padStart(32, 'r');
-      world.reserved.set(key, facts);
-      world.leases.add(`/ws/${key}`);
-      return {
-        key,
-        dir: `/ws/${key}`,
-        release: async () => {
-          world.leases.delete(`/ws/${key}`);
-        },
-      };
-    };
-
-    it('takes an offer while its key is active and below its target, and refuses it at the target, when full, or after invalidate', async () => {
-      const world = createWorld();
-      const recycled: number[] = [];
-      const { pool } = createPool(world, { size: 2, onRecycled: () => recycled.push(1) });
-      const first = await pool.claim('alpha', alpha);
-      expect(first).toBeUndefined();
-      await advance(1_000);
-      expect(pool.size).toBe(2);
-      const warm = await pool.claim('alpha', alpha);
-      expect(warm).toBeDefined();
-      // Not active: never wanted.
-      expect(pool.expectRecycle('beta', warm?.generation ?? -1)).toBeUndefined();
-      // Below the target (one entry of two): taken, with the TTL restarted.
-      const ticket = pool.expectRecycle(warm?.renderKey ?? '', warm?.generation ?? -1);
-      expect(ticket).toBeDefined();
-      // The recycle in flight counts: a second one would be over the target.
-      expect(pool.expectRecycle('alpha', warm?.generation ?? -1)).toBeUndefined();
-      expect(ticket?.offer(giveBack(world, alpha, '1'))).toBe(true);
-      expect(pool.size).toBe(2);
-      expect(recycled).toEqual([1]);
-      // Its refill does not overshoot.
-      await advance(60_000);
-      expect(pool.size).toBe(2);
-      expect(world.warmed).toHaveLength(2);
-      // At the target: refused.
-      expect(pool.expectRecycle('alpha', warm?.generation ?? -1)).toBeUndefined();
-      // The key's entries make the pool full for any key.
-      await pool.claim('beta', beta);
-      expect(pool.expectRecycle('beta', warm?.generation ?? -1)).toBeUndefined();
-
-      expect(recycled).toEqual([1]);
-    });
-
-    it('refuses an offer made after the templates changed (invalidate), and one from an older generation', async () => {
-      const world = createWorld(() => pause(100));
-      const { pool } = createPool(world, { size: 2 });
-      await pool.claim('alpha', alpha);
-      const stale = pool.expectRecycle('alpha', 0);
-      expect(stale).toBeDefined();
-      await pool.invalidate();
-      expect(stale?.offer(giveBack(world, alpha, '2'))).toBe(false);
-      await pool.claim('alpha', alpha);
-      expect(pool.expectRecycle('alpha', 0)).toBeUndefined();
-      expect(pool.expectRecycle('alpha', 1)).toBeDefined();
-    });
-
-    it('hands a claim with no ready entry the recycle in flight for its key; one claim per recycle waits', async () => {
-      const world = createWorld(() => pause(200));
-      const { pool, claims } = createPool(world, { size: 4, recycleWaitMs: 1_000 });
-      await pool.claim('alpha', alpha); // alpha is wanted; nothing ready
-      const ticket = pool.expectRecycle('alpha', 0);
-      expect(ticket).toBeDefined();
-      const waiting = pool.claim('alpha', alpha);
-      const second = await pool.claim('alpha', alpha); // only one waits; this one starts cold
-      expect(second).toBeUndefined();
-      await advance(20);
-      expect(await settledNow(waiting)).toBe(false);
-      const offered = giveBack(world, alpha, '3');
-      expect(ticket?.offer(offered)).toBe(true);
-      const got = await waiting;
-      expect(got?.dir).toBe(offered.dir);
-      expect(got?.renderKey).toBe('alpha');
-      // Handed straight over, not kept as an entry; the claims counted in the order they resolved.
-      expect(pool.size).toBe(0);
-      expect(claims).toEqual([false, false, true]);
-    });
-
-    it('gives up waiting after recycleWaitMs (a miss), and a failed recycle ends the wait at once', async () => {
-      const world = createWorld(() => pause(500));
-      const { pool, claims } = createPool(world, { size: 4, recycleWaitMs: 60 });
-      await pool.claim('alpha', alpha);
-      const late = pool.expectRecycle('alpha', 0);
-      const missed = pool.claim('alpha', alpha);
-      await advance(59);
-      expect(await settledNow(missed)).toBe(false);
-      await advance(1);
-      expect(await settledNow(missed)).toBe(true);
-      expect(await missed).toBeUndefined();
-      // The late offer is still welcome, as an entry.
-      expect(late?.offer(giveBack(world, alpha, '4'))).toBe(true);
-      expect(pool.size).toBe(1);
-
-      await pool.claim('alpha', alpha); // takes it
-      const failing = pool.expectRecycle('alpha', 0);
-      const waiting = pool.claim('alpha', alpha);
-      expect(await settledNow(waiting)).toBe(false);
-      // At once: no time passes.
-      failing?.cancel();
-      expect(await settledNow(waiting)).toBe(true);
-      expect(await waiting).toBeUndefined();
-      expect(claims).toEqual([false, false, true, false]);
-    });
-
-    it('warms only while its entries and the executors in use stay below the limit; recycled offers may exceed it', async () => {
+  describe('the executor bound', () => {
+    it('warms only while its entries and the executors in use stay below the limit', async () => {
       const world = createWorld();
       let inUse = 4;
       const { pool } = createPool(world, {
@@ -439,10 +332,6 @@ describe('WarmWorkspacePool', () => {
       await advance(60_000);
       expect(pool.size).toBe(3);
       expect(world.warmed).toHaveLength(3);
-      // At the limit, an evicted session's executor still comes back (it replaces its own).
-      const ticket = pool.expectRecycle('alpha', 0);
-      expect(ticket?.offer(giveBack(world, alpha, '5'))).toBe(true);
-      expect(pool.size).toBe(4);
     });
   });
 

@@ -1,4 +1,4 @@
-import { lstat, mkdir, readFile, readdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getHeapSnapshot } from 'node:v8';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -386,79 +386,5 @@ describe('WorkspaceManager reservations (pre-warmed workspaces)', () => {
     await age(reserved.dir, 2 * dayMs);
     expect(await manager.sweep({ olderThanMs: dayMs })).toEqual([]);
     expect(await readdir(manager.root)).toEqual([reserved.key]);
-  });
-});
-
-describe('WorkspaceManager recycling (an evicted session’s workspace back to the pool)', () => {
-  /** A session that adopted a reservation rendered for `facts`. */
-  const adopted = async () => {
-    const { manager, records } = await createManager();
-    const reserved = await manager.reserveWorkspace(facts);
-    const session = createSessionKey();
-    await manager.ensureSessionWorkspace(session, facts, reserved.key);
-    return { manager, records, reserved, session, renderKey: manager.renderKey(facts) };
-  };
-
-  it('turns a clean workspace back into a reservation: same directory, same files, adoptable again', async () => {
-    const { manager, reserved, session, renderKey } = await adopted();
-    const before = await snapshot(reserved.dir);
-    expect(await manager.recycleWorkspace(session, renderKey)).toEqual(reserved);
-    expect(manager.isLive(session)).toBe(false);
-    expect(manager.liveCount).toBe(0);
-    expect(await snapshot(reserved.dir)).toEqual(before);
-    // Never swept while reserved; a new session adopts it without a write.
-    await age(reserved.dir, 2 * dayMs);
-    expect(await manager.sweep({ olderThanMs: dayMs })).toEqual([]);
-    const next = createSessionKey();
-    expect(await manager.ensureSessionWorkspace(next, facts, reserved.key)).toEqual({
-      dir: reserved.dir,
-      changed: false,
-    });
-    expect(manager.liveCount).toBe(1);
-    expect(await manager.removeWorkspace(next)).toBe(true);
-    expect(await readdir(manager.root)).toEqual([]);
-  });
-
-  it('refuses a workspace holding an extra file, an extra directory, a link or a missing file', async () => {
-    const plant: Array<[string, (dir: string) => Promise<unknown>]> = [
-      ['an extra file', (dir) => writeFile(join(dir, 'notes.txt'), 'from the last conversation')],
-      ['a file in .cursor', (dir) => writeFile(join(dir, '.cursor', 'state.json'), '{}')],
-      ['an empty directory', (dir) => mkdir(join(dir, '.cursor', 'rules'))],
-      ['a symlink', (dir) => symlink('/etc', join(dir, 'link'))],
-      ['a missing file', (dir) => rm(join(dir, 'AGENTS.md'))],
-    ];
-    for (const [what, change] of plant) {
-      const { manager, reserved, session, renderKey, records } = await adopted();
-      await change(reserved.dir);
-      expect(await manager.recycleWorkspace(session, renderKey), what).toBeUndefined();
-      // Left as it was, for the usual removal.
-      expect(manager.isLive(session), what).toBe(true);
-      expect(
-        records.some((record) => record['msg'] === 'not recycling a scratch workspace'),
-        what,
-      ).toBe(true);
-      expect(await manager.removeWorkspace(session)).toBe(true);
-      expect(await manager.releaseReservation(reserved.key)).toBe(false);
-    }
-  });
-
-  it('refuses a workspace whose file changed by a byte, even back to the same size', async () => {
-    const { manager, reserved, session, renderKey } = await adopted();
-    const path = join(reserved.dir, '.cursor', 'hooks', 'deny-builtin.mjs');
-    const content = await readFile(path, 'utf8');
-    await writeFile(path, `${content.slice(0, -1)}${content.endsWith(' ') ? '\t' : ' '}`);
-    expect(await manager.recycleWorkspace(session, renderKey)).toBeUndefined();
-    expect(manager.isLive(session)).toBe(true);
-  });
-
-  it('refuses a workspace re-rendered after its executor loaded it, or rendered for another key', async () => {
-    const { manager, reserved, session, renderKey } = await adopted();
-    expect(await manager.recycleWorkspace(session, manager.renderKey(undefined))).toBeUndefined();
-    // The facts change and change back: the files are a fresh render again, but not what was loaded.
-    await manager.ensureSessionWorkspace(session, { ...facts, root: '/home/me/other' });
-    await manager.ensureSessionWorkspace(session, facts);
-    expect(await readFile(join(reserved.dir, 'AGENTS.md'), 'utf8')).toContain('/home/me/proj');
-    expect(await manager.recycleWorkspace(session, renderKey)).toBeUndefined();
-    expect(manager.isLive(session)).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { lstat, readFile, readdir, writeFile } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TurnRequest } from '../../src/turn/turn-request.js';
@@ -83,32 +83,25 @@ describe('WorkspaceService.prepare', () => {
   });
 });
 
-describe('WorkspaceService.remove with a pool (recycling an evicted session)', () => {
+describe('WorkspaceService.remove with a pool', () => {
   const pools: WarmWorkspacePool[] = [];
   afterEach(async () => {
     await Promise.all(pools.splice(0).map((pool) => pool.close()));
   });
 
-  /**
-   * A service over a real manager and pool whose executors are leases counted in `leases`; unless
-   * `refill`, warm-ups after the first two fail (the pool then backs off), so the pool stays below its
-   * target once a session adopted an entry.
-   */
-  const createPooled = async (refill = false) => {
+  /** A service over a real manager and pool whose executors are leases held in `leases`. */
+  const createPooled = async () => {
     const templates = await TemplateStore.load({ defaultDir: resolveDefaultTemplateDir() });
     const { logger } = createCapturingLogger();
     const manager = new WorkspaceManager({ root: await temp.make(), templates, logger });
     managers.push(manager);
     const leases = new Set<string>();
-    let warmed = 0;
     const pool = new WarmWorkspacePool({
       manager,
       logger,
       size: 2,
       quietMs: 1,
       warm: async (dir) => {
-        warmed += 1;
-        if (warmed > 2 && !refill) throw new Error('no refill in this test');
         leases.add(dir);
         return async () => {
           leases.delete(dir);
@@ -116,7 +109,7 @@ describe('WorkspaceService.remove with a pool (recycling an evicted session)', (
       },
     });
     pools.push(pool);
-    const service = new WorkspaceService(manager, new PromptGrounding(templates), pool, logger);
+    const service = new WorkspaceService(manager, new PromptGrounding(templates), pool);
     const env = request(openCodeEnv('/home/me/proj'), 'hi');
     // A first conversation fills the pool; a second adopts an entry.
     await service.prepare(createSessionKey(), env);
@@ -126,51 +119,18 @@ describe('WorkspaceService.remove with a pool (recycling an evicted session)', (
     return { service, manager, pool, leases, env, session, dir: adopted.workspaceDir };
   };
 
-  it('gives a clean adopted workspace back with its lease once the agent is disposed; the next conversation gets it', async () => {
+  it('removes an adopted workspace and releases its executor lease; later conversations get fresh ones', async () => {
     const { service, manager, pool, leases, env, session, dir } = await createPooled();
-    let disposed = (_clean: boolean): void => {};
-    const removing = service.remove(session, {
-      recycleAfter: new Promise<boolean>((resolve) => (disposed = resolve)),
-    });
-    // Nothing is touched before the agent is gone.
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(manager.isLive(session)).toBe(true);
-    disposed(true);
-    await removing;
-    expect(manager.isLive(session)).toBe(false);
     expect(leases.has(dir)).toBe(true);
-    expect(pool.size).toBe(2);
-    // Claimed after the pool's older entry: take both.
+    await service.remove(session);
+    expect(manager.isLive(session)).toBe(false);
+    expect(leases.has(dir)).toBe(false);
+    await expect(lstat(dir)).rejects.toThrow(/ENOENT/);
+    await waitFor(() => pool.size === 2);
     const next = [createSessionKey(), createSessionKey()];
     const dirs = await Promise.all(next.map(async (key) => (await service.prepare(key, env)).workspaceDir));
-    expect(dirs).toContain(dir);
-  });
-
-  it('removes the workspace and releases its lease when the disposal failed, or on a plain removal', async () => {
-    const first = await createPooled();
-    await first.service.remove(first.session, { recycleAfter: Promise.resolve(false) });
-    expect(first.leases.has(first.dir)).toBe(false);
-    await expect(lstat(first.dir)).rejects.toThrow(/ENOENT/);
-
-    const second = await createPooled();
-    await second.service.remove(second.session);
-    expect(second.leases.has(second.dir)).toBe(false);
-    await expect(lstat(second.dir)).rejects.toThrow(/ENOENT/);
-  });
-
-  it('removes a workspace that is no longer a fresh render, and one the pool no longer wants', async () => {
-    const dirty = await createPooled();
-    await writeFile(join(dirty.dir, 'left-behind.txt'), 'x');
-    await dirty.service.remove(dirty.session, { recycleAfter: Promise.resolve(true) });
-    expect(dirty.leases.has(dirty.dir)).toBe(false);
-    await expect(lstat(dirty.dir)).rejects.toThrow(/ENOENT/);
-
-    // The pool is full again (its refill) when the session goes: refused, removed as a reservation.
-    const full = await createPooled(true);
-    await waitFor(() => full.pool.size === 2);
-    await full.service.remove(full.session, { recycleAfter: Promise.resolve(true) });
-    expect(full.leases.has(full.dir)).toBe(false);
-    expect(await readdir(full.manager.root)).not.toContain(full.dir.split('/').at(-1));
+    expect(dirs).not.toContain(dir);
+    expect(dirs.every((adoptedDir) => leases.has(adoptedDir))).toBe(true);
   });
 });
 
