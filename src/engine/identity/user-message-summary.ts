@@ -1,6 +1,6 @@
 /**
- * What identity needs from one user message: the hash of its substantive text and whether it opens a
- * worker fork. Summaries are memoised so a follow-up request does not re-read megabytes of old text:
+ * What identity needs from one user message: the hash of its substantive text. Summaries are memoised
+ * so a follow-up request does not re-read megabytes of old text:
  * - per message object (one request is analysed by identity and classification alike);
  * - across requests, for large messages only, by a fingerprint of each part (length plus evenly spaced
  *   samples). Every request is a freshly parsed object graph, so object identity cannot carry over.
@@ -12,14 +12,12 @@
  */
 
 import type { TurnMessage, TurnUserPart } from '../../turn/turn-request.js';
-import { forkMarkers, stripClientBlocks, substantiveText } from './client-text.js';
+import { substantiveText } from './client-text.js';
 import { hashFields } from './hash-fields.js';
 
 export type UserMessageSummary = {
   /** sha256 of the substantive text, or undefined when the message has none. */
   readonly textHash: string | undefined;
-  /** A fork marker appears in the message's text outside client blocks. */
-  readonly forkMarker: boolean;
 };
 
 /** Messages with at least this much raw text are memoised across requests by fingerprint. */
@@ -28,21 +26,14 @@ const sampleCount = 32;
 const sampleChars = 16;
 const maxFingerprints = 4_096;
 
-const none: UserMessageSummary = { textHash: undefined, forkMarker: false };
+const none: UserMessageSummary = { textHash: undefined };
 const byMessage = new WeakMap<TurnMessage, UserMessageSummary>();
 const byFingerprint = new Map<string, UserMessageSummary>();
-
-const containsForkMarker = (text: string): boolean => forkMarkers.some((marker) => text.includes(marker));
-
-/** The cheap raw check first: most texts carry no marker and are never stripped. */
-const hasMarker = (text: string): boolean =>
-  containsForkMarker(text) && containsForkMarker(stripClientBlocks(text));
 
 const summarize = (parts: readonly TurnUserPart[]): UserMessageSummary => {
   const text = substantiveText(parts);
   return {
     textHash: text === '' ? undefined : hashFields('user-text', text),
-    forkMarker: parts.some((part) => part.type === 'text' && hasMarker(part.text)),
   };
 };
 
@@ -76,7 +67,7 @@ const fingerprint = (parts: readonly TurnUserPart[]): string =>
     ),
   );
 
-/** The summary of a user message (other roles: no text, no marker). */
+/** The summary of a user message (other roles: no text). */
 export const summarizeUserMessage = (message: TurnMessage): UserMessageSummary => {
   if (message.role !== 'user') return none;
   const known = byMessage.get(message);
