@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Script } from '../../src/upstream/scripted/scripted-upstream.js';
+import type { TurnMessage } from '../../src/turn/turn-request.js';
 import {
   assistant,
   collect,
@@ -23,6 +24,43 @@ const sessionIds = (upstream: ReturnType<typeof numberedAnswers>['upstream']): s
 
 const promptOf = (upstream: ReturnType<typeof numberedAnswers>['upstream'], call: number): string =>
   upstream.calls[call]?.input.prompt.text ?? '';
+
+describe('large user texts identify a conversation exactly', () => {
+  /** 40 KB of pasted log lines; `editAt` changes one character and keeps the length. */
+  const pastedLog = (editAt?: number): string => {
+    let text = '';
+    for (let line = 0; text.length < 40_000; line += 1)
+      text += `2026-12-02T10:${String(line % 60).padStart(2, '0')} worker ${line} ok\n`;
+    text = text.slice(0, 40_000);
+    if (editAt === undefined) return text;
+    return `${text.slice(0, editAt)}${text[editAt] === '#' ? '%' : '#'}${text.slice(editAt + 1)}`;
+  };
+  const anonymous = { identity: {} };
+
+  // Spec, Sessions: "No native id: the substantive user-text list (as prefix hashes). A later turn that
+  // extends it keeps the session; a sibling that only shares an earlier prefix does not."
+  it('a sibling whose 40 KB text differs at character 600 gets its own agent; the first conversation keeps its agent', async () => {
+    const { engine, upstream } = numberedAnswers();
+    const opening = [user('review these logs')];
+    const turn = async (messages: TurnMessage[]) =>
+      collect(await engine.handleTurn(request(messages, anonymous), never));
+
+    await turn(opening);
+    const first = [...opening, assistant('answer 1'), user(pastedLog())];
+    await turn(first);
+    await turn([...opening, assistant('answer 1'), user(pastedLog(600))]);
+    await turn([...first, assistant('answer 2'), user('and the next step?')]);
+
+    expect(sessionIds(upstream)).toEqual(['scripted-1', 'scripted-1', 'scripted-2', 'scripted-1']);
+    // The opening and the sibling were replayed, each to its own agent; the first conversation's agent
+    // was not disposed and its next turn is a slim follow-up.
+    expect(promptOf(upstream, 2)).toContain('review these logs');
+    expect(upstream.sessions[0]?.disposed).toBe(false);
+    expect(promptOf(upstream, 3)).not.toContain('review these logs');
+    expect(await engine.metrics()).toMatchObject({ replayed: 2, slim: 2 });
+    await engine.close();
+  });
+});
 
 describe('a fork marker opens a worker context only where Claude Code puts it', () => {
   const parentOpening = user(dateReminder('2026-12-02'), 'build the feature');

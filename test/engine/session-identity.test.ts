@@ -417,6 +417,22 @@ describe('rule 4: no native id — substantive user texts as prefix hashes', () 
     ).toEqual(first.userTextPrefixHashes);
   });
 
+  it('large user texts are exact: a same-length edit at any character changes the prefix hash', () => {
+    const big = (at?: number) => {
+      const text = 'log line ok\n'.repeat(3_500);
+      return at === undefined ? text : `${text.slice(0, at)}#${text.slice(at + 1)}`;
+    };
+    const hashesOf = (text: string) =>
+      anonymous([user('A'), assistant('a'), user(text)]).userTextPrefixHashes;
+    const base = hashesOf(big());
+    expect(hashesOf(structuredClone(big()))).toEqual(base);
+    for (const at of [1, 600, 20_003, 41_998]) {
+      const edited = hashesOf(big(at));
+      expect(edited[0]).toBe(base[0]);
+      expect(edited[1]).not.toBe(base[1]);
+    }
+  });
+
   it('is empty when the client sent a native id', () => {
     expect(identityOf([user('A')], { native: 'n' }).userTextPrefixHashes).toEqual([]);
     expect(
