@@ -1,11 +1,14 @@
 /**
- * Identity + trailing-turn classification cost per request on a 2 MB, 600-turn Claude-Code-shaped
- * transcript. Run from the repo with Node 22 first on PATH:
+ * Identity + trailing-turn classification cost per request on a Claude-Code-shaped transcript, alone and
+ * with the engine's per-message planning digests (together: the whole analysis the engine runs on every
+ * request before it plans the turn). Two transcripts: 2 MB in 600 turns (1226 messages), and the same
+ * conversation cut to 500 messages. Run from the repo with Node 22 first on PATH:
  *
  *   node --import tsx bench/identity.bench.ts
  *
- * Every measured request is a fresh object graph (as a newly parsed HTTP body is), built before timing.
- * Budget: ≤ 5 ms per request.
+ * Every measured request is a fresh object graph (as a newly parsed HTTP body is), built before timing, and
+ * every sample is a different conversation (its user texts differ), so nothing is memoised from an earlier
+ * sample. Budget: ≤ 5 ms per request.
  */
 
 import { performance } from 'node:perf_hooks';
@@ -21,7 +24,9 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 const targetBytes = 2 * 1024 * 1024;
+/** The 2 MB transcript's turns; the shorter transcript is the same conversation cut to 500 messages. */
 const turns = 600;
+const shortTurns = 245;
 const iterations = 40;
 
 const filler = (length: number, seed: number): string => {
@@ -99,7 +104,7 @@ const buildRequest = (options: {
     },
     { role: 'system', content: [{ type: 'text', text: filler(9_000, 2) }] },
     ...Array.from({ length: options.turns }, (_, index) =>
-      turn(index, options.resultBytes, options.userBytes),
+      turn(index, options.resultBytes, options.userBytes, options.seed),
     ).flat(),
   ],
   tools: [{ kind: 'function', name: 'Bash', inputSchema: { type: 'object' } }],
@@ -123,27 +128,31 @@ const calibrate = (userBytes: number): number => {
 };
 
 const analyse = (request: TurnRequest): void => {
-  computeIdentity(request);
   classifyTrailingTurn(request);
+  computeIdentity(request);
   if (withDigests) request.messages.map(messageDigest);
 };
 
-/** Also time the engine's per-message transcript digests (the resume / slim / replay planning). */
+/** Also time the engine's per-message transcript digests (the resume / slim / replay planning), as the engine does. */
 let withDigests = false;
 
+/** Seeds are never reused, across samples and scenarios alike: every sample is a new conversation. */
+let nextSeed = 0;
+
 /**
- * Times identity + classification of `sample(i).request` for fresh object graphs. `prime`, when given, is
- * analysed first, untimed — the previous request of the same conversation.
+ * Times identity + classification of `sample(seed).request` for fresh object graphs. `prime`, when given,
+ * is analysed first, untimed — the previous request of the same conversation.
  */
 const measure = (
   label: string,
-  sample: (index: number) => { prime?: TurnRequest; request: TurnRequest },
+  sample: (seed: number) => { prime?: TurnRequest; request: TurnRequest },
 ): void => {
   const times: number[] = [];
   let bytes = 0;
   let count = 0;
   for (let index = 0; index <= iterations; index += 1) {
-    const { prime, request } = sample(index);
+    const { prime, request } = sample(nextSeed);
+    nextSeed += 1;
     if (prime !== undefined) analyse(prime);
     bytes = JSON.stringify(request).length;
     count = request.messages.length;
@@ -157,33 +166,29 @@ const measure = (
   const at = (quantile: number): string =>
     (sorted[Math.floor(sorted.length * quantile)] ?? Number.NaN).toFixed(2);
   console.log(
-    `${label.padEnd(60)} ${(bytes / 1024 / 1024).toFixed(2)} MB ${count} msgs | ` +
+    `${label.padEnd(66)} ${(bytes / 1024 / 1024).toFixed(2)} MB ${String(count).padStart(4)} msgs | ` +
       `cold ${first?.toFixed(2)} ms | median ${at(0.5)} ms | p90 ${at(0.9)} ms`,
   );
 };
 
-const followUp = (request: TurnRequest, index: number): TurnRequest => ({
+const followUp = (request: TurnRequest, index: number, seed: number): TurnRequest => ({
   ...request,
-  messages: [...request.messages, ...turn(index, 3_000, 200)],
+  messages: [...request.messages, ...turn(index, 3_000, 200, seed)],
 });
 
 /** A fresh object graph, as a newly parsed HTTP body is. */
 const clone = (request: TurnRequest): TurnRequest => structuredClone(request);
 
-const scenarios = (name: string, build: (seed: number) => TurnRequest): void => {
-  // Each sample is a different conversation, so nothing is memoised from an earlier sample.
+const scenarios = (name: string, count: number, build: (seed: number) => TurnRequest): void => {
   measure(`${name}: first request`, (seed) => ({ request: build(seed) }));
   measure(`${name}: follow-up with one new turn`, (seed) => {
     const previous = build(seed);
-    return { prime: previous, request: clone(followUp(previous, turns)) };
+    return { prime: previous, request: clone(followUp(previous, count, seed)) };
   });
 };
 
 const userBytes = 200;
 const resultBytes = calibrate(userBytes);
-scenarios('native id', (seed) => buildRequest({ native: true, resultBytes, userBytes, turns, seed }));
-scenarios('no native id', (seed) => buildRequest({ native: false, resultBytes, userBytes, turns, seed }));
-
 // Worst case for the anonymous path: the 2 MB is mostly user text (pasted logs), every text hashed.
 const steering = Math.floor(turns / 25);
 const heavyUserBytes = Math.floor(
@@ -191,11 +196,20 @@ const heavyUserBytes = Math.floor(
     JSON.stringify(buildRequest({ native: false, resultBytes: 200, userBytes: 0, turns, seed: 0 })).length) /
     steering,
 );
-scenarios('no native id, mostly user text', (seed) =>
-  buildRequest({ native: false, resultBytes: 200, userBytes: heavyUserBytes, turns, seed }),
-);
 
-withDigests = true;
-scenarios('native id, with planning digests', (seed) =>
-  buildRequest({ native: true, resultBytes, userBytes, turns, seed }),
-);
+for (const digests of [false, true]) {
+  withDigests = digests;
+  console.log(digests ? '\nidentity + classification + planning digests' : 'identity + classification');
+  for (const count of [turns, shortTurns]) {
+    const size = count === turns ? '2 MB' : '500 msgs';
+    scenarios(`${size}, native id`, count, (seed) =>
+      buildRequest({ native: true, resultBytes, userBytes, turns: count, seed }),
+    );
+    scenarios(`${size}, no native id`, count, (seed) =>
+      buildRequest({ native: false, resultBytes, userBytes, turns: count, seed }),
+    );
+    scenarios(`${size}, no native id, mostly user text`, count, (seed) =>
+      buildRequest({ native: false, resultBytes: 200, userBytes: heavyUserBytes, turns: count, seed }),
+    );
+  }
+}

@@ -60,3 +60,24 @@ export const forkMessage = (directive: string): string =>
 
 export const rejection =
   "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
+
+/**
+ * Claude Code 2.1.332's worker-fork message, verbatim: one user text part after the tool results of the
+ * parent's spawning call, starting with the fork boilerplate and ending with the worker's own directive.
+ */
+export const claudeCodeForkMessage = (directive: string): string =>
+  `<fork-boilerplate>
+You are a worker fork. The transcript above is the parent's history \u2014 inherited reference, not your situation. You are NOT a continuation of that agent. Execute ONE directive, then stop.
+
+Hard rules:
+- Do NOT spawn subagents with the Agent tool. The "default to forking" guidance is for the parent; you ARE the fork, execute directly.
+- One shot: report once and stop. No follow-up questions, no proposed next steps, no waiting for the user.
+
+Guidelines (your directive may override any of these):
+- Stay in scope. Other forks may be handling adjacent work; if you spot something outside your directive, note it in a sentence and move on.
+- Open with one line restating your task, so the parent can spot scope drift at a glance.
+- Be concise \u2014 as short as the answer allows, no shorter. Plain text, no preamble, no meta-commentary.
+- If you committed changes, list the paths and commit hashes in your report.
+</fork-boilerplate>
+
+Your directive: ${directive}`;

@@ -7,6 +7,7 @@ import { computeIdentity, type ConversationIdentity } from '../../src/engine/ses
 import type { TurnMessage, TurnProtocol, TurnRequest } from '../../src/turn/turn-request.js';
 import {
   assistant,
+  claudeCodeForkMessage,
   codexEnvironment,
   dateReminder,
   forkMessage,
@@ -321,6 +322,17 @@ describe('rule 3: worker forks', () => {
     expect(nested.openingKey).not.toBe(direct.openingKey);
   });
 
+  it("recognises Claude Code 2.1.332's fork message, also after a leading reminder in its text part", () => {
+    for (const text of [
+      claudeCodeForkMessage('lint'),
+      `${dateReminder('d')}${claudeCodeForkMessage('lint')}`,
+    ]) {
+      const identity = identityOf([...parent(), tool('toolu_agent', 'Fork started'), user(text)]);
+      expect(identity.forkDepth).toBe(1);
+      expect(identity.isOpening).toBe(true);
+    }
+  });
+
   it('accepts the "You are a worker fork" marker', () => {
     const identity = identityOf([...parent(), user('You are a worker fork. Your task: profile the build.')]);
     expect(identity.forkDepth).toBe(1);
@@ -338,6 +350,11 @@ describe('rule 3: worker forks', () => {
       message: system('You are a worker fork when spawned.'),
     },
     { name: 'inside assistant text', message: assistant(forkMessage('x')) },
+    { name: 'pasted into the middle of user text', message: user(`What is this?\n\n${forkMessage('x')}`) },
+    {
+      name: 'quoted in a sentence',
+      message: user('Our orchestrator tells workers "You are a worker fork". Should we?'),
+    },
   ])('ignores a marker $name', ({ message }) => {
     const identity = identityOf([user('build the feature'), message]);
     expect(identity.forkDepth).toBe(0);
@@ -398,6 +415,22 @@ describe('rule 4: no native id — substantive user texts as prefix hashes', () 
     expect(
       anonymous([...conversation('x'), assistant('b'), user('C')]).userTextPrefixHashes.slice(0, 2),
     ).toEqual(first.userTextPrefixHashes);
+  });
+
+  it('large user texts are exact: a same-length edit at any character changes the prefix hash', () => {
+    const big = (at?: number) => {
+      const text = 'log line ok\n'.repeat(3_500);
+      return at === undefined ? text : `${text.slice(0, at)}#${text.slice(at + 1)}`;
+    };
+    const hashesOf = (text: string) =>
+      anonymous([user('A'), assistant('a'), user(text)]).userTextPrefixHashes;
+    const base = hashesOf(big());
+    expect(hashesOf(structuredClone(big()))).toEqual(base);
+    for (const at of [1, 600, 20_003, 41_998]) {
+      const edited = hashesOf(big(at));
+      expect(edited[0]).toBe(base[0]);
+      expect(edited[1]).not.toBe(base[1]);
+    }
   });
 
   it('is empty when the client sent a native id', () => {

@@ -37,7 +37,11 @@ export const rejectionPrefix = "The user doesn't want to proceed with this tool 
 /** In a rejection "with reason", the user's replacement instruction follows this phrase. */
 export const rejectionReasonMarker = 'To tell you how to proceed, the user said:';
 
-/** Markers that open a worker fork's own context inside an inherited transcript. */
+/**
+ * Markers that open a worker fork's own context inside an inherited transcript. Claude Code sends a fork's
+ * message as one user text part that starts with `<fork-boilerplate>\nYou are a worker fork.` (after the
+ * tool results of the parent's spawning call) and recognises a fork by exactly that start.
+ */
 export const forkMarkers: readonly string[] = ['<fork-boilerplate>', 'You are a worker fork'];
 
 /** Any opening tag of {@link clientBlocks}; one native regex pass is several times faster than an indexOf per tag. */
@@ -60,6 +64,33 @@ export const stripClientBlocks = (text: string): string => {
   }
   return result;
 };
+
+/**
+ * `text` from its first character that is not whitespace or part of a leading closed client block: the
+ * start of what the client put in the part after its own bookkeeping.
+ */
+const afterLeadingClientBlocks = (text: string): string => {
+  let rest = text.trimStart();
+  for (;;) {
+    const block = clientBlocks.find(([open]) => rest.startsWith(open));
+    if (block === undefined) return rest;
+    const end = rest.indexOf(block[1], block[0].length);
+    if (end === -1) return rest;
+    rest = rest.slice(end + block[1].length).trimStart();
+  }
+};
+
+/**
+ * True when a text part of `parts` starts with a fork marker — where Claude Code puts it — after at most
+ * whitespace and closed client blocks. A marker anywhere else (pasted into a prompt, quoted inside a
+ * reminder) is ordinary text and opens no context.
+ */
+export const opensFork = (parts: readonly TurnUserPart[]): boolean =>
+  parts.some((part) => {
+    if (part.type !== 'text') return false;
+    const start = afterLeadingClientBlocks(part.text);
+    return forkMarkers.some((marker) => start.startsWith(marker));
+  });
 
 /** An image's stable key: the URL, or media type, size and head of the base64 data (as the transcript digest does). */
 const imageKey = (part: Extract<TurnUserPart, { type: 'image' }>): string =>

@@ -1,15 +1,16 @@
 /**
  * The structural landmarks of a transcript that identity and trailing-turn classification share: the
  * worker-fork boundaries, the first assistant turn of the current context and the last assistant turn.
- * Only user text is searched for fork markers (tool results and assistant text can quote anything), and
- * the result is cached per `messages` array so one request is analysed once.
+ * A fork boundary is a user message with a text part that starts with a fork marker, where Claude Code
+ * puts it (`opensFork`); tool results, assistant text and markers inside ordinary user text can quote
+ * anything. The result is cached per `messages` array so one request is analysed once.
  */
 
 import type { TurnMessage } from '../../turn/turn-request.js';
-import { summarizeUserMessage } from './user-message-summary.js';
+import { opensFork } from './client-text.js';
 
 export type TranscriptShape = {
-  /** Indexes of user messages carrying a fork marker, oldest first; each opens a nested context. */
+  /** Indexes of user messages that open a worker fork, oldest first; each opens a nested context. */
   readonly forkBoundaries: readonly number[];
   /** Where the current context starts: the latest fork boundary, else 0. */
   readonly contextStart: number;
@@ -30,7 +31,7 @@ const computeShape = (messages: readonly TurnMessage[]): TranscriptShape => {
     const message = messages[index];
     if (message === undefined) continue;
     if (message.role === 'assistant' && lastAssistant === -1) lastAssistant = index;
-    else if (message.role === 'user' && summarizeUserMessage(message).forkMarker) forkBoundaries.push(index);
+    else if (message.role === 'user' && opensFork(message.content)) forkBoundaries.push(index);
   }
   forkBoundaries.reverse();
   const contextStart = forkBoundaries.at(-1) ?? 0;
