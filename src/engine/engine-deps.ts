@@ -18,8 +18,8 @@ export type PreparedWorkspace = {
 export interface WorkspacePort {
   /**
    * Re-read the host facts from every text of the request, make sure the session's scratch workspace
-   * exists with up-to-date AGENTS.md and deny-hooks (rewritten only when the facts changed), and render
-   * the prompt grounding.
+   * exists with its files up to date (AGENTS.md and deny-hooks in bridge mode; rewritten only when the
+   * facts changed), and render the prompt grounding.
    */
   prepare(sessionKey: string, request: TurnRequest): Promise<PreparedWorkspace>;
   /**

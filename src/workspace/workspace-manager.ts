@@ -1,7 +1,7 @@
 /**
- * Scratch workspaces: one directory per session, `<root>/<session key>/`, holding the rendered AGENTS.md
- * and deny-hooks. Files are rewritten only when their rendered bytes change, so an identical turn does
- * no writes. Removal — on dispose and by the hourly sweep — only ever deletes a real directory that is a
+ * Scratch workspaces: one directory per session, `<root>/<session key>/`, holding the files rendered for
+ * the mode (AGENTS.md and deny-hooks in bridge mode; only the `.git` boundary in plan and agent modes).
+ * Files are rewritten only when their rendered bytes change, so an identical turn does no writes. Removal — on dispose and by the hourly sweep — only ever deletes a real directory that is a
  * direct child of the root and whose name is a session key; symlinks are never followed and nothing
  * else (a `cursorCwd`, a stray file) is touched.
  *

@@ -42,7 +42,7 @@ export const rejectionReasonMarker = 'To tell you how to proceed, the user said:
  * message as one user text part that starts with `<fork-boilerplate>\nYou are a worker fork.` (after the
  * tool results of the parent's spawning call) and recognises a fork by exactly that start.
  */
-export const forkMarkers: readonly string[] = ['<fork-boilerplate>', 'You are a worker fork'];
+const forkMarkers: readonly string[] = ['<fork-boilerplate>', 'You are a worker fork'];
 
 /** Any opening tag of {@link clientBlocks}; one native regex pass is several times faster than an indexOf per tag. */
 const clientBlockOpen = /<(?:system-reminder|environment_context|user_instructions)>/;
