@@ -24,6 +24,7 @@ import { InMemoryAgentStore } from '../upstream/cursor/in-memory-agent-store.js'
 import type { UpstreamPort } from '../upstream/upstream-port.js';
 import { PromptGrounding } from '../workspace/prompt-grounding.js';
 import { ScratchPathGuards } from '../workspace/scratch-path-guards.js';
+import { previewGrounding, type GroundingPreview } from '../workspace/template-preview.js';
 import { TemplateStore } from '../workspace/template-store.js';
 import { createTemplateWatcher, type TemplateWatcher } from '../workspace/template-watcher.js';
 import { WorkspaceManager } from '../workspace/workspace-manager.js';
@@ -91,6 +92,8 @@ export type BridgeEngine = {
   workspaces: WorkspaceManager;
   /** The bridge's Prometheus registry, served at `GET /metrics`. */
   metrics: BridgeMetrics;
+  /** What the live conversations' agents are grounded with, served at `GET /debug/grounding`. */
+  grounding: () => Promise<GroundingPreview>;
   /** Closes the engine, then the template watcher and the workspaces. */
   close(): Promise<void>;
 };
@@ -161,6 +164,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
     stallTimeoutMs: config.stallTimeoutMs,
     metrics: parts.metrics,
+    groundingPreview: parts.grounding,
     draining: () => draining,
   });
   let draining = false;
@@ -316,14 +320,15 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     homeDir: options.homedir,
     onViolation: (corrected) => metrics.scratchPathViolation(corrected),
   });
+  const workspace = new WorkspaceService(
+    workspaces,
+    new PromptGrounding(templates, cursor.cwd === undefined ? {} : { agentCwd: cursor.cwd }),
+    pool,
+  );
   const engine = new Engine({
     upstream,
     metrics,
-    workspace: new WorkspaceService(
-      workspaces,
-      new PromptGrounding(templates, cursor.cwd === undefined ? {} : { agentCwd: cursor.cwd }),
-      pool,
-    ),
+    workspace,
     guard,
     logger,
     mode: cursor.mode,
@@ -340,6 +345,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     upstream,
     workspaces,
     metrics,
+    grounding: () => previewGrounding(templates, workspace.latestGrounding()),
     close: async () => {
       try {
         await pool?.close();

@@ -25,7 +25,8 @@ Env: CURSOR_API_KEY, HOST and APIKEY (override the config), LOG_LEVEL, CURSOR_BA
   CURSOR_BRIDGE_MCP_TOKEN (mcp-host's bearer token; else config mcpHost.token),
   CURSOR_BRIDGE_DRAIN_TIMEOUT (serve: seconds a SIGTERM drain waits for live conversations; default 30).
 Templates: the grounding text (AGENTS.md, prompt head/tail, deny-hook); overrides live in cursorTemplatesDir,
-  default ~/.claude-code-router/cursor-templates/. Exit codes: 0 ok, 1 runtime failure, 2 bad usage or config.
+  default ~/.claude-code-router/cursor-templates/; \`cursor-bridge templates --help\` says more.
+Exit codes: 0 ok, 1 runtime failure (templates: a template has a problem), 2 bad usage or config.
 `;
 
 const options = {
@@ -34,6 +35,8 @@ const options = {
   config: { type: 'string' },
   'drain-timeout': { type: 'string' },
   env: { type: 'string' },
+  dir: { type: 'string' },
+  url: { type: 'string' },
   stdio: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
@@ -76,7 +79,7 @@ const dispatch = async (
 ): Promise<number | undefined> => {
   const misplaced = [
     ...(command === 'serve' || command === 'mcp-host' ? [] : (['host', 'port'] as const)),
-    ...(command === 'templates' ? [] : (['env'] as const)),
+    ...(command === 'templates' ? [] : (['env', 'dir', 'url'] as const)),
     ...(command === 'mcp-host' ? [] : (['stdio'] as const)),
     ...(command === 'serve' ? [] : (['drain-timeout'] as const)),
   ].filter((name) => values[name] !== undefined);
@@ -120,6 +123,9 @@ const dispatch = async (
       args: rest,
       ...configOption(values),
       ...(values.env === undefined ? {} : { envFile: values.env }),
+      ...(values.dir === undefined ? {} : { dir: values.dir }),
+      ...(values.url === undefined ? {} : { url: values.url }),
+      ...(values.help === true ? { help: true } : {}),
     });
   }
   return undefined;
@@ -134,7 +140,8 @@ export const main = async (argv: readonly string[], io: CliIo = defaultIo()): Pr
     return exitCodes.usage;
   }
   const { values, positionals } = parsed;
-  if (values.help === true) {
+  // `templates --help` is the templates command's own help.
+  if (values.help === true && positionals[0] !== 'templates') {
     io.stdout(usage);
     return exitCodes.ok;
   }

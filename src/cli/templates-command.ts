@@ -1,6 +1,9 @@
 import { exitCodes, type CliIo } from './cli-io.js';
 import { runTemplatesEject } from './templates-eject.js';
+import { templatesHelp } from './templates-help.js';
 import { runTemplatesList } from './templates-list.js';
+import { runTemplatesLive } from './templates-live.js';
+import { runTemplatesPlaceholders } from './templates-placeholders.js';
 import { runTemplatesRender } from './templates-render.js';
 import { describeTemplateNames, findTemplateName, resolveTemplateDirs } from './templates-setup.js';
 import { runTemplatesShow } from './templates-show.js';
@@ -12,7 +15,20 @@ export type TemplatesOptions = {
   configPath?: string;
   /** `--env FILE` (render only). */
   envFile?: string;
+  /** `--dir DIR` (eject only). */
+  dir?: string;
+  /** `--url URL` (live only). */
+  url?: string;
+  /** `--help`: the templates help, whatever the subcommand. */
+  help?: boolean;
 };
+
+/** Which subcommand each subcommand-specific option belongs to. */
+const optionOwners = {
+  envFile: ['--env', 'render'],
+  dir: ['--dir', 'eject'],
+  url: ['--url', 'live'],
+} as const;
 
 /**
  * `cursor-bridge templates …`: see and edit the workspace templates (the grounding text). Template
@@ -20,12 +36,24 @@ export type TemplatesOptions = {
  */
 export const runTemplates = async (io: CliIo, options: TemplatesOptions): Promise<number> => {
   const [action, ...args] = options.args;
+  if (options.help === true || action === 'help') {
+    io.stdout(templatesHelp);
+    return exitCodes.ok;
+  }
   const usageError = (message: string): number => {
-    io.stderr(`cursor-bridge: ${message}\n\nUsage:\n${templatesUsage}\n`);
+    io.stderr(
+      `cursor-bridge: ${message}\n\nUsage:\n${templatesUsage}\n\`cursor-bridge templates --help\` says more.\n`,
+    );
     return exitCodes.usage;
   };
-  if (options.envFile !== undefined && action !== 'render') {
-    return usageError('--env only applies to `templates render`');
+  const unknownName = (input: string | undefined): number => {
+    io.stderr(`cursor-bridge: unknown template "${input}"; ${describeTemplateNames()}\n`);
+    return exitCodes.usage;
+  };
+  for (const [key, [flag, owner]] of Object.entries(optionOwners)) {
+    if (options[key as keyof typeof optionOwners] !== undefined && action !== owner) {
+      return usageError(`${flag} only applies to \`templates ${owner}\``);
+    }
   }
   const withConfig = () => resolveTemplateDirs(io, options.configPath);
   switch (action) {
@@ -36,19 +64,41 @@ export const runTemplates = async (io: CliIo, options: TemplatesOptions): Promis
       if (args.length !== 1)
         return usageError(`\`templates show\` takes one NAME (${describeTemplateNames()})`);
       const name = findTemplateName(args[0] ?? '');
-      if (name === undefined) {
-        io.stderr(`cursor-bridge: unknown template "${args[0]}"; ${describeTemplateNames()}\n`);
-        return exitCodes.usage;
-      }
+      if (name === undefined) return unknownName(args[0]);
       return runTemplatesShow(io, await withConfig(), name);
     }
     case 'render':
       if (args.length > 0)
         return usageError('`templates render` takes no arguments; pass the file with --env FILE');
       return runTemplatesRender(io, await withConfig(), options.envFile);
-    case 'eject':
-      if (args.length > 1) return usageError('`templates eject` takes at most one DIR');
-      return runTemplatesEject(io, await withConfig(), args[0]);
+    case 'eject': {
+      if (args.length > 1)
+        return usageError(
+          '`templates eject` takes at most one NAME; copy into another directory with --dir DIR',
+        );
+      if (args[0] === undefined) {
+        return runTemplatesEject(io, await withConfig(), {
+          ...(options.dir === undefined ? {} : { targetDir: options.dir }),
+        });
+      }
+      const name = findTemplateName(args[0]);
+      if (name === undefined) {
+        const code = unknownName(args[0]);
+        io.stderr('(`templates eject NAME` copies one template; --dir DIR names where to copy to.)\n');
+        return code;
+      }
+      return runTemplatesEject(io, await withConfig(), {
+        name,
+        ...(options.dir === undefined ? {} : { targetDir: options.dir }),
+      });
+    }
+    case 'placeholders':
+      if (args.length > 0) return usageError('`templates placeholders` takes no arguments');
+      return runTemplatesPlaceholders(io);
+    case 'live':
+      if (args.length > 0)
+        return usageError('`templates live` takes no arguments; pass the address with --url URL');
+      return runTemplatesLive(io, (await withConfig()).config, options.url);
     default:
       return usageError(
         action === undefined ? 'missing templates subcommand' : `unknown templates subcommand "${action}"`,

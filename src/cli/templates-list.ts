@@ -59,8 +59,8 @@ const describeModes = (current: GroundingMode): string =>
 /**
  * `cursor-bridge templates list`: every template with the file it comes from (default or override),
  * which templates each `cursorMode` uses, the problems of broken overrides, and files in the override
- * dir that match no template. Exit 0 even with problems: the bridge runs with the default in place of a
- * broken override, as this shows.
+ * dir that match no template. Exit 1 when there are problems, as a linter does: the bridge still runs
+ * (with the default in place of a broken override, as this shows), but an edit did not take effect.
  */
 export const runTemplatesList = async (io: CliIo, dirs: TemplateDirs): Promise<number> => {
   const store = await TemplateStore.load({ defaultDir: dirs.defaultDir, overrideDir: dirs.overrideDir });
@@ -85,5 +85,5 @@ export const runTemplatesList = async (io: CliIo, dirs: TemplateDirs): Promise<n
   }
   const count = store.problems.length;
   io.stdout(count === 0 ? '\nNo problems.\n' : `\n${count} problem(s); fix the file(s) above.\n`);
-  return exitCodes.ok;
+  return count === 0 ? exitCodes.ok : exitCodes.failure;
 };

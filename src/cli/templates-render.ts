@@ -10,43 +10,22 @@ import {
 import { buildTemplateContext } from '../workspace/template-context.js';
 import { groundingTemplates, TemplateStore, type TemplateName } from '../workspace/template-store.js';
 import { exitCodes, type CliIo } from './cli-io.js';
+import { envBlockFormats } from './templates-env-formats.js';
+import { describeFacts, formatSection as section } from './templates-format.js';
 import { formatTemplateProblem } from './templates-list.js';
 import { findTemplateName, type TemplateDirs } from './templates-setup.js';
 
-const blockShapes =
-  'Claude Code "# Environment" (Primary working directory: …), OpenCode <env>…</env>, Codex <environment_context>…</environment_context>';
-
-const sourceLabels: Record<HostFacts['source'], string> = {
-  'claude-code': 'Claude Code "# Environment"',
-  opencode: 'OpenCode <env>',
-  codex: 'Codex <environment_context>',
-  'env-block': 'generic <env>',
-};
-
-const describeFacts = (facts: HostFacts): string => {
-  const normalised = [
-    ['root', facts.root],
-    ['platform', facts.platform],
-    ['shell', facts.shell],
-    ['OS version', facts.osVersion],
-    ['git repo', facts.isGitRepo === undefined ? undefined : facts.isGitRepo ? 'yes' : 'no'],
-  ]
-    .filter((entry): entry is [string, string] => entry[1] !== undefined)
-    .map(([key, value]) => `  ${key}: ${value}\n`)
-    .join('');
-  const reported = facts.facts.map(({ key, value }) => `    ${key}: ${value}\n`).join('');
-  return `${normalised}  as reported:\n${reported}`;
-};
-
-const section = (title: string, content: string): string =>
-  `\n==> ${title} <==\n${content.endsWith('\n') ? content : `${content}\n`}`;
+const blockShapes = Object.values(envBlockFormats)
+  .map(({ label }) => label)
+  .join(', ');
 
 /**
  * `cursor-bridge templates render [--env FILE]`: finds the newest environment block in FILE (the
  * shapes `extractHostFacts` knows) and prints, for the config's `cursorMode`, every file a scratch
  * workspace would get for those facts, the hook's denial text (bridge mode), and the prompt head and
  * tail. No file or no block: renders for "no environment reported" and says so, since then the
- * templates' no-root wording applies.
+ * templates' no-root wording applies. Exit 1 when a template has a problem (named on stderr; the default
+ * is rendered in its place, as the bridge does).
  */
 export const runTemplatesRender = async (
   io: CliIo,
@@ -70,8 +49,8 @@ export const runTemplatesRender = async (
     facts = extractHostFacts([text]);
     io.stdout(
       facts === undefined
-        ? `No environment block found in ${path} (looked for ${blockShapes}).\n`
-        : `Environment block in ${path} (${sourceLabels[facts.source]}):\n${describeFacts(facts)}`,
+        ? `No environment block found in ${path} (looked for ${blockShapes}; \`cursor-bridge templates --help\` shows an example of each).\n`
+        : `Environment block in ${path} (${envBlockFormats[facts.source].label}):\n${describeFacts(facts)}`,
     );
   }
   if (facts?.root === undefined) {
@@ -125,5 +104,5 @@ export const runTemplatesRender = async (
   io.stdout(
     section(title(used.tail, what('prompt tail', used.tail)), grounding.renderPromptTail(facts, context)),
   );
-  return exitCodes.ok;
+  return store.problems.length === 0 ? exitCodes.ok : exitCodes.failure;
 };

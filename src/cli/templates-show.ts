@@ -6,7 +6,8 @@ import type { TemplateDirs } from './templates-setup.js';
 
 /**
  * `cursor-bridge templates show NAME`: the source of the template in effect, verbatim on stdout (so it
- * can be redirected into an override file); where it comes from and any problem go to stderr.
+ * can be redirected into an override file); where it comes from and any problem go to stderr. Exit 1
+ * when the template has a problem (its override is broken, so the version printed is not that file).
  */
 export const runTemplatesShow = async (
   io: CliIo,
@@ -15,10 +16,11 @@ export const runTemplatesShow = async (
 ): Promise<number> => {
   const store = await TemplateStore.load({ defaultDir: dirs.defaultDir, overrideDir: dirs.overrideDir });
   const source = store.source(name);
-  for (const problem of store.problems.filter((entry) => entry.name === name)) {
+  const problems = store.problems.filter((entry) => entry.name === name);
+  for (const problem of problems) {
     io.stderr(`cursor-bridge: PROBLEM: ${formatTemplateProblem(problem)}\n`);
   }
   io.stderr(`cursor-bridge: ${name} in effect: ${source.origin} ${source.path}\n`);
   io.stdout(await readFile(source.path, 'utf8'));
-  return exitCodes.ok;
+  return problems.length === 0 ? exitCodes.ok : exitCodes.failure;
 };

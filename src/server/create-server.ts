@@ -51,6 +51,12 @@ export type BridgeServerOptions = {
    */
   draining?: () => boolean;
   /**
+   * The body of `GET /debug/grounding` (JSON): what the live conversations' agents are grounded with, no
+   * conversation text. Answered only to a request from this machine (a loopback peer, not relayed by a
+   * proxy) that passes the API key check like every other route. Absent: no such route.
+   */
+  groundingPreview?: () => Promise<unknown>;
+  /**
    * The window of the `tolerated unsupported input` rate limit (default 60 s): a warning code is logged
    * once, then its repeats are counted and logged once per window.
    */
@@ -136,6 +142,17 @@ const opensBlock = (event: TurnEvent): boolean =>
  */
 const accessLevel = (status: number, path: string): 'info' | 'debug' =>
   path === '/health' && status === 200 ? 'debug' : 'info';
+
+/** Headers a proxy adds when it relays a request: such a request did not start on this machine. */
+const relayHeaders = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const;
+
+/** Whether the request comes from this machine: a loopback peer address, and no proxy relayed it. */
+const isLocalRequest = (request: IncomingMessage): boolean => {
+  const peer = request.socket.remoteAddress ?? '';
+  const address = peer.startsWith('::ffff:') ? peer.slice('::ffff:'.length) : peer;
+  const loopback = address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address);
+  return loopback && relayHeaders.every((name) => request.headers[name] === undefined);
+};
 
 const flatHeaders = (request: IncomingMessage): Record<string, string> => {
   const headers: Record<string, string> = {};
@@ -407,6 +424,23 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     });
   };
 
+  /** `GET /debug/grounding`: the live grounding preview, to local requests only. */
+  const groundingRoute = (preview: () => Promise<unknown>): Route => ({
+    method: 'GET',
+    path: '/debug/grounding',
+    handle: async (request, response) => {
+      if (!isLocalRequest(request)) {
+        const error = createTurnError(
+          'permission',
+          "GET /debug/grounding answers only requests made on the bridge's own machine (from loopback, not through a proxy): it shows every live conversation's host facts. Run `cursor-bridge templates live` there.",
+          { retryable: false },
+        );
+        return sendError(response, errorAdapterFor('/debug/grounding'), error);
+      }
+      sendJson(response, 200, await preview(), { 'cache-control': 'no-store' });
+    },
+  });
+
   /** Every route the bridge answers; `public` ones (liveness probes) need no API key. */
   const routes: readonly Route[] = [
     {
@@ -444,6 +478,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     })),
     { method: 'POST', path: '/v1/messages/count_tokens', handle: countTokens },
     { method: 'GET', path: '/v1/models', handle: (_request, response) => listModels(response) },
+    ...(options.groundingPreview === undefined ? [] : [groundingRoute(options.groundingPreview)]),
     {
       method: 'GET',
       path: '/metrics',

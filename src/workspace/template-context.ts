@@ -1,46 +1,15 @@
 /**
- * The names every workspace template may use, and how host facts become their values. The set is fixed
- * (every name is always present, empty when unknown), so a template is checked once when it is loaded:
- * a name outside this set makes the template broken.
+ * How host facts become the values of the placeholders every workspace template may use
+ * (the table in `template-placeholders.ts`). The set is fixed (every name is always present, empty when unknown),
+ * so a template is checked once when it is loaded: a name outside this set makes the template broken.
  */
 
 import type { HostFacts } from './host-facts.js';
-import type { TemplateContext } from './template-renderer.js';
+import type { TemplatePlaceholderName } from './template-placeholders.js';
+import type { TemplateValue } from './template-renderer.js';
 
 /** The MCP server that carries the client's tools; the only MCP server the deny-hook lets through. */
 export const hostToolServerName = 'custom-user-tools';
-
-/**
- * Every placeholder a template may reference:
- * - `hasFacts`, `hasRoot` (booleans, for `{{#if}}`);
- * - `root`, `platform`, `shell`, `osVersion`, `gitRepo` (`yes` / `no`), `factsSource` — normalised facts;
- * - `factsList` — every reported fact as a Markdown list (`- Key: value` lines);
- * - `factsInline` — the same on one line (`Key: value; Key: value`);
- * - `scratchDir` — this session's scratch workspace directory;
- * - `agentCwd` — the Cursor agent's working directory, where its own tools act in agent mode: `cursorCwd`
- *   when agent mode sets one, else the scratch workspace; `agentCwdIsScratch` — whether it is the latter;
- * - `toolServer` — {@link hostToolServerName};
- * - `hookCommand` — the shell command that runs the deny-hook script (hooks.json);
- * - `denyMessage` — the rendered `deny-message.md` (the hook script).
- */
-export const templateContextKeys: ReadonlySet<string> = new Set([
-  'hasFacts',
-  'hasRoot',
-  'root',
-  'platform',
-  'shell',
-  'osVersion',
-  'gitRepo',
-  'factsSource',
-  'factsList',
-  'factsInline',
-  'scratchDir',
-  'agentCwd',
-  'agentCwdIsScratch',
-  'toolServer',
-  'hookCommand',
-  'denyMessage',
-]);
 
 const sourceLabels: Record<HostFacts['source'], string> = {
   'claude-code': 'Claude Code',
@@ -57,11 +26,14 @@ export type TemplateContextExtras = {
   denyMessage?: string;
 };
 
-/** Build the full template context for `facts` (or for "no environment reported" when undefined). */
+/**
+ * Build the full template context for `facts` (or for "no environment reported" when undefined): a value
+ * for every placeholder of the table and nothing else (the return type makes the compiler check both).
+ */
 export const buildTemplateContext = (
   facts: HostFacts | undefined,
   extras: TemplateContextExtras = {},
-): TemplateContext => {
+): Readonly<Record<TemplatePlaceholderName, TemplateValue>> => {
   const reported = facts?.facts.filter(({ value }) => value !== '') ?? [];
   const scratchDir = extras.scratchDir ?? '';
   const agentCwd = extras.agentCwd ?? scratchDir;

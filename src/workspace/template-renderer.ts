@@ -195,14 +195,21 @@ export const compileTemplate = (name: string, source: string): CompiledTemplate 
   return { name, source, names, nodes: root };
 };
 
-/** Throws {@link TemplateRenderError} naming the first referenced name that `known` lacks. */
-export const assertTemplateNames = (template: CompiledTemplate, known: ReadonlySet<string>): void => {
+/**
+ * Throws {@link TemplateRenderError} naming the first referenced name that `known` lacks, at its first
+ * use; `describe` words the message (default `unknown placeholder "name"`).
+ */
+export const assertTemplateNames = (
+  template: CompiledTemplate,
+  known: ReadonlySet<string>,
+  describe: (name: string) => string = (name) => `unknown placeholder "${name}"`,
+): void => {
   const unknown = template.names.find((used) => !known.has(used));
   if (unknown === undefined) return;
   const offset = template.source.search(new RegExp(`\\{\\{[^}]*\\b${unknown}\\b`));
   throw new TemplateRenderError(
     template.name,
-    `unknown placeholder "${unknown}"`,
+    describe(unknown),
     offset === -1 ? undefined : positionOf(template.source, offset),
   );
 };

@@ -1,7 +1,7 @@
 /**
  * The workspace templates: the defaults shipped in `workspace-templates/` overlaid, file by file, by a
  * user directory (default `~/.claude-code-router/cursor-templates/`). Every template is compiled and
- * checked against the fixed placeholder set when it is loaded, so rendering a loaded template cannot
+ * checked against the fixed placeholder set (`template-placeholders.ts`) when it is loaded, so rendering a loaded template cannot
  * fail. A template whose new version is broken keeps its last good version, and the problem is reported
  * (returned and logged) instead of reaching a workspace. Each `cursorMode` has its own grounding
  * templates ({@link groundingTemplates}); a store is loaded for the mode its bridge runs in.
@@ -10,7 +10,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { buildTemplateContext, templateContextKeys } from './template-context.js';
+import { buildTemplateContext } from './template-context.js';
+import { describeUnknownPlaceholder, templatePlaceholderNames } from './template-placeholders.js';
 import {
   assertTemplateNames,
   compileTemplate,
@@ -126,7 +127,7 @@ const checkHooksJson = (template: CompiledTemplate): void => {
 /** Compile and check one template file. Throws with the reason it is unusable. */
 const prepareTemplate = (name: TemplateName, path: string, text: string): CompiledTemplate => {
   const template = compileTemplate(path, text);
-  assertTemplateNames(template, templateContextKeys);
+  assertTemplateNames(template, templatePlaceholderNames, describeUnknownPlaceholder);
   if (name === '.cursor/hooks.json') checkHooksJson(template);
   return template;
 };

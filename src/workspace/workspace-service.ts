@@ -22,12 +22,30 @@ export type PreparedTurnWorkspace = {
   facts: HostFacts | undefined;
 };
 
+/**
+ * What one session's latest turn was grounded with: the prompt's head and tail as rendered, and the facts
+ * and workspace they were rendered for. No conversation text.
+ */
+export type SessionGrounding = {
+  sessionKey: string;
+  /** When the turn was prepared (ms since the epoch). */
+  preparedAt: number;
+  workspaceDir: string;
+  facts: HostFacts | undefined;
+  grounding: { head: string; tail: string };
+};
+
 export class WorkspaceService {
   readonly #manager: WorkspaceManager;
   readonly #grounding: PromptGrounding;
   readonly #pool: WarmWorkspacePool | undefined;
   /** Executor leases of adopted warm workspaces, released when their session's workspace is removed. */
   readonly #leases = new Map<string, () => Promise<void>>();
+  /**
+   * The latest turn's grounding per session, for the live preview: one entry per session with a
+   * workspace (bounded as the sessions are), replaced each turn and dropped by {@link remove}.
+   */
+  readonly #latest = new Map<string, SessionGrounding>();
 
   /** With a `pool`, a session's first turn adopts a pre-warmed workspace rendered for its facts. */
   constructor(manager: WorkspaceManager, grounding: PromptGrounding, pool?: WarmWorkspacePool) {
@@ -64,21 +82,31 @@ export class WorkspaceService {
     }
     const workspaceDir = ensured.dir;
     const options = { scratchDir: workspaceDir };
+    const grounding = {
+      head: this.#grounding.renderPromptHead(facts, options),
+      tail: this.#grounding.renderPromptTail(facts, options),
+    };
+    // A removal that overtook this turn left no workspace: nothing to keep for it.
+    if (this.#manager.isLive(sessionKey)) {
+      this.#latest.set(sessionKey, { sessionKey, preparedAt: Date.now(), workspaceDir, facts, grounding });
+    }
     return {
       workspaceDir,
-      grounding: {
-        head: this.#grounding.renderPromptHead(facts, options),
-        tail: this.#grounding.renderPromptTail(facts, options),
-      },
+      grounding,
       ...(facts?.root === undefined ? {} : { hostRoot: facts.root }),
       facts,
     };
   }
 
+  /** The grounding of each live session's latest turn (see {@link SessionGrounding}), in no set order. */
+  latestGrounding(): SessionGrounding[] {
+    return [...this.#latest.values()];
+  }
+
   /**
-   * Remove the session's workspace (only ever a session-key directory directly under the root) and
-   * release the executor lease it adopted from the pool, if any. Nothing of it is kept for another
-   * session: the pool warms fresh workspaces of its own.
+   * Remove the session's workspace (only ever a session-key directory directly under the root), release
+   * the executor lease it adopted from the pool, if any, and forget its latest grounding. Nothing of it
+   * is kept for another session: the pool warms fresh workspaces of its own.
    */
   async remove(sessionKey: string): Promise<void> {
     const release = this.#leases.get(sessionKey);
@@ -86,7 +114,8 @@ export class WorkspaceService {
     try {
       await release?.();
     } finally {
-      await this.#manager.removeWorkspace(sessionKey);
+      // Forgotten once the workspace is gone: a turn prepared meanwhile then finds it not live.
+      await this.#manager.removeWorkspace(sessionKey).finally(() => this.#latest.delete(sessionKey));
       this.#pool?.executorReleased();
     }
   }

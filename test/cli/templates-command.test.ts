@@ -93,7 +93,7 @@ describe('templates list', () => {
     const broken = await writeOverride('prompt-head.md', 'first line\nroot is {{rooot}}\n');
     await writeOverride('AGENT.md', 'typo in the name\n');
     const result = await run('templates', 'list');
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(1);
     expect(listLine(result.stdout, 'AGENTS.md')).toMatch(new RegExp(`override\\s+${escape(good)}$`));
     expect(listLine(result.stdout, 'prompt-head.md')).toMatch(/\sdefault\s/);
     expect(result.stdout).toContain(`PROBLEM: ${broken}:2:9: unknown placeholder "rooot"`);
@@ -145,7 +145,7 @@ describe('templates show', () => {
   it('names the problem and prints the default in effect when the override is broken', async () => {
     const path = await writeOverride('.cursor/hooks.json', '{ "hooks": {} }\n');
     const result = await run('templates', 'show', '.cursor/hooks.json');
-    expect(result.code).toBe(0);
+    expect(result.code).toBe(1);
     expect(result.stdout).toBe(await readFile(join(defaultDir, '.cursor', 'hooks.json'), 'utf8'));
     expect(result.stderr).toContain(
       `PROBLEM: ${path}: renders to a hooks config without a numeric "version"`,
@@ -303,10 +303,10 @@ describe('templates eject', () => {
     expect(second.stdout).not.toContain('wrote');
   });
 
-  it('copies into DIR (relative to the cwd), fills only the missing files and says how to use DIR', async () => {
+  it('copies into --dir DIR (relative to the cwd), fills only the missing files and says how to use DIR', async () => {
     const target = join(home, 'elsewhere');
     await writeOverride('AGENTS.md', 'mine\n', target);
-    const result = await run('templates', 'eject', 'elsewhere');
+    const result = await run('templates', 'eject', '--dir', 'elsewhere');
     expect(result.code).toBe(0);
     expect(await readFile(join(target, 'AGENTS.md'), 'utf8')).toBe('mine\n');
     expect(await readFile(join(target, '.cursor', 'hooks', 'deny-builtin.mjs'), 'utf8')).toBe(
@@ -323,7 +323,11 @@ describe('templates usage', () => {
     [['templates', 'frobnicate'], 'unknown templates subcommand "frobnicate"'],
     [['templates', 'list', '--env', 'x'], '--env only applies to `templates render`'],
     [['templates', 'show'], '`templates show` takes one NAME'],
-    [['templates', 'eject', 'a', 'b'], 'takes at most one DIR'],
+    [['templates', 'eject', 'a', 'b'], 'takes at most one NAME'],
+    [['templates', 'list', '--dir', 'x'], '--dir only applies to `templates eject`'],
+    [['templates', 'eject', '--url', 'x'], '--url only applies to `templates live`'],
+    [['templates', 'placeholders', 'x'], '`templates placeholders` takes no arguments'],
+    [['model', 'get', 'cursor', '--url', 'x'], '--url does not apply to "model"'],
     [['serve', '--env', 'x'], '--env does not apply to "serve"'],
     [['templates', 'list', '--port', '1'], '--port does not apply to "templates"'],
   ])('%j → exit 2: %s', async (argv, message) => {
@@ -336,6 +340,6 @@ describe('templates usage', () => {
   it('lists the templates commands in --help', async () => {
     const result = await run('--help');
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('cursor-bridge templates eject [DIR] [--config FILE]');
+    expect(result.stdout).toContain('cursor-bridge templates eject [NAME] [--dir DIR] [--config FILE]');
   });
 });
