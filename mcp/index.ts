@@ -22,7 +22,6 @@
  * the MCP SDK's HTTP and stdio server transports, ≈ 1 MB of live heap once loaded) stay out of `serve`.
  */
 
-export { AsyncQueue } from './async-queue.js';
 export {
   createCustomUserToolsServer,
   CUSTOM_USER_TOOLS_SERVER_NAME,

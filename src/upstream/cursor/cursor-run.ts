@@ -7,7 +7,8 @@
 
 import type { InteractionUpdate, Run, SDKMessage } from '@cursor/sdk';
 import type { Logger } from 'pino';
-import { AsyncQueue, type ParkedCall, type ToolCallResult } from '../../../mcp/index.js';
+import { AsyncQueue } from '../../../lib/async-queue.js';
+import type { ParkedCall, ToolCallResult } from '../../../mcp/index.js';
 import { createTurnError } from '../../turn/turn-error.js';
 import type { TurnUserPart } from '../../turn/turn-request.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';

@@ -1,7 +1,8 @@
 import type { InteractionUpdate, Run, RunResult, SDKMessage } from '@cursor/sdk';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AsyncQueue, type ParkedCall } from '../../../mcp/index.js';
+import { AsyncQueue } from '../../../lib/async-queue.js';
+import type { ParkedCall } from '../../../mcp/index.js';
 import { CursorRun } from '../../../src/upstream/cursor/cursor-run.js';
 import type { UpstreamEvent } from '../../../src/upstream/upstream-port.js';
 
