@@ -4,11 +4,9 @@
  * a name outside this set makes the template broken.
  */
 
+import { CUSTOM_USER_TOOLS_SERVER_NAME as hostToolServerName } from '../../mcp/server-name.js';
 import type { HostFacts } from './host-facts.js';
 import type { TemplateContext } from './template-renderer.js';
-
-/** The MCP server that carries the client's tools; the only MCP server the deny-hook lets through. */
-export const hostToolServerName = 'custom-user-tools';
 
 /**
  * Every placeholder a template may reference:

@@ -265,6 +265,16 @@ describe('CursorRun', () => {
     ]);
   });
 
+  it('knows a started call that names its tool only as `custom-user-tools-<tool>` (no toolName, no provider)', () => {
+    const { cursorRun, delta } = createRun();
+    const qualified = {
+      type: 'mcp',
+      args: { name: 'custom-user-tools-Read', args: { path: '/x' } },
+    } as never;
+    delta({ type: 'tool-call-started', callId: 's1', modelCallId: 'm1', toolCall: qualified });
+    expect(cursorRun.claimStartedCall('Read', { path: '/x' })).toBe('s1');
+  });
+
   it('an execute without toolCallId parks under the started call it claims, and the batch ends', async () => {
     const { cursorRun, delta } = createRun();
     delta({
