@@ -1,6 +1,23 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** Only the Cursor adapter talks to the SDK. */
+const cursorSdkImports = {
+  group: ['@cursor/sdk', '@cursor/sdk/*'],
+  message: 'Only src/upstream/cursor/ imports @cursor/sdk.',
+};
+
+/**
+ * The tool host's public entry points, the only `mcp/` modules `src/` imports: `index.js` (the per-session
+ * tool host), `host.js` (the standalone tool host), `server-name.js` (the server name, without the MCP SDK).
+ * Small helpers both use live in `lib/`.
+ */
+const mcpInternalImports = {
+  group: ['**/mcp/**', '!**/mcp/index.js', '!**/mcp/host.js', '!**/mcp/server-name.js'],
+  message:
+    'src/ uses mcp/ only through its public entry points (mcp/index.js, mcp/host.js, mcp/server-name.js); shared helpers belong in lib/.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/.cache/**'] },
   js.configs.recommended,
@@ -25,19 +42,11 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     ignores: ['src/upstream/cursor/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['@cursor/sdk', '@cursor/sdk/*'],
-              message: 'Only src/upstream/cursor/ imports @cursor/sdk.',
-            },
-          ],
-        },
-      ],
-    },
+    rules: { 'no-restricted-imports': ['error', { patterns: [cursorSdkImports, mcpInternalImports] }] },
+  },
+  {
+    files: ['src/upstream/cursor/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [mcpInternalImports] }] },
   },
   {
     files: ['mcp/**/*.ts'],
@@ -45,6 +54,22 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         { patterns: [{ group: ['**/src/**'], message: 'mcp/ is self-contained and never imports src/.' }] },
+      ],
+    },
+  },
+  {
+    files: ['lib/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/**', '**/mcp/**'],
+              message: 'lib/ is the neutral helper library of src/ and mcp/: it imports neither.',
+            },
+          ],
+        },
       ],
     },
   },

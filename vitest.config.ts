@@ -18,6 +18,7 @@ const sharedWorkerFiles = [
   'config',
   'engine',
   'mcp',
+  'lib',
   'server',
   'workspace',
   'bridge',

@@ -11,7 +11,7 @@
 
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { findJsonTextDepthExcess, findValueDepthExcess } from '../mcp/json-depth.js';
+import { findJsonTextDepthExcess, findValueDepthExcess } from '../lib/json-depth.js';
 
 const fixture = JSON.parse(
   readFileSync(

@@ -13,15 +13,13 @@ import { CallToolRequestSchema, CallToolResultSchema } from '@modelcontextprotoc
 import type { CallToolRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { MirroredTool, ToolDefinition } from './mirror-tool-definition.js';
 import type { ParkedCallBroker } from './parked-call-broker.js';
+import { CUSTOM_USER_TOOLS_SERVER_NAME } from './server-name.js';
 import { createErrorResult } from './tool-call-result.js';
 import type { ToolCallResult } from './tool-call-result.js';
 import { ToolMirror } from './tool-mirror.js';
 import { createLazyJsonSchemaValidator } from './lazy-json-schema-validator.js';
 import { waitForParkedResult } from './wait-for-parked-result.js';
 import type { HostProgress, ToolRequestExtra } from './wait-for-parked-result.js';
-
-/** The MCP server name; `@cursor/sdk` also uses it as the provider identifier of custom tools. */
-export const CUSTOM_USER_TOOLS_SERVER_NAME = 'custom-user-tools';
 
 /**
  * The `tools/call` request `_meta` key carrying the SDK's `toolCallId` (MCP has no such field).

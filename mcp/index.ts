@@ -20,14 +20,10 @@
  * standalone tool host (`cursor-bridge mcp-host`: agents over Streamable HTTP / stdio, tool hosts attached
  * over WebSocket, one broker shared through `ToolHostAggregator`) is `./host.js`: its transports (`ws`,
  * the MCP SDK's HTTP and stdio server transports, ≈ 1 MB of live heap once loaded) stay out of `serve`.
+ * `./server-name.js` holds only the server name, for code that must not load the MCP SDK to know it.
  */
 
-export { AsyncQueue } from './async-queue.js';
-export {
-  createCustomUserToolsServer,
-  CUSTOM_USER_TOOLS_SERVER_NAME,
-  TOOL_CALL_ID_META_KEY,
-} from './custom-user-tools-server.js';
+export { createCustomUserToolsServer, TOOL_CALL_ID_META_KEY } from './custom-user-tools-server.js';
 export type { CustomUserToolsServer, CustomUserToolsServerOptions } from './custom-user-tools-server.js';
 export { connectInProcess } from './in-process-client.js';
 export type { InProcessClient, InProcessClientOptions } from './in-process-client.js';
@@ -47,6 +43,7 @@ export type {
   ParkOptions,
   ParkRequest,
 } from './parked-call-broker.js';
+export { CUSTOM_USER_TOOLS_SERVER_NAME } from './server-name.js';
 export { createErrorResult, createTextResult, toToolCallResult } from './tool-call-result.js';
 export type { ToolCallResult, ToolResultContent } from './tool-call-result.js';
 export type { JsonObject, JsonValue } from './json-value.js';

@@ -8,7 +8,7 @@
  * The mirrored types are also valid `@cursor/sdk` `customTools` fields (`inputSchema`, `annotations`).
  */
 
-import { isRecord } from './is-record.js';
+import { isRecord } from '../lib/is-record.js';
 import type { JsonObject, JsonValue } from './json-value.js';
 
 /** MCP tool annotations (behaviour hints), exact-optional so they also fit `SDKToolAnnotations`. */

@@ -16,7 +16,7 @@
  */
 
 import type { Logger } from 'pino';
-import { AsyncQueue } from './async-queue.js';
+import { AsyncQueue } from '../lib/async-queue.js';
 import { createErrorResult } from './tool-call-result.js';
 import type { ToolCallResult } from './tool-call-result.js';
 

@@ -5,8 +5,8 @@
  */
 
 import type { IncomingMessage } from 'node:http';
-import { describeDepthExcess, findJsonTextDepthExcess } from './json-depth.js';
-import { readBodyText } from './read-body-text.js';
+import { describeDepthExcess, findJsonTextDepthExcess } from '../lib/json-depth.js';
+import { readBodyText } from '../lib/read-body-text.js';
 
 export type ReadJsonBodyResult =
   | { ok: true; value: unknown }

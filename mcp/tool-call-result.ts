@@ -3,7 +3,7 @@
  * accepts as a `customTools[name].execute()` result, so the bridge can hand it over unchanged.
  */
 
-import { isRecord } from './is-record.js';
+import { isRecord } from '../lib/is-record.js';
 import type { JsonObject } from './json-value.js';
 
 /** One content block of a tool result. `data` is base64 without a `data:` prefix. */

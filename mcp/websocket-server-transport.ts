@@ -20,7 +20,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { RawData, WebSocket } from 'ws';
-import { describeDepthExcess, findJsonTextDepthExcess } from './json-depth.js';
+import { describeDepthExcess, findJsonTextDepthExcess } from '../lib/json-depth.js';
 
 /** The subprotocol of MCP over WebSocket, as the SDK's `WebSocketClientTransport` requests it. */
 export const MCP_WEBSOCKET_SUBPROTOCOL = 'mcp';

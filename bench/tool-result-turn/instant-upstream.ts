@@ -10,7 +10,7 @@
  */
 
 import { performance } from 'node:perf_hooks';
-import { AsyncQueue } from '../../mcp/async-queue.js';
+import { AsyncQueue } from '../../lib/async-queue.js';
 import type {
   UpstreamEvent,
   UpstreamPort,

@@ -20,7 +20,7 @@ import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../logging/repeat-limi
 import { checkRequestDepth } from '../protocols/shared/parse-request-json.js';
 import { createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { UpstreamPort } from '../upstream/upstream-port.js';
-import { clipText } from '../shared/clip-text.js';
+import { clipText } from '../../lib/clip-text.js';
 import { convertCcrRequestToTurn, watchClientConnection, type CcrContext } from './ccr-turn-request.js';
 import {
   createErrorTurnResponse,

@@ -8,7 +8,7 @@
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import type { ParseResult } from '../protocols/protocol-adapter.js';
-import { isRecord } from '../../mcp/is-record.js';
+import { isRecord } from '../../lib/is-record.js';
 
 /** What the facade needs of a `net.Socket`. */
 type ClientSocket = {

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { isRecord } from '../../mcp/is-record.js';
+import { isRecord } from '../../lib/is-record.js';
 import { defaultCcr3PluginPort } from '../ccr3/ccr3-plugin-config.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import {

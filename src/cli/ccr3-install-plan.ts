@@ -10,7 +10,7 @@
  * - a `model-prefix` rule `claude` → `cursor/<model>`, only when no enabled rule routes `claude-*` yet.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { isRecord } from '../../mcp/is-record.js';
+import { isRecord } from '../../lib/is-record.js';
 import { ccr3PluginId } from '../ccr3/ccr3-plugin-id.js';
 
 export const ccr3ProviderName = 'cursor';

@@ -9,9 +9,9 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isRecord } from '../../mcp/is-record.js';
+import { isRecord } from '../../lib/is-record.js';
 import { safeParseJson } from '../protocols/shared/safe-parse-json.js';
-import { isProcessAlive } from '../shared/is-process-alive.js';
+import { isProcessAlive } from '../../lib/is-process-alive.js';
 
 export type Ccr3Setup =
   /** No sign of CCR 3 in the directory. */

@@ -1,7 +1,7 @@
 import { resolveLogLevel } from '../config/log-level.js';
 import type { LogLevel } from '../config/config-schema.js';
 import { loadConfig, type BridgeConfig } from '../config/load-config.js';
-import type { Result } from '../shared/result.js';
+import type { Result } from '../../lib/result.js';
 import type { CliIo } from './cli-io.js';
 import { resolveConfigPath } from './config-path.js';
 

@@ -2,7 +2,7 @@
  * Cursor API key resolution, per the spec's Authentication section: a concrete provider `api_key`
  * starting with `crsr_`, else `CURSOR_API_KEY` from the environment. Messages never contain the key.
  */
-import type { Result } from '../shared/result.js';
+import type { Result } from '../../lib/result.js';
 import { containsPlaceholder } from './interpolate.js';
 import type { Env } from './interpolate.js';
 

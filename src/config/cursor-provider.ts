@@ -5,7 +5,7 @@
 import { formatFieldPath, ConfigError } from './config-error.js';
 import { cursorOptionsSchema } from './config-schema.js';
 import type { ConfigFile, CursorOptions } from './config-schema.js';
-import { isRecord } from '../../mcp/is-record.js';
+import { isRecord } from '../../lib/is-record.js';
 
 /** The transformer name CCR configs use for this bridge. */
 export const cursorTransformerName = 'cursor-sdk';

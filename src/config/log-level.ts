@@ -1,4 +1,4 @@
-import type { Result } from '../shared/result.js';
+import type { Result } from '../../lib/result.js';
 import type { Env } from './interpolate.js';
 import { logLevels, type LogLevel } from './config-schema.js';
 

@@ -15,7 +15,7 @@
  *
  * Every route but `explicit`, `catalog` and `listed` carries a `note` saying why the name did not run.
  */
-import type { Result } from '../shared/result.js';
+import type { Result } from '../../lib/result.js';
 import { findCatalogEntry, type CatalogEntry } from '../shared/find-catalog-entry.js';
 import type { TurnModelRouteKind } from '../turn/turn-model-route.js';
 import type { BridgeConfig } from './load-config.js';

@@ -7,7 +7,7 @@
  * @see https://spec.json5.org/
  */
 
-import type { Result } from '../shared/result.js';
+import type { Result } from '../../lib/result.js';
 
 export type JsonLiteral = string | number | boolean | null;
 

@@ -21,7 +21,7 @@ import type { Session } from './session.js';
 import { SessionRegistry } from './session-registry.js';
 import { assistantDigest, messageDigest } from './transcript-digest.js';
 import { releaseOnEnd } from './release-on-end.js';
-import { clipText } from '../shared/clip-text.js';
+import { clipText } from '../../lib/clip-text.js';
 import { planTurn, type Plan } from './turn-planner.js';
 import { classifyTrailingTurn, type TrailingTurn } from './turn-classifier.js';
 import { TurnCoalescer, type FinishedFlight } from './turn-coalescer.js';

@@ -1,4 +1,4 @@
-import { clipText } from '../shared/clip-text.js';
+import { clipText } from '../../lib/clip-text.js';
 import type { TurnError } from '../turn/turn-error.js';
 
 /**

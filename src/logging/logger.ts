@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
-import { clipText } from '../shared/clip-text.js';
+import { clipText } from '../../lib/clip-text.js';
 
 export type { Logger };
 

@@ -1,4 +1,4 @@
-import type { Result } from '../shared/result.js';
+import type { Result } from '../../lib/result.js';
 import { createTurnError, toTurnError, type TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 

@@ -6,7 +6,7 @@
 import type { TurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnProtocol, TurnRequest } from '../turn/turn-request.js';
-import type { Result } from '../shared/result.js';
+import type { Result } from '../../lib/result.js';
 import type { SseFrame } from './sse-frame.js';
 
 /** Identity of the response being produced, fixed before the first byte. */

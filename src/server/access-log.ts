@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { TurnProtocol } from '../turn/turn-request.js';
-import { clipText } from '../shared/clip-text.js';
+import { clipText } from '../../lib/clip-text.js';
 
 /** The API family of a path: a client protocol, or `other` (probes, metrics, unknown paths). */
 export type AccessProtocol = TurnProtocol | 'other';

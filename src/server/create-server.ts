@@ -13,7 +13,7 @@ import { collectTurnEvents } from '../protocols/collect-turn-events.js';
 import { readBody } from './read-body.js';
 import { SseWriter } from './sse-writer.js';
 import { clipTurnError } from '../logging/clip-turn-error.js';
-import { clipText } from '../shared/clip-text.js';
+import { clipText } from '../../lib/clip-text.js';
 import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../logging/repeat-limiter.js';
 import {
   createAnthropicCountTokensBody,

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { readBodyText } from '../../mcp/read-body-text.js';
-import type { Result } from '../shared/result.js';
+import { readBodyText } from '../../lib/read-body-text.js';
+import type { Result } from '../../lib/result.js';
 
 /** Why no body was read: over `limit` bytes, or the client went away first. */
 export type ReadBodyFailure = { reason: 'too-large'; limit: number } | { reason: 'aborted' };

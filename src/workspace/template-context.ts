@@ -4,12 +4,10 @@
  * so a template is checked once when it is loaded: a name outside this set makes the template broken.
  */
 
+import { CUSTOM_USER_TOOLS_SERVER_NAME as hostToolServerName } from '../../mcp/server-name.js';
 import type { HostFacts } from './host-facts.js';
 import type { TemplatePlaceholderName } from './template-placeholders.js';
 import type { TemplateValue } from './template-renderer.js';
-
-/** The MCP server that carries the client's tools; the only MCP server the deny-hook lets through. */
-export const hostToolServerName = 'custom-user-tools';
 
 const sourceLabels: Record<HostFacts['source'], string> = {
   'claude-code': 'Claude Code',

@@ -407,7 +407,7 @@ describe('restrictHostWithoutApiKey', () => {
   });
 });
 
-describe('session cap and stall deadline (issue 11, items 10 and 1)', () => {
+describe('session cap and stall deadline', () => {
   it('defaults to 32 sessions and 30 s; the file sets them; the environment wins', () => {
     expect(resolve({})).toMatchObject({ maxSessions: 32, stallTimeoutMs: 30_000 });
     expect(resolve({ cursorMaxSessions: 64, cursorStallTimeoutMs: '5000' })).toMatchObject({
@@ -430,7 +430,7 @@ describe('session cap and stall deadline (issue 11, items 10 and 1)', () => {
   });
 });
 
-describe('pre-warmed workspaces (issue 11, item 11)', () => {
+describe('pre-warmed workspaces', () => {
   it('defaults to the session cap, at most 32; the file sets it (0 disables); the environment wins', () => {
     expect(resolve({})).toMatchObject({ warmWorkspaces: 32 });
     expect(resolve({ cursorMaxSessions: 4 })).toMatchObject({ warmWorkspaces: 4 });

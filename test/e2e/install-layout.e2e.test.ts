@@ -107,7 +107,13 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
     console.info(`docker install-layout: runtime install took ${installMs} ms`);
     const root = packageDir();
     expect(existsSync(join(prefix, 'bin', 'cursor-bridge'))).toBe(true);
-    for (const file of ['dist/src/cli/main.js', 'dist/mcp', 'ccr/cursor-sdk.cjs', 'workspace-templates']) {
+    for (const file of [
+      'dist/src/cli/main.js',
+      'dist/mcp',
+      'dist/lib',
+      'ccr/cursor-sdk.cjs',
+      'workspace-templates',
+    ]) {
       expect(existsSync(join(root, file)), file).toBe(true);
     }
     expect(existsSync(join(root, 'node_modules', '@cursor', 'sdk', 'package.json'))).toBe(true);

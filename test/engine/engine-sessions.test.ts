@@ -10,7 +10,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('engine sessions (issue 4)', () => {
+describe('engine sessions', () => {
   it('coalescing: two identical requests in flight share one send and both see the whole turn', async () => {
     const { engine, upstream } = createTestEngine([
       { type: 'text-delta', text: 'one ' },
@@ -29,7 +29,7 @@ describe('engine sessions (issue 4)', () => {
     await engine.close();
   });
 
-  it('cancellation: a disconnect while a call is parked mid-batch cancels the run at the park deadline (issue 11, item 7: not at once)', async () => {
+  it('cancellation: a disconnect while a call is parked mid-batch cancels the run at the park deadline, not at once', async () => {
     // The park deadline runs on a fake clock: the test moves it.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const { engine, upstream } = createTestEngine(

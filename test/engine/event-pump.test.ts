@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AsyncQueue } from '../../mcp/async-queue.js';
+import { AsyncQueue } from '../../lib/async-queue.js';
 import { EventPump } from '../../src/engine/event-pump.js';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import type { UpstreamEvent } from '../../src/upstream/upstream-port.js';

@@ -1,7 +1,7 @@
 /**
  * Makes sure `dist/` (what `bin/cursor-bridge.js` runs) is built from the current sources, so the
- * process-level tests never exercise a stale build: every `src/**` and `mcp/**` `.ts` file must have a
- * `.js` in `dist/` at least as new, else `tsc -p tsconfig.build.json` runs (what `npm run build` runs).
+ * process-level tests never exercise a stale build: every `src/**`, `mcp/**` and `lib/**` `.ts` file must
+ * have a `.js` in `dist/` at least as new, else `tsc -p tsconfig.build.json` runs (what `npm run build` runs).
  * Test files racing to build (the CLI and e2e suites) take turns through a lock directory holding the
  * owner's pid, so two never run tsc into `dist/` at once.
  */
@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 import { repoRoot } from './repo-root.js';
-import { isProcessAlive } from '../../src/shared/is-process-alive.js';
+import { isProcessAlive } from '../../lib/is-process-alive.js';
 
-const sourceRoots = ['src', 'mcp'];
+const sourceRoots = ['src', 'mcp', 'lib'];
 const lockDir = join(
   tmpdir(),
   `cursor-bridge-build-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 12)}.lock`,

@@ -2,10 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import {
-  createCustomUserToolsServer,
-  CUSTOM_USER_TOOLS_SERVER_NAME,
-} from '../../mcp/custom-user-tools-server.js';
+import { createCustomUserToolsServer } from '../../mcp/custom-user-tools-server.js';
+import { CUSTOM_USER_TOOLS_SERVER_NAME } from '../../mcp/server-name.js';
 import { ParkedCallBroker } from '../../mcp/parked-call-broker.js';
 import { createTextResult } from '../../mcp/tool-call-result.js';
 import type { ToolCallResult } from '../../mcp/tool-call-result.js';

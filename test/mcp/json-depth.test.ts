@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { findJsonTextDepthExcess, findValueDepthExcess, MAX_JSON_DEPTH } from '../../mcp/json-depth.js';
+import { findJsonTextDepthExcess, findValueDepthExcess, MAX_JSON_DEPTH } from '../../lib/json-depth.js';
 import { readJsonBody } from '../../mcp/read-json-body.js';
 import { WebSocketServerTransport } from '../../mcp/websocket-server-transport.js';
 

@@ -4,7 +4,7 @@
  * without overflowing the stack, and a 1,000-level schema is refused before any run reaches the backend.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH } from '../../src/shared/json-depth.js';
+import { MAX_JSON_DEPTH } from '../../lib/json-depth.js';
 import { closeWireBackend, startWireBridge, type WireBridge } from '../wire/wire-fixture.js';
 
 let wire: WireBridge | undefined;

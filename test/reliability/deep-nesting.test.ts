@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CcrFacade } from '../../src/ccr/ccr-facade.js';
-import { MAX_JSON_DEPTH } from '../../src/shared/json-depth.js';
+import { MAX_JSON_DEPTH } from '../../lib/json-depth.js';
 import { ScriptedUpstream, type ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
 import { startScriptedBridge } from '../server/bridge-server-fixture.js';
 

@@ -138,7 +138,7 @@ const readThenCut = async (url: string, body: object, stop: (text: string) => bo
 const isComplete = (text: string): boolean =>
   /message_stop|\[DONE\]|response\.completed|response\.failed/.test(text);
 
-describe('engine faults with the real SDK (issue 11, items 5 and 7)', () => {
+describe('engine faults with the real SDK: stream cuts and dropped clients', () => {
   for (const protocol of ['anthropic', 'chat', 'responses'] as const) {
     it(`${protocol}: a stream cut after the tool call, an identical retry, then the result → 0 duplicate executions, 0 lost results`, async () => {
       const delivered: string[] = [];

@@ -63,7 +63,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => bridge?.close());
 
-describe('evicted conversations (issue 11, item 2)', () => {
+describe('evicted conversations', () => {
   it('130 evicted conversations keep the per-session objects at the cap and add no live heap', async () => {
     const cwd = `/proc/${bridge.pid}/cwd`;
     let asked = 0;

@@ -50,7 +50,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => bridge?.close());
 
-describe('memory after a soak (issue 11, items 2 and 3)', () => {
+describe('memory after a soak', () => {
   it(`${conversations} new conversations then ${longTurns} turns of ${deltasPerLongTurn} deltas: live heap and RSS after the soak stay bounded`, async () => {
     await post(bridge.url, {
       model: 'composer-2',

@@ -157,7 +157,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => bridge?.close());
 
-describe('slow and never-reading clients (issue 11, item 1)', () => {
+describe('slow and never-reading clients', () => {
   it('5 clients never reading a 32 MiB answer: the runs are cancelled at the stall deadline, RSS stays bounded', async () => {
     await warmUp();
     const baseline = await bridge.rssMb();

@@ -6,7 +6,7 @@
  */
 
 import { z } from 'zod';
-import { isRecord } from '../../../mcp/is-record.js';
+import { isRecord } from '../../../lib/is-record.js';
 
 /** `string | block[]`; the blocks are checked individually by the converter. */
 const contentSchema = z.union([z.string(), z.array(z.unknown())], {

@@ -34,7 +34,7 @@ import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
 import { createToolResultMessage } from '../shared/create-tool-result-message.js';
-import { isRecord } from '../../../mcp/is-record.js';
+import { isRecord } from '../../../lib/is-record.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
 import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { resolveTurnReasoning } from '../shared/resolve-turn-reasoning.js';

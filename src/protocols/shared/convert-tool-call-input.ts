@@ -1,4 +1,4 @@
-import { describeDepthExcess } from '../../shared/json-depth.js';
+import { describeDepthExcess } from '../../../lib/json-depth.js';
 import { InvalidRequestFault } from './invalid-request-fault.js';
 import { JsonTooDeepError, safeParseJson } from './safe-parse-json.js';
 

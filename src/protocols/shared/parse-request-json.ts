@@ -1,5 +1,5 @@
-import type { Result } from '../../shared/result.js';
-import { describeDepthExcess, findValueDepthExcess, type JsonDepthExcess } from '../../shared/json-depth.js';
+import type { Result } from '../../../lib/result.js';
+import { describeDepthExcess, findValueDepthExcess, type JsonDepthExcess } from '../../../lib/json-depth.js';
 import { createTurnError, type TurnError } from '../../turn/turn-error.js';
 import { JsonTooDeepError, safeParseJson } from './safe-parse-json.js';
 

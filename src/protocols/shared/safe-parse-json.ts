@@ -1,9 +1,9 @@
-import type { Result } from '../../shared/result.js';
+import type { Result } from '../../../lib/result.js';
 import {
   describeDepthExcess,
   findJsonTextDepthExcess,
   type JsonDepthExcess,
-} from '../../shared/json-depth.js';
+} from '../../../lib/json-depth.js';
 
 /** The text is JSON, but nested deeper than the bridge's limit: it was never parsed. */
 export class JsonTooDeepError extends Error {

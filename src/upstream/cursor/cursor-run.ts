@@ -7,7 +7,8 @@
 
 import type { InteractionUpdate, Run, SDKMessage } from '@cursor/sdk';
 import type { Logger } from 'pino';
-import { AsyncQueue, type ParkedCall, type ToolCallResult } from '../../../mcp/index.js';
+import { AsyncQueue } from '../../../lib/async-queue.js';
+import { CUSTOM_USER_TOOLS_SERVER_NAME, type ParkedCall, type ToolCallResult } from '../../../mcp/index.js';
 import { createTurnError } from '../../turn/turn-error.js';
 import type { TurnUserPart } from '../../turn/turn-request.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';
@@ -17,8 +18,6 @@ import { mapCursorRunError } from './map-cursor-error.js';
 import { mapCursorUsage } from './map-cursor-usage.js';
 import { RunWatchdog } from './run-watchdog.js';
 import { ToolCallLedger } from './tool-call-ledger.js';
-
-export const CUSTOM_TOOLS_PROVIDER = 'custom-user-tools';
 
 /** The session's tool host as a run sees it. */
 export interface HostToolPort {
@@ -76,8 +75,14 @@ const backendMessageTypes: ReadonlySet<SDKMessage['type']> = new Set([
 
 const seconds = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`);
 
-/** Client tool-result parts → MCP content the SDK accepts from `execute`. */
-export const toToolCallResult = (content: readonly TurnUserPart[], isError: boolean): ToolCallResult => ({
+/**
+ * Client tool-result parts → the MCP result the SDK accepts from `execute`. (The tool host's
+ * `toToolCallResult` narrows what an MCP peer sent; this converts what the client sent.)
+ */
+export const convertTurnPartsToToolCallResult = (
+  content: readonly TurnUserPart[],
+  isError: boolean,
+): ToolCallResult => ({
   content: content.map((part) =>
     part.type === 'text'
       ? { type: 'text' as const, text: part.text }
@@ -93,18 +98,22 @@ const isCustomToolCall = (toolCall: unknown): boolean => {
   const { type, args } = toolCall as { type?: unknown; args?: { providerIdentifier?: unknown } };
   return (
     type === 'mcp' &&
-    (args?.providerIdentifier === undefined || args.providerIdentifier === CUSTOM_TOOLS_PROVIDER)
+    (args?.providerIdentifier === undefined || args.providerIdentifier === CUSTOM_USER_TOOLS_SERVER_NAME)
   );
 };
 
+/** How the SDK prefixes a custom tool's name when it reports the qualified name only. */
+const customToolNamePrefix = `${CUSTOM_USER_TOOLS_SERVER_NAME}-`;
+
 const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } => {
   const args = (toolCall as { args?: { toolName?: unknown; name?: unknown; args?: unknown } }).args;
+  const name = typeof args?.name === 'string' ? args.name : '';
   const toolName =
     typeof args?.toolName === 'string'
       ? args.toolName
-      : typeof args?.name === 'string'
-        ? args.name.replace(/^custom-user-tools-/, '')
-        : '';
+      : name.startsWith(customToolNamePrefix)
+        ? name.slice(customToolNamePrefix.length)
+        : name;
   return { toolName, args: args?.args ?? {} };
 };
 
@@ -321,7 +330,10 @@ export class CursorRun implements UpstreamRun {
       const resolution = this.#calls.resolve(result.toolCallId);
       if (resolution === 'unknown') unknown.push(result.toolCallId);
       if (resolution !== 'resolved') continue;
-      this.#options.host.resolve(result.toolCallId, toToolCallResult(result.content, result.isError));
+      this.#options.host.resolve(
+        result.toolCallId,
+        convertTurnPartsToToolCallResult(result.content, result.isError),
+      );
     }
     this.#updateWatchdog();
     return { unknown };

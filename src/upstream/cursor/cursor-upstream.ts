@@ -3,7 +3,7 @@
  * `CURSOR_BACKEND_URL` once at import, and the bridge never overrides it.
  */
 
-import { clipText } from '../../shared/clip-text.js';
+import { clipText } from '../../../lib/clip-text.js';
 import type * as CursorSdk from '@cursor/sdk';
 import type { ModelSelection } from '@cursor/sdk';
 import type { Logger } from 'pino';

@@ -23,7 +23,7 @@ import { repoRoot } from '../../helpers/repo-root.js';
 import { ensureCcr3, pinnedNodeBin, type InstalledCcr3 } from './install-ccr3.js';
 import type { ClientEndpoint } from './network-isolation.js';
 import { headAndTail } from './serve-bridge.js';
-import { isProcessAlive } from '../../../src/shared/is-process-alive.js';
+import { isProcessAlive } from '../../../lib/is-process-alive.js';
 
 export type CommandOutcome = { exitCode: number | null; stdout: string; stderr: string; timedOut: boolean };
 

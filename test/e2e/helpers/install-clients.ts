@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isProcessAlive } from '../../../src/shared/is-process-alive.js';
+import { isProcessAlive } from '../../../lib/is-process-alive.js';
 
 export type ClientName = 'claude-code' | 'codex' | 'opencode' | 'ccr-1' | 'ccr-2' | 'node-20';
 

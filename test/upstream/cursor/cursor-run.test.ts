@@ -1,7 +1,8 @@
 import type { InteractionUpdate, Run, RunResult, SDKMessage } from '@cursor/sdk';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AsyncQueue, type ParkedCall } from '../../../mcp/index.js';
+import { AsyncQueue } from '../../../lib/async-queue.js';
+import type { ParkedCall } from '../../../mcp/index.js';
 import { CursorRun } from '../../../src/upstream/cursor/cursor-run.js';
 import type { UpstreamEvent } from '../../../src/upstream/upstream-port.js';
 
@@ -262,6 +263,16 @@ describe('CursorRun', () => {
       { type: 'tool-call', toolCallId: 'exec-1', toolName: 'Read', input: { path: '/x' }, parkedAt },
       { type: 'tool-batch-end' },
     ]);
+  });
+
+  it('knows a started call that names its tool only as `custom-user-tools-<tool>` (no toolName, no provider)', () => {
+    const { cursorRun, delta } = createRun();
+    const qualified = {
+      type: 'mcp',
+      args: { name: 'custom-user-tools-Read', args: { path: '/x' } },
+    } as never;
+    delta({ type: 'tool-call-started', callId: 's1', modelCallId: 'm1', toolCall: qualified });
+    expect(cursorRun.claimStartedCall('Read', { path: '/x' })).toBe('s1');
   });
 
   it('an execute without toolCallId parks under the started call it claims, and the batch ends', async () => {

@@ -5,8 +5,8 @@
  *
  * Hand-written because no well-kept JSON parser for Node limits depth without giving up `JSON.parse`'s
  * speed: {@link findJsonTextDepthExcess} is one linear pass over the text (strings skipped with `indexOf`)
- * that runs before `JSON.parse`, so nothing deep is ever built. It lives in `mcp/` because both the tool host
- * (`read-json-body.ts`) and the bridge (`src/`) use it, and `mcp/` never imports `src/`.
+ * that runs before `JSON.parse`, so nothing deep is ever built. Both the tool host (`mcp/read-json-body.ts`,
+ * the WebSocket transport) and the bridge (`src/protocols`) use it.
  */
 
 /** The deepest nesting of objects and arrays accepted (the top-level value is depth 1). */

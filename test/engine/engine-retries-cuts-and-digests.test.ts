@@ -21,7 +21,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('issue 12, item 1: a repeated opening within the replay window is a retry', () => {
+describe('a repeated opening within the replay window is a retry', () => {
   // The replay window is measured on a fake clock: the test moves it.
   const useFakeClock = () =>
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
@@ -82,7 +82,7 @@ describe('issue 12, item 1: a repeated opening within the replay window is a ret
   });
 });
 
-describe('issue 12, item 2: a resumed run cut short keeps the agent history', () => {
+describe('a resumed run cut short keeps the agent history', () => {
   it('q1 finishes, q2 parks, the resume is cut at its first text, q3 → a slim follow-up on the same agent', async () => {
     const { engine, upstream } = createTestEngine([
       [
@@ -135,7 +135,7 @@ describe('issue 12, item 2: a resumed run cut short keeps the agent history', ()
   });
 });
 
-describe('issue 12, item 7: cancellations are not failures', () => {
+describe('cancellations are not failures', () => {
   it('counts a client abort of a cut-short turn as cancelled, and an upstream error as failed', async () => {
     const { engine, upstream } = createTestEngine([
       [
@@ -164,7 +164,7 @@ describe('issue 12, item 7: cancellations are not failures', () => {
   });
 });
 
-describe('issue 12, item 10: exact transcript digests', () => {
+describe('exact transcript digests', () => {
   const longText = (edit?: number): string => {
     const chars = Array.from({ length: 10_000 }, (_, index) => String.fromCharCode(97 + (index % 26)));
     if (edit !== undefined) chars[edit] = 'Z';

@@ -1,7 +1,7 @@
 /**
  * Reads an HTTP request body as UTF-8 text, bounded: over `limit` bytes it stops reading as soon as the
  * limit is crossed (the declared content-length is checked first, so an oversized upload is refused
- * unread). The one body reader of `mcp-host` and of `serve` (which imports it: `mcp/` cannot import `src/`).
+ * unread). The one body reader of `mcp-host` and of `serve`.
  */
 
 import type { IncomingMessage } from 'node:http';

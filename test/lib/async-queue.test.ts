@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AsyncQueue } from '../../mcp/async-queue.js';
+import { AsyncQueue } from '../../lib/async-queue.js';
 
 describe('AsyncQueue', () => {
   it('delivers buffered and later items in order, then drains and ends', async () => {

@@ -54,7 +54,7 @@ const toolRun = () =>
     },
   ]);
 
-describe('issue 11, item 7: a stream cut after a tool call keeps the call', () => {
+describe('a stream cut after a tool call keeps the call', () => {
   it('the parked run survives the disconnect; the retry replays the same id; the result resumes the run', async () => {
     useFakeClock();
     const { engine, upstream } = toolRun();
@@ -119,7 +119,7 @@ describe('issue 11, item 7: a stream cut after a tool call keeps the call', () =
   });
 });
 
-describe('issue 11, item 5: a dropped streaming turn does not poison its non-streaming retry', () => {
+describe('a dropped streaming turn does not poison its non-streaming retry', () => {
   it('a client gone while the agent is created → the non-streaming retry 1 s later gets the answer', async () => {
     const { engine, upstream } = createTestEngine([
       { type: 'text-delta', text: 'fine' },
@@ -153,7 +153,7 @@ describe('issue 11, item 5: a dropped streaming turn does not poison its non-str
   });
 });
 
-describe('issue 11, item 10: the session cap is configurable and its evictions are visible', () => {
+describe('the session cap is configurable and its evictions are visible', () => {
   const finished = [
     { type: 'text-delta' as const, text: 'ok' },
     { type: 'end' as const, status: 'finished' as const },
@@ -189,7 +189,7 @@ describe('issue 11, item 10: the session cap is configurable and its evictions a
   });
 });
 
-describe('issue 11: the coalescer keeps committed work and bounds what it retains', () => {
+describe('the coalescer keeps committed work and bounds what it retains', () => {
   type Event = { kind: 'text' | 'call' | 'end'; text?: string };
   const producer = (events: Event[], gapMs: number) => {
     let cancelled = false;
