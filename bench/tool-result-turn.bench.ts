@@ -74,7 +74,6 @@ const engine = new Engine({
   workspace: createStaticWorkspace(join(home, 'workspace')),
   guard: new ScratchPathGuards({ logger, scratchRoot: home }),
   logger,
-  mode: 'bridge',
   // Every conversation of a batch stays parked until its result.
   maxSessions: batch,
   resolveModel: engineModelResolver(config),

@@ -283,7 +283,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     cursor.mode === 'bridge' && prewarm !== undefined && auth.ok && config.warmWorkspaces > 0
       ? new WarmWorkspacePool({
           manager: workspaces,
-          warm: (workspaceDir) => prewarm({ workspaceDir, mode: cursor.mode }),
+          warm: (workspaceDir) => prewarm({ workspaceDir }),
           logger,
           size: config.warmWorkspaces,
           onClaim: (hit) => metrics.warmWorkspaceClaimed(hit),
@@ -331,7 +331,6 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     workspace,
     guard,
     logger,
-    mode: cursor.mode,
     maxSessions: config.maxSessions,
     resolveModel: engineModelResolver(config, {
       ...(upstream.listModels === undefined ? {} : { catalog: upstream.listModels.bind(upstream) }),

@@ -13,7 +13,7 @@ import { BridgeError, createTurnError, toTurnError } from '../turn/turn-error.js
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnEvents, TurnModelRoute } from '../turn/turn-model-route.js';
 import type { TurnRequest } from '../turn/turn-request.js';
-import type { UpstreamMode, UpstreamPort, UpstreamRunInput } from '../upstream/upstream-port.js';
+import type { UpstreamPort, UpstreamRunInput } from '../upstream/upstream-port.js';
 import { allowAllToolCalls, type ToolCallGuard, type WorkspacePort } from './engine-deps.js';
 import { EventPump, type PumpOutcome } from './event-pump.js';
 import { buildFullPrompt, buildSlimPrompt } from './prompt-builder.js';
@@ -34,7 +34,6 @@ export type EngineOptions = {
   workspace: WorkspacePort;
   guard?: ToolCallGuard;
   logger: Logger;
-  mode: UpstreamMode;
   /**
    * Route the client's model name to a Cursor model id; throws (or rejects) with a BridgeError for an
    * unusable route. Called once per request, before the upstream's preflight: keep it cache-fast.
@@ -316,7 +315,8 @@ export class Engine {
         model,
         route,
       }));
-    const tools = this.#options.mode === 'bridge' ? request.tools : [];
+    // The upstream mirrors them only when its mode hosts the client's tools.
+    const { tools } = request;
     const pump = new EventPump({
       tools,
       forwardToolCall: (call) => {
@@ -424,7 +424,7 @@ export class Engine {
     if (plan.kind === 'replay') await session.dispose();
     const prepared = await this.#options.workspace.prepare(session.key, request);
     const agent = await session.ensureAgent(() =>
-      this.#options.upstream.createSession({ workspaceDir: prepared.workspaceDir, mode: this.#options.mode }),
+      this.#options.upstream.createSession({ workspaceDir: prepared.workspaceDir }),
     );
     const input: UpstreamRunInput = {
       prompt:

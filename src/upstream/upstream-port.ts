@@ -22,7 +22,10 @@ export type UpstreamPrompt = {
 
 export interface UpstreamRunInput {
   prompt: UpstreamPrompt;
-  /** The host tools to mirror for this run (replaces the previous run's set). Empty in plan mode. */
+  /**
+   * The client's tools, which the upstream mirrors for this run when its mode hosts them (replacing the
+   * previous run's set).
+   */
   tools: TurnTool[];
   /** The model id, provider prefix already removed. */
   model: string;
@@ -92,9 +95,8 @@ export interface UpstreamSession {
 }
 
 export interface UpstreamSessionOptions {
-  /** The scratch workspace the agent runs in (its cwd). */
+  /** The session's scratch workspace (the agent's cwd, unless the upstream's mode says otherwise). */
   workspaceDir: string;
-  mode: UpstreamMode;
 }
 
 export interface UpstreamPort {
@@ -112,7 +114,7 @@ export interface UpstreamPort {
    */
   listModels?(): Promise<ReadonlyArray<{ id: string; aliases?: readonly string[] }>>;
   /**
-   * Optional: build, ahead of any session, what a session's first run in `workspaceDir` (with `mode`)
+   * Optional: build, ahead of any session, what a session's first run in `workspaceDir`
    * would otherwise build on its request path. Resolves to the release of what it holds; rejects when
    * it cannot (no credentials, backend down), which only means the first run pays as before.
    */

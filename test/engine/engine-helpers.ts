@@ -13,7 +13,6 @@ export const createTestEngine = (source: ScriptSource, options: Partial<EngineOp
     upstream,
     workspace: createStaticWorkspace('/tmp/scratch', { head: 'HEAD', tail: 'TAIL' }),
     logger: silentLogger,
-    mode: 'bridge',
     resolveModel: (request) => ({ model: request.model, route: 'explicit' }),
     ...options,
   });

@@ -45,7 +45,7 @@ const createRegistry = (options: { maxSessions?: number; idleTtlMs?: number } = 
 
 const scriptedRun = async () => {
   const upstream = new ScriptedUpstream([{ type: 'await-tool-results' }]);
-  const agent = await upstream.createSession({ workspaceDir: '/tmp/x', mode: 'bridge' });
+  const agent = await upstream.createSession({ workspaceDir: '/tmp/x' });
   return {
     upstream,
     agent,

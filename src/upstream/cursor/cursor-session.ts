@@ -33,8 +33,10 @@ export type CursorSessionContext = {
   apiKey: string;
   logger: Logger;
   mode: UpstreamMode;
-  /** The agent's cwd: the scratch workspace, or `cursorCwd` in agent mode. */
-  cwd: string;
+  /** The session's scratch workspace. */
+  workspaceDir: string;
+  /** Agent mode only: `cursorCwd`, the agent's cwd instead of the scratch workspace. */
+  agentCwd?: string;
   sandboxEnabled: boolean;
   enableAgentRetries: boolean;
   /** Bounds on a run's silence (see {@link CursorRunOptions}); defaults when absent. */
@@ -52,12 +54,23 @@ export type CursorSessionContext = {
 };
 
 /**
+ * Whether a run mirrors the client's tools (as `custom-user-tools`): in bridge mode only. Plan mode has no
+ * tools; agent mode has Cursor's own.
+ */
+export const mirrorsHostTools = (mode: UpstreamMode): boolean => mode === 'bridge';
+
+/** The agent's cwd: `cursorCwd` in agent mode when set, else the session's scratch workspace. */
+const agentCwdOf = (context: Pick<CursorSessionContext, 'mode' | 'workspaceDir' | 'agentCwd'>): string =>
+  context.mode === 'agent' && context.agentCwd !== undefined ? context.agentCwd : context.workspaceDir;
+
+/**
  * The agent options of a session — also what the upstream pre-warms an executor with: the SDK keys its
- * executors on the cwd, api key, setting sources, sandbox and retry options, so both must agree.
+ * executors on the cwd, api key, setting sources, sandbox and retry options, so both must agree. The
+ * one place the mode becomes SDK options (with {@link mirrorsHostTools} for each run's tools).
  */
 export const buildAgentOptions = (
-  context: Pick<CursorSessionContext, 'apiKey' | 'mode' | 'cwd' | 'enableAgentRetries'> &
-    Partial<Pick<CursorSessionContext, 'createStore'>>,
+  context: Pick<CursorSessionContext, 'apiKey' | 'mode' | 'workspaceDir' | 'enableAgentRetries'> &
+    Partial<Pick<CursorSessionContext, 'createStore' | 'agentCwd'>>,
   choice: {
     model?: ModelSelection;
     sandbox: boolean;
@@ -74,7 +87,7 @@ export const buildAgentOptions = (
       ? { tools: [], mode: 'plan' as const }
       : {}),
   local: {
-    cwd: context.cwd,
+    cwd: agentCwdOf(context),
     // An agent's store (no conversation text on disk); not part of the executor key, so pre-warming has none.
     ...(context.createStore === undefined ? {} : { store: context.createStore(choice.storeHooks) }),
     enableAgentRetries: context.enableAgentRetries,
@@ -116,7 +129,7 @@ export class CursorSession implements UpstreamSession {
       throw new BridgeError(createTurnError('api', 'The Cursor agent already has an active run.'));
     }
     const selection = await this.#context.selectModel(input);
-    const tools = this.#context.mode === 'bridge' ? input.tools : [];
+    const tools = mirrorsHostTools(this.#context.mode) ? input.tools : [];
     this.#host.setTools(tools.map(toToolDefinition));
     // A failed connect is not cached: the next run tries again.
     const client = await (this.#client ??= connectInProcess(this.#host.server).catch((error: unknown) => {

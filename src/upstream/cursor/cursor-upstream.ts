@@ -69,11 +69,9 @@ export class CursorUpstream implements UpstreamPort {
       Agent: sdk.Agent,
       apiKey,
       logger: this.#options.logger,
-      mode: options.mode,
-      cwd:
-        options.mode === 'agent' && this.#options.agentCwd !== undefined
-          ? this.#options.agentCwd
-          : options.workspaceDir,
+      mode: this.#options.mode,
+      workspaceDir: options.workspaceDir,
+      ...(this.#options.agentCwd === undefined ? {} : { agentCwd: this.#options.agentCwd }),
       sandboxEnabled: this.#options.sandboxEnabled,
       enableAgentRetries: this.#options.enableAgentRetries ?? true,
       ...(this.#options.timeouts === undefined ? {} : { timeouts: this.#options.timeouts }),
@@ -97,7 +95,7 @@ export class CursorUpstream implements UpstreamPort {
    */
   async prewarm(options: UpstreamSessionOptions): Promise<() => Promise<void>> {
     const apiKey = this.#apiKey();
-    if (options.mode === 'agent') {
+    if (this.#options.mode === 'agent') {
       throw new BridgeError(createTurnError('api', 'agent mode runs in cursorCwd: nothing to pre-warm'));
     }
     const sdk = await this.#loadSdk();
@@ -110,8 +108,8 @@ export class CursorUpstream implements UpstreamPort {
     const agentOptions = buildAgentOptions(
       {
         apiKey,
-        mode: options.mode,
-        cwd: options.workspaceDir,
+        mode: this.#options.mode,
+        workspaceDir: options.workspaceDir,
         enableAgentRetries: this.#options.enableAgentRetries ?? true,
       },
       { sandbox: this.#options.sandboxEnabled },
