@@ -13,6 +13,7 @@ RUN npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin bin
 COPY ccr ccr
+COPY examples examples
 COPY mcp mcp
 COPY src src
 COPY workspace-templates workspace-templates
