@@ -82,7 +82,7 @@ const noProxy = (env: Env): Record<string, string> => {
  * winning: `ANTHROPIC_MODEL` = `Router.default`, the `/model` picker's `ANTHROPIC_DEFAULT_OPUS_MODEL` =
  * `Router.think`, `..._SONNET_MODEL` = `Router.default`, `..._HAIKU_MODEL` (Claude Code's background
  * calls) = `Router.background` — each as the Router's `provider,model`, so Claude Code names the Cursor
- * model that runs and sizes its context for it instead of for Claude's 1M window — and
+ * model that runs (it notes such a name as an unrecognized model on stderr in `-p` mode) — and
  * `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` (no telemetry or update checks to Anthropic's hosts).
  */
 export const claudeLaunch = (input: ClientLaunchInput): ClientLaunch => {
