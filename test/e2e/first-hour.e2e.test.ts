@@ -29,6 +29,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed, onTestFinished
 import { startFakeCursorBackend } from '../fakes/cursor-backend/index.js';
 import { repoRoot } from '../helpers/repo-root.js';
 import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
+import { codexAgentMessages } from './helpers/codex-driver.js';
 import { clientTimeoutMs, installTimeoutMs } from './helpers/e2e-harness.js';
 import { createFakeBackendModel } from './helpers/fake-backend-model.js';
 import { ensureClient, type InstalledClient } from './helpers/install-clients.js';
@@ -45,6 +46,7 @@ const backendPort = 7777;
 let work: string;
 let clone: string;
 let claude: InstalledClient;
+let codex: InstalledClient;
 /** The README's source-checkout block, one command per line, comments dropped. */
 let readmeBlock: string[];
 
@@ -62,7 +64,7 @@ const readSourceCheckoutBlock = async (readmePath: string): Promise<string[]> =>
 };
 
 beforeAll(async () => {
-  claude = await ensureClient('claude-code');
+  [claude, codex] = await Promise.all([ensureClient('claude-code'), ensureClient('codex')]);
   work = await realpath(await mkdtemp(join(tmpdir(), 'cb-e2e-first-hour-')));
   clone = join(work, 'cursor-bridge');
   await run('git', ['clone', '--quiet', repoRoot, clone]);
@@ -160,6 +162,12 @@ const runReadme = async (options: {
 const describeRun = (result: ClientRun): string =>
   `exit ${String(result.exitCode)}${result.timedOut ? ' (timed out)' : ''}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
 
+/** Prints the run when the test fails (and always with E2E_REPORT=1, as the other e2e files do). */
+const reportRun = (result: ClientRun, extra: () => string = () => ''): void => {
+  onTestFailed(() => console.error(`${describeRun(result)}\n${extra()}`));
+  if (process.env['E2E_REPORT'] === '1') console.log(`${describeRun(result)}\n${extra()}`);
+};
+
 describe('the README’s "Try it" from a fresh clone', { timeout: 3 * clientTimeoutMs }, () => {
   it('`npx cursor-bridge claude -p …` starts a serve for the session, Claude Code runs a tool and answers, and the serve stops with it', async () => {
     const model = createFakeBackendModel(scenario, claudeCodeDriver.shell, () => 0);
@@ -181,7 +189,7 @@ describe('the README’s "Try it" from a fresh clone', { timeout: 3 * clientTime
     }
 
     const result = await runReadme({ endpoint, home, extraEnv: { CURSOR_BACKEND_URL: endpoint.baseUrl } });
-    onTestFailed(() => console.error(describeRun(result)));
+    reportRun(result);
 
     expect(result.exitCode).toBe(0);
     // `first-hour-42` exists only if Claude Code ran the command on the host: the call said `$((40+2))`.
@@ -219,7 +227,7 @@ describe('the README’s "Try it" from a fresh clone', { timeout: 3 * clientTime
     }
 
     const result = await runReadme({ endpoint, home });
-    onTestFailed(() => console.error(`${describeRun(result)}\n${bridge.describe()}`));
+    reportRun(result, () => bridge.describe());
 
     expect(result.exitCode).toBe(0);
     expect(claudeCodeResult(result.stdout)?.result).toContain('The command printed: first-hour-42');
@@ -230,6 +238,69 @@ describe('the README’s "Try it" from a fresh clone', { timeout: 3 * clientTime
     expect(first?.headers['authorization']).toBe('Bearer cursor-bridge');
     expect(first?.body).toMatchObject({ model: 'cursor,composer-2' });
     expect(bridge.mainRuns()).toHaveLength(1);
+  });
+});
+
+describe('cursor-bridge codex', { timeout: 3 * clientTimeoutMs }, () => {
+  it('runs the real Codex with the bridge as its model provider, through a serve it started', async () => {
+    // Every run answers with this text (no turn offers a tool named so).
+    const model = createFakeBackendModel(
+      { turns: [], sideReply: 'Codex through cursor-bridge.' },
+      { name: 'no-such-tool', input: (command) => ({ command }) },
+      () => 0,
+    );
+    const backend = await startFakeCursorBackend({ scenario: model.scenario });
+    const socketPath = join(work, 'backend-3.sock');
+    const backendSocket = await socketTo(socketPath, Number(new URL(backend.url).port));
+    const endpoint = await openClientEndpoint(socketPath, [], backendPort);
+    const home = join(work, 'home-3');
+    await mkdir(join(home, 'tmp'), { recursive: true });
+    onTestFinished(async () => {
+      await endpoint.close();
+      await new Promise<void>((resolve) => backendSocket.close(() => resolve()));
+      await backend.close();
+    });
+    const servePort = endpoint.isolation === 'netns' ? 3456 : await freePort();
+    const codexArgs = [
+      // Codex's own offline settings (facts/clients.md), then the user's command.
+      ...[
+        '-c',
+        'check_for_update_on_startup=false',
+        '-c',
+        'analytics.enabled=false',
+        '-c',
+        'features.plugins=false',
+      ],
+      ...['exec', '--skip-git-repo-check', '--json', 'Say something.'],
+    ];
+    const sandbox: ClientSandbox = { root: work, home, project: clone, remove: async () => {} };
+    const result = await runClient({
+      binaryPath: '/bin/sh',
+      args: [
+        '-c',
+        `exec npx cursor-bridge --port ${servePort} codex ${codexArgs.map((arg) => `'${arg}'`).join(' ')}`,
+      ],
+      sandbox,
+      endpoint,
+      env: {
+        PATH: [join(codex.prefix, 'node_modules', '.bin'), clientPath].join(':'),
+        TMPDIR: join(home, 'tmp'),
+        npm_config_update_notifier: 'false',
+        CURSOR_API_KEY: 'crsr_first_hour_test',
+        CURSOR_BACKEND_URL: endpoint.baseUrl,
+      },
+      timeoutMs: 2 * clientTimeoutMs,
+    });
+    reportRun(result);
+
+    expect(result.exitCode).toBe(0);
+    // Its last message is the model's; the bridge's note on OpenAI-hosted tools may open the conversation.
+    expect(codexAgentMessages(result.stdout).at(-1)).toBe('Codex through cursor-bridge.');
+    expect(result.stderr).toContain(
+      `cursor-bridge: started serve on http://127.0.0.1:${servePort} for this session`,
+    );
+    expect(model.played.map((played) => played.request.requestedModel?.modelId)).toContain('composer-2');
+    expect(await processesNaming(join(clone, 'bin', 'cursor-bridge.js'))).toEqual([]);
   });
 });
 
