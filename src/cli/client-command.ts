@@ -100,7 +100,8 @@ export const runClientCommand = async (io: CliIo, options: ClientCommandOptions)
   const apiKey = io.env['APIKEY']?.trim() || config.apiKey;
   const token = apiKey ?? 'cursor-bridge';
   const wanted = options.port ?? config.port;
-  const probe = await probeListener('127.0.0.1', wanted);
+  // Port 0 asks for any free port: nothing can be running there.
+  const probe: ListenerProbe = wanted === 0 ? { kind: 'free' } : await probeListener('127.0.0.1', wanted);
 
   let serve: SessionServe | undefined;
   let port = wanted;

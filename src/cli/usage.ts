@@ -16,9 +16,10 @@ export const commandUsage: Readonly<Record<string, string>> = {
 
 /** The whole `--help` text. */
 export const usage = `Usage:
-${commandUsage['claude']}   Claude Code on Cursor's models: uses
-                                              the running serve, or starts one for the session
-${commandUsage['codex']}     the same for Codex
+${commandUsage['claude']}
+      Claude Code on Cursor's models: uses the running serve, or starts one for the session
+${commandUsage['codex']}
+      the same for Codex
 ${commandUsage['serve']}
 ${commandUsage['mcp-host']}
 ${commandUsage['model']}
