@@ -7,7 +7,8 @@
  * Pinned: uses the running serve (found by asking it, not by the port) or starts one for the session; passes
  * the arguments through; sets the base URL, key and model variables (the user's own model choices win and are
  * said; replaced ones are said); the serve it started stops, by PID, when the client exits — also when the
- * command itself is killed; a port held by something else moves the session's serve to a free port.
+ * command itself is killed; a port held by something else moves the session's serve to a free port. Without
+ * a key (the spec's Authentication: a `crsr_` provider `api_key`, else `CURSOR_API_KEY`) nothing is started.
  */
 
 import { chmod, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
