@@ -14,6 +14,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY bin bin
 COPY ccr ccr
 COPY lib lib
+COPY examples examples
 COPY mcp mcp
 COPY src src
 COPY workspace-templates workspace-templates

@@ -1,19 +1,21 @@
 #!/usr/bin/env node
 // Entry point. Kept to syntax every Node version parses; the version rule is in node-version.cjs.
+import { URL, fileURLToPath } from 'url';
 import nodeVersion from './node-version.cjs';
 
-const minimum = nodeVersion.minimumNodeVersion();
-if (!nodeVersion.meetsMinimum(process.versions.node, minimum)) {
+nodeVersion.exitUnlessSupported('cli');
+const build = new URL('../dist/src/cli/main.js', import.meta.url);
+const buildPath = fileURLToPath(build);
+let cli;
+try {
+  cli = await import(build.href);
+} catch (error) {
+  if (!error || error.code !== 'ERR_MODULE_NOT_FOUND' || !String(error.message).includes(buildPath))
+    throw error;
+  // A source checkout before its build: `npm install` builds (prepare), `npm run build` rebuilds.
   process.stderr.write(
-    'cursor-bridge needs Node.js >= ' +
-      minimum.join('.') +
-      '; this is ' +
-      process.version +
-      '.\nRun it through npm (`npm start`), which uses the Node 22 pinned in devDependencies, or install Node ' +
-      minimum.join('.') +
-      ' or newer.\n',
+    `cursor-bridge: the build is missing (${buildPath}); run \`npm install\` or \`npm run build\` in this checkout.\n`,
   );
   process.exit(2);
 }
-const { main } = await import('../dist/src/cli/main.js');
-process.exitCode = await main(process.argv.slice(2));
+process.exitCode = await cli.main(process.argv.slice(2));

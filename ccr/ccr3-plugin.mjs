@@ -16,13 +16,9 @@ import { homedir } from 'node:os';
 const require = createRequire(import.meta.url);
 const nodeVersion = require('../bin/node-version.cjs');
 
-const minimum = nodeVersion.minimumNodeVersion();
-if (!nodeVersion.meetsMinimum(process.versions.node, minimum)) {
-  // CCR disables a plugin whose import or setup throws, with this message in its log.
-  throw new Error(
-    `cursor-bridge: Node ${process.versions.node} is too old; @cursor/sdk needs Node >= ${minimum.join('.')}`,
-  );
-}
+const problem = nodeVersion.nodeVersionProblem('ccr3');
+// CCR disables a plugin whose import or setup throws, with this message in its log.
+if (problem !== null) throw new Error(problem);
 
 const { getCcr3Plugin } = await import('../dist/src/ccr3/ccr3-plugin.js');
 const plugin = getCcr3Plugin({ env: process.env, homedir: homedir() });

@@ -25,20 +25,10 @@ var implementationPath = path.join(__dirname, '..', 'dist', 'src', 'ccr', 'ccr-t
 
 /**
  * `null` when this Node meets the package's minimum (package.json `engines.node`, the number `bin/` checks
- * too), else the one line that explains why not.
+ * too), else the one line every entry point gives, with the advice for CCR.
  */
 function nodeVersionProblem() {
-  var minimum = nodeVersion.minimumNodeVersion();
-  if (nodeVersion.meetsMinimum(process.versions.node, minimum)) return null;
-  return (
-    'cursor-sdk transformer: Node ' +
-    process.versions.node +
-    ' is too old; @cursor/sdk needs Node >= ' +
-    minimum.join('.') +
-    ' (it crashes on older versions). Run CCR with Node ' +
-    minimum.join('.') +
-    ' or newer. Cursor requests fail until then.'
-  );
+  return nodeVersion.nodeVersionProblem('ccr');
 }
 
 var reportedProblem = false;

@@ -151,6 +151,8 @@ export const engineModelResolver = (
 export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge> => {
   const { config, logger } = options;
   const parts = await createBridgeEngine(options);
+  const auth = resolveCursorApiKey(config.cursor.apiKeyConfigured, options.env);
+  const cursorReadiness = auth.ok ? { ready: true } : { ready: false, reason: auth.error.message };
   const server = createBridgeServer({
     adapters: {
       anthropic: anthropicAdapter,
@@ -166,6 +168,8 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     metrics: parts.metrics,
     groundingPreview: parts.grounding,
     draining: () => draining,
+    // The Cursor upstream's key, resolved as it resolves it; an injected upstream (tests) needs none.
+    ...(options.upstream === undefined ? { cursorReadiness: () => cursorReadiness } : {}),
   });
   let draining = false;
   let closing: Promise<void> | undefined;

@@ -8,26 +8,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/config-error.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { packageVersion } from './package-info.js';
-import { templatesUsage } from './templates-usage.js';
-
-const usage = `Usage:
-  cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE] [--drain-timeout SECONDS]
-  cursor-bridge mcp-host [--stdio] [--host 127.0.0.1] [--port 3457] [--config FILE]
-  cursor-bridge model get cursor [--config FILE]
-  cursor-bridge ccr install [--config FILE]   CCR 3: add the cursor-bridge plugin through the running
-                                              service; CCR 1/2: the cursor-sdk transformer in config.json
-${templatesUsage}
-  cursor-bridge --help | --version
-
-Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json, else
-  ~/.config/cursor-bridge/config.json (the default once CCR 3 owns ~/.claude-code-router; missing = defaults).
-Env: CURSOR_API_KEY, HOST and APIKEY (override the config), LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk),
-  CURSOR_BRIDGE_MCP_TOKEN (mcp-host's bearer token; else config mcpHost.token),
-  CURSOR_BRIDGE_DRAIN_TIMEOUT (serve: seconds a SIGTERM drain waits for live conversations; default 30).
-Templates: the grounding text (AGENTS.md, prompt head/tail, deny-hook); overrides live in cursorTemplatesDir,
-  default ~/.claude-code-router/cursor-templates/; \`cursor-bridge templates --help\` says more.
-Exit codes: 0 ok, 1 runtime failure (templates: a template has a problem), 2 bad usage or config.
-`;
+import { commandUsage, describeParseError, usage, usageOf } from './usage.js';
 
 const options = {
   host: { type: 'string' },
@@ -67,6 +48,80 @@ const defaultIo = (): CliIo => ({
 const configOption = (values: Values): { configPath?: string } =>
   values.config === undefined ? {} : { configPath: values.config };
 
+/** `--port` as given: an integer from 0 to 65535, or the message that says it is not. */
+const parsePort = (text: string | undefined): { port?: number } | { error: string } => {
+  if (text === undefined) return {};
+  const port = Number(text);
+  return Number.isInteger(port) && port >= 0 && port <= 65_535
+    ? { port }
+    : { error: `--port must be an integer from 0 to 65535, got "${text}"` };
+};
+
+/** The options each command takes besides --config, --help and --version. */
+const commandOptions: Readonly<Record<string, readonly (keyof typeof options)[]>> = {
+  serve: ['host', 'port', 'drain-timeout'],
+  'mcp-host': ['host', 'port', 'stdio'],
+  templates: ['env', 'dir', 'url'],
+  claude: ['port'],
+  codex: ['port'],
+};
+
+/** The clients `cursor-bridge <client> [client args…]` runs. */
+const clients = new Set(['claude', 'codex']);
+
+/**
+ * `[cursor-bridge options…] claude|codex [client args…]`: the client, cursor-bridge's own options (those
+ * before the client's name) and the client's arguments, passed through untouched; undefined when argv does
+ * not have that shape.
+ */
+const splitClientCommand = (
+  argv: readonly string[],
+): { client: 'claude' | 'codex'; values: Values; args: string[] } | undefined => {
+  for (const [index, word] of argv.entries()) {
+    if (!clients.has(word)) continue;
+    try {
+      const { values } = parseArgs({ args: argv.slice(0, index), options, allowPositionals: false });
+      return { client: word as 'claude' | 'codex', values, args: argv.slice(index + 1) };
+    } catch {
+      // the word was an option's value, or a bad option precedes it: not a client command here
+    }
+  }
+  return undefined;
+};
+
+/** The command a malformed argv was meant for (its first positional), for the usage that follows the error. */
+const intendedCommand = (argv: readonly string[]): string => {
+  const { positionals } = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false });
+  return positionals[0] ?? 'serve';
+};
+
+/**
+ * The options `command` takes (others are refused naming the command's usage), and `--port` as a number;
+ * `ok: false` once the problem is on stderr.
+ */
+const checkOptions = (
+  io: CliIo,
+  command: string,
+  values: Values,
+): { ok: true; port?: number } | { ok: false } => {
+  const allowed = new Set<string>(['config', 'help', 'version', ...(commandOptions[command] ?? [])]);
+  const misplaced = Object.entries(values)
+    .filter(([name, value]) => !allowed.has(name) && value !== undefined)
+    .map(([name]) => name);
+  if (misplaced.length > 0) {
+    io.stderr(
+      `cursor-bridge: --${misplaced.join(', --')} does not apply to "${command}"\n${usageOf(command)}`,
+    );
+    return { ok: false };
+  }
+  const parsedPort = parsePort(values.port);
+  if ('error' in parsedPort) {
+    io.stderr(`cursor-bridge: ${parsedPort.error}\n`);
+    return { ok: false };
+  }
+  return { ok: true, ...parsedPort };
+};
+
 /**
  * Runs one command; undefined when argv names none. Throws what the command throws. Commands are
  * imported when run, so `--version`, `--help` and usage errors do not load the whole bridge.
@@ -77,28 +132,13 @@ const dispatch = async (
   rest: string[],
   values: Values,
 ): Promise<number | undefined> => {
-  const misplaced = [
-    ...(command === 'serve' || command === 'mcp-host' ? [] : (['host', 'port'] as const)),
-    ...(command === 'templates' ? [] : (['env', 'dir', 'url'] as const)),
-    ...(command === 'mcp-host' ? [] : (['stdio'] as const)),
-    ...(command === 'serve' ? [] : (['drain-timeout'] as const)),
-  ].filter((name) => values[name] !== undefined);
-  if (misplaced.length > 0) {
-    io.stderr(`cursor-bridge: --${misplaced.join(', --')} does not apply to "${command}"\n\n${usage}`);
-    return exitCodes.usage;
-  }
+  const checked = checkOptions(io, command, values);
+  if (!checked.ok) return exitCodes.usage;
+  const parsedPort = checked.port === undefined ? {} : { port: checked.port };
   if ((command === 'serve' || command === 'mcp-host') && rest.length === 0) {
-    let port: number | undefined;
-    if (values.port !== undefined) {
-      port = Number(values.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-        io.stderr(`cursor-bridge: --port must be an integer from 0 to 65535, got "${values.port}"\n`);
-        return exitCodes.usage;
-      }
-    }
     const listen = {
       ...(values.host === undefined ? {} : { host: values.host }),
-      ...(port === undefined ? {} : { port }),
+      ...parsedPort,
       ...configOption(values),
     };
     if (command === 'mcp-host') {
@@ -128,20 +168,47 @@ const dispatch = async (
       ...(values.help === true ? { help: true } : {}),
     });
   }
+  if (command === 'example' && rest.length <= 1) {
+    const { runExample } = await import('./example-command.js');
+    return runExample(io, rest[0]);
+  }
   return undefined;
 };
 
+/** Runs `cursor-bridge claude|codex …` (see {@link splitClientCommand}). */
+const dispatchClient = async (
+  io: CliIo,
+  { client, values, args }: { client: 'claude' | 'codex'; values: Values; args: string[] },
+): Promise<number> => {
+  const checked = checkOptions(io, client, values);
+  if (!checked.ok) return exitCodes.usage;
+  const { runClientCommand } = await import('./client-command.js');
+  return runClientCommand(io, {
+    client,
+    args,
+    ...(checked.port === undefined ? {} : { port: checked.port }),
+    ...configOption(values),
+  });
+};
+
 export const main = async (argv: readonly string[], io: CliIo = defaultIo()): Promise<number> => {
+  const clientCommand = splitClientCommand(argv);
   let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, options });
-  } catch (error) {
-    io.stderr(`cursor-bridge: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
-    return exitCodes.usage;
+  if (clientCommand === undefined) {
+    try {
+      parsed = parseArgs({ args: [...argv], allowPositionals: true, options });
+    } catch (error) {
+      const command = intendedCommand(argv);
+      const known = command in commandOptions ? commandOptions[command]! : Object.keys(options);
+      io.stderr(
+        `cursor-bridge${command in commandUsage ? ` ${command}` : ''}: ${describeParseError(error, ['config', ...known])}\n${usageOf(command)}`,
+      );
+      return exitCodes.usage;
+    }
   }
-  const { values, positionals } = parsed;
+  const values = clientCommand?.values ?? parsed?.values ?? {};
   // `templates --help` is the templates command's own help.
-  if (values.help === true && positionals[0] !== 'templates') {
+  if (values.help === true && parsed?.positionals[0] !== 'templates') {
     io.stdout(usage);
     return exitCodes.ok;
   }
@@ -149,8 +216,9 @@ export const main = async (argv: readonly string[], io: CliIo = defaultIo()): Pr
     io.stdout(`${await packageVersion()}\n`);
     return exitCodes.ok;
   }
-  const [command = 'serve', ...rest] = positionals;
+  const [command = 'serve', ...rest] = parsed?.positionals ?? [];
   try {
+    if (clientCommand !== undefined) return await dispatchClient(io, clientCommand);
     const code = await dispatch(io, command, rest, values);
     if (code !== undefined) return code;
   } catch (error) {

@@ -8,6 +8,21 @@ import { detectContainer } from '../bridge/sandbox.js';
 import { decideListenHost } from './listen-host.js';
 import { describeListenFailure } from './listen-error.js';
 import { builtInDefaultsNotice, loadCommandConfig } from './load-command-config.js';
+import { probeListener } from './probe-listener.js';
+import { stopOnStdinEndEnv } from './session-serve.js';
+import { resolveCursorApiKey } from '../config/cursor-auth.js';
+
+/**
+ * What `serve` prints on stderr when it starts without a usable Cursor key: it still starts (its `/health`
+ * stays 200 for load balancers, and reports `"cursor":{"ready":false}`), but no turn can succeed.
+ */
+export const noCursorKeyNotice = (problem: string, configPath: string): string =>
+  `cursor-bridge: serve is starting without a usable Cursor API key, so every turn fails (401) until it has ` +
+  `one. ${problem} (Config: ${configPath}.) Then restart serve; GET /health shows "cursor":{"ready":true} once it has a key.`;
+
+/** Where to ask what holds a port the bridge could not bind: the wildcard addresses are reached on loopback. */
+const loopbackFor = (host: string): string =>
+  host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
 
 export type ServeOptions = {
   host?: string;
@@ -31,7 +46,8 @@ const parseDrainTimeout = (text: string): number | undefined => {
 /**
  * `cursor-bridge serve`: runs until SIGTERM or SIGINT, then drains — new conversations are refused
  * (retryable 503, `/health` 503 `draining`) while live ones finish, for at most the drain timeout — and
- * closes everything, resolving 0. A second signal ends the drain at once.
+ * closes everything, resolving 0. A second signal ends the drain at once. With
+ * `CURSOR_BRIDGE_STOP_ON_STDIN_END=1` (a session's serve, see `session-serve.ts`) the end of stdin stops it too.
  */
 export const runServe = async (io: CliIo, options: ServeOptions): Promise<number> => {
   const loaded = await loadCommandConfig(io, options.configPath);
@@ -103,6 +119,8 @@ const serve = async (
     logger.info({ path }, 'no config file; using built-in defaults (provider cursor, cursor,composer-2)');
     io.stderr(`${builtInDefaultsNotice(path)}\n`);
   }
+  const auth = resolveCursorApiKey(config.cursor.apiKeyConfigured, io.env);
+  if (!auth.ok) io.stderr(`${noCursorKeyNotice(auth.error.message, path)}\n`);
 
   const bridge = await createBridge({
     config,
@@ -125,7 +143,13 @@ const serve = async (
     });
   } catch (error) {
     await bridge.close();
-    io.stderr(`${describeListenFailure(error, { command: 'serve', host: listenHost, port })}\n`);
+    const holder =
+      (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+        ? (await probeListener(loopbackFor(listenHost), port)).kind
+        : undefined;
+    io.stderr(
+      `${describeListenFailure(error, { command: 'serve', host: listenHost, port, ...(holder === undefined ? {} : { holder }) })}\n`,
+    );
     return exitCodes.failure;
   }
   const address = bridge.server.address();
@@ -141,16 +165,21 @@ const serve = async (
     logger.warn({ signal }, 'second signal: ending the drain now');
     force.abort();
   };
+  // A session's serve (`cursor-bridge claude`) also stops when its parent's stdin pipe ends.
+  const stdinEnds = io.env[stopOnStdinEndEnv] === '1';
   await new Promise<void>((resolveStop) => {
-    const stop = (signal: NodeJS.Signals): void => {
+    const stop = (signal: NodeJS.Signals | 'stdin-end'): void => {
       logger.info({ signal, drainTimeoutMs }, 'shutting down');
       process.off('SIGINT', stop).off('SIGTERM', stop);
+      if (stdinEnds) process.stdin.off('end', onStdinEnd).destroy();
       // The next signal cuts the drain short.
       process.once('SIGINT', forceStop).once('SIGTERM', forceStop);
       resolveStop();
     };
+    const onStdinEnd = (): void => stop('stdin-end');
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    if (stdinEnds) process.stdin.on('end', onStdinEnd).resume();
   });
   try {
     const result = await bridge.drain(drainTimeoutMs, force.signal);

@@ -31,6 +31,12 @@ import { countTurnTokens } from './count-turn-tokens.js';
  */
 export type TurnHandler = (request: TurnRequest, signal: AbortSignal) => Promise<TurnEvents>;
 
+/**
+ * Whether the bridge can reach Cursor at all (a usable API key), as `GET /health` reports it in its `cursor`
+ * field; `reason` says what is missing, in words (never the key).
+ */
+export type CursorReadiness = { ready: boolean; reason?: string };
+
 export type BridgeServerOptions = {
   adapters: { anthropic: ProtocolAdapter; openaiChat: ProtocolAdapter; openaiResponses: ProtocolAdapter };
   handleTurn: TurnHandler;
@@ -56,6 +62,12 @@ export type BridgeServerOptions = {
    * proxy) that passes the API key check like every other route. Absent: no such route.
    */
   groundingPreview?: () => Promise<unknown>;
+  /**
+   * Reported by `GET /health` as `cursor` (`{"status":"ok","cursor":{"ready":false,"reason":…}}`). The status
+   * stays 200 either way: `/health` is the process's liveness (load balancers, the image's HEALTHCHECK); a
+   * bridge without a Cursor key is up, and says why its turns fail.
+   */
+  cursorReadiness?: () => CursorReadiness;
   /**
    * The window of the `tolerated unsupported input` rate limit (default 60 s): a warning code is logged
    * once, then its repeats are counted and logged once per window.
@@ -469,7 +481,10 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       handle: (_request, response) =>
         options.draining?.() === true
           ? sendJson(response, 503, { status: 'draining' })
-          : sendJson(response, 200, { status: 'ok' }),
+          : sendJson(response, 200, {
+              status: 'ok',
+              ...(options.cursorReadiness === undefined ? {} : { cursor: options.cursorReadiness() }),
+            }),
     },
     ...[...turnRoutes].map(([path, adapter]): Route => ({
       method: 'POST',

@@ -31,7 +31,8 @@ const path = (env: Record<string, string> = {}, flag?: string) =>
 
 /** A loopback port held by this test. */
 const holdPort = async (): Promise<number> => {
-  busy = createServer();
+  // Ends each connection at once: serve asks what holds a busy port, and a server's close waits for them.
+  busy = createServer((socket) => socket.destroy());
   const server = busy;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

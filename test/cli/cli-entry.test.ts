@@ -3,7 +3,6 @@
  * processes, against a `dist/` rebuilt whenever it is older than the sources.
  */
 
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -59,8 +58,9 @@ describe('cursor-bridge entry point', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('cursor-bridge: unknown command "frobnicate"');
+    expect(result.stderr).toContain('Usage:\n');
     expect(result.stderr).toContain(
-      'Usage:\n  cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE]',
+      '\n  cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE]',
     );
   });
 
@@ -76,7 +76,11 @@ describe('cursor-bridge entry point', () => {
     expect(head.status).toBe(200);
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    // No Cursor key in this environment: up (200, for load balancers), and not ready for Cursor.
+    expect(await health.json()).toEqual({
+      status: 'ok',
+      cursor: { ready: false, reason: expect.stringMatching(/^Cursor API key not found/) as unknown },
+    });
 
     expect(await stopChild(child, 'SIGTERM')).toEqual({ code: 0, signal: null });
     expect(child.stdout()).toContain('"msg":"shutting down"');
@@ -152,100 +156,5 @@ describe('cursor-bridge entry point', () => {
     });
     expect(misplaced.code).toBe(2);
     expect(misplaced.stderr).toContain('--drain-timeout does not apply to "model"');
-  });
-});
-
-/** The spec's minimum ("Node.js ≥ 22.19.0"); package.json `engines.node` is the one source the guard reads. */
-const minimumNode = '22.19.0';
-
-const refusal = (version: string): string =>
-  `cursor-bridge needs Node.js >= ${minimumNode}; this is ${version}.\n` +
-  `Run it through npm (\`npm start\`), which uses the Node 22 pinned in devDependencies, or install Node ${minimumNode} or newer.\n`;
-
-/** Node binaries on PATH older than the minimum (the system Node on this machine is 20). */
-const findOldNodes = (): Array<{ path: string; version: string }> => {
-  let paths: string[];
-  try {
-    paths = execFileSync('which', ['-a', 'node'], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  } catch {
-    return [];
-  }
-  const found = new Map<string, string>();
-  for (const path of paths) {
-    try {
-      const version = execFileSync(path, ['--version'], { encoding: 'utf8' }).trim();
-      const [major = 0, minor = 0] = version.slice(1).split('.').map(Number);
-      if (major < 22 || (major === 22 && minor < 19)) found.set(version, path);
-    } catch {
-      // not runnable
-    }
-  }
-  return [...found].map(([version, path]) => ({ path, version }));
-};
-
-describe('the Node version guard in bin/cursor-bridge.js', () => {
-  const fakeNode = (version: string): string =>
-    `data:text/javascript,${encodeURIComponent(
-      `Object.defineProperty(process.versions, 'node', { value: ${JSON.stringify(version)} });` +
-        `Object.defineProperty(process, 'version', { value: ${JSON.stringify(`v${version}`)} });`,
-    )}`;
-
-  it('states one minimum everywhere: package.json engines, the README', async () => {
-    const manifest = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
-      engines: { node: string };
-    };
-    expect(manifest.engines.node).toBe(`>=${minimumNode}`);
-    const readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
-    expect(readme).toContain(`Node.js ≥ ${minimumNode} to run`);
-    expect(readme).not.toMatch(/(Node(\.js)? (≥|>=) ?|older than )22\.(?!19\.0)\d+/);
-  });
-
-  it.each(['22.18.0', minimumNode])('the CCR entry applies the same minimum on Node %s', (version) => {
-    // The transformer loads on any Node and answers each request with the version problem, if any.
-    const script =
-      `const Transformer = require(${JSON.stringify(join(repoRoot, 'ccr', 'cursor-sdk.cjs'))});` +
-      `new Transformer({}).transformRequestIn({}, {}, {}).then(` +
-      `() => process.stdout.write('loaded'), (error) => process.stdout.write(error.message));`;
-    const output = execFileSync(process.execPath, ['--import', fakeNode(version), '-e', script], {
-      encoding: 'utf8',
-      env: createChildEnv(home),
-    });
-    if (version === minimumNode) {
-      expect(output).not.toContain('too old');
-      return;
-    }
-    expect(output).toBe(
-      `cursor-sdk transformer: Node ${version} is too old; @cursor/sdk needs Node >= ${minimumNode} ` +
-        `(it crashes on older versions). Run CCR with Node ${minimumNode} or newer. Cursor requests fail until then.`,
-    );
-  });
-
-  it.each(['22.18.0', '22.13.0', '22.12.0', '20.19.0', '18.20.4'])(
-    'refuses Node %s with exit 2 and says what to do',
-    async (version) => {
-      const result = await runCli(['--version'], {
-        env: createChildEnv(home),
-        prefix: ['--import', fakeNode(version), join(repoRoot, 'bin', 'cursor-bridge.js')],
-      });
-      expect(result.code).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr).toBe(refusal(`v${version}`));
-    },
-  );
-
-  it.each([minimumNode, '22.20.1', '24.0.0'])('lets Node %s through', async (version) => {
-    const result = await runCli(['--version'], {
-      env: createChildEnv(home),
-      prefix: ['--import', fakeNode(version), join(repoRoot, 'bin', 'cursor-bridge.js')],
-    });
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
-  });
-
-  it.each(findOldNodes())('refuses the real $version at $path', async ({ path, version }) => {
-    const result = await runCli(['serve'], { env: createChildEnv(home), command: path });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toBe(refusal(version));
   });
 });

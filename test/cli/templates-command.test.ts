@@ -334,7 +334,12 @@ describe('templates usage', () => {
     const result = await run(...argv);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
-    expect(result.stderr).toContain('cursor-bridge templates render [--env FILE]');
+    // The usage of the command the flag was given to (issue 25: a bad flag prints the command's own usage).
+    expect(result.stderr).toContain(
+      argv[0] === 'serve'
+        ? 'cursor-bridge serve [--host 127.0.0.1]'
+        : 'cursor-bridge templates render [--env FILE]',
+    );
   });
 
   it('lists the templates commands in --help', async () => {

@@ -279,15 +279,16 @@ describe('CCR on a Node too old for @cursor/sdk', { timeout: scenarioTimeoutMs }
         }),
       });
       expect(response.status).toBe(500);
-      expect(await response.text()).toContain('Node 20.20.2 is too old');
+      // The one line every entry point of the package gives on an old Node (test/cli/node-entry-points.test.ts).
+      expect(await response.text()).toContain('cursor-bridge needs Node.js >= 22.19.0 but runs on v20.20.2');
 
       const lines = host
         .output()
         .stderr.split('\n')
-        .filter((line) => line.includes('cursor-sdk transformer'));
+        .filter((line) => line.includes('cursor-bridge needs Node.js'));
       expect(lines).toEqual([
         expect.stringMatching(
-          /^cursor-sdk transformer: Node 20\.20\.2 is too old; @cursor\/sdk needs Node >= 22\.19/,
+          /^cursor-bridge needs Node\.js >= 22\.19\.0 but runs on v20\.20\.2: run Claude Code Router with Node 22\.19\.0 or newer/,
         ),
       ]);
       // Still serving: not a segfault, not CCR's silent exit.

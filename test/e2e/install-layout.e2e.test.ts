@@ -170,7 +170,7 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
       );
       const health = await fetch(`http://127.0.0.1:${port}/health`);
       expect(health.status).toBe(200);
-      expect(await health.json()).toEqual({ status: 'ok' });
+      expect(await health.json()).toEqual({ status: 'ok', cursor: { ready: true } });
       // APIKEY from the environment guards everything but / and /health.
       expect((await fetch(`http://127.0.0.1:${port}/v1/models`)).status).toBe(401);
       const sandboxLine = child

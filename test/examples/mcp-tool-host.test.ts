@@ -1,6 +1,7 @@
 /**
- * The example tool host of docs/mcp-host.md runs as documented (`node examples/mcp-tool-host.ts`, Node 22
- * type stripping) and serves its tools to an agent of mcp-host; it reattaches when the link drops.
+ * The example tool host of docs/mcp-host.md runs as its file header says (`node examples/mcp-tool-host.mjs`:
+ * plain JavaScript, no build) and serves its tools to an agent of mcp-host; it reattaches when the link drops.
+ * `cursor-bridge example mcp-tool-host`, the README's command, is covered in test/cli/node-entry-points.test.ts.
  */
 
 import { spawn } from 'node:child_process';
@@ -17,7 +18,7 @@ afterEach(async () => {
 
 const startExample = (running: RunningMcpHost): { stderr: () => string } => {
   let stderr = '';
-  const child = spawn(process.execPath, [join(repoRoot, 'examples', 'mcp-tool-host.ts')], {
+  const child = spawn(process.execPath, [join(repoRoot, 'examples', 'mcp-tool-host.mjs')], {
     cwd: repoRoot,
     env: {
       PATH: process.env['PATH'] ?? '/usr/bin:/bin',
@@ -35,7 +36,7 @@ const startExample = (running: RunningMcpHost): { stderr: () => string } => {
   return { stderr: () => stderr };
 };
 
-describe('examples/mcp-tool-host.ts', () => {
+describe('examples/mcp-tool-host.mjs', () => {
   it('attaches with the official SDK alone and answers calls, structured content included', async () => {
     const running = await startMcpHost();
     cleanups.push(() => running.close());

@@ -93,17 +93,21 @@ const listenHostForwarder = (socketPath: string): Promise<Server> =>
  */
 export type ExtraForward = { socketPath: string; port: number };
 
-/** Open an endpoint for one client run against the bridge listening on `bridgeSocket` (plus `forwards`). */
+/**
+ * Open an endpoint for one client run against the bridge listening on `bridgeSocket` (plus `forwards`);
+ * inside a namespace the bridge is at `127.0.0.1:<port>` (default 3456).
+ */
 export const openClientEndpoint = async (
   bridgeSocket: string,
   forwards: readonly ExtraForward[] = [],
+  port: number = netnsPort,
 ): Promise<ClientEndpoint> => {
   probe ??= probeIsolation();
   const found = probe;
   if (found.kind === 'netns') {
     return {
       isolation: 'netns',
-      baseUrl: `http://127.0.0.1:${netnsPort}`,
+      baseUrl: `http://127.0.0.1:${port}`,
       wrap: (command, args) => ({
         command: found.unshare,
         args: [
@@ -113,7 +117,7 @@ export const openClientEndpoint = async (
           relayScript,
           found.ip,
           bridgeSocket,
-          String(netnsPort),
+          String(port),
           ...forwards.flatMap((forward) => [forward.socketPath, String(forward.port)]),
           '--',
           command,

@@ -1,26 +1,38 @@
+// @ts-check
 /**
  * A tool host for `cursor-bridge mcp-host`, written with nothing but the official MCP SDK: an `McpServer`
  * with two tools, connected out to mcp-host's `/host` over the SDK's own `WebSocketClientTransport`.
  * Agents connected to mcp-host see the tools as `custom-user-tools`; every call runs here.
  *
- *   cursor-bridge mcp-host &                     # or: npm run build && node bin/cursor-bridge.js mcp-host
- *   CURSOR_BRIDGE_MCP_TOKEN=… node examples/mcp-tool-host.ts
+ *   cursor-bridge mcp-host &                     # in a source checkout: npx cursor-bridge mcp-host
+ *   CURSOR_BRIDGE_MCP_TOKEN=… cursor-bridge example mcp-tool-host
  *
- * Node ≥ 22.18 runs this file as is (type stripping). Env: `CURSOR_BRIDGE_MCP_URL` (default
- * `ws://127.0.0.1:3457/host`), `CURSOR_BRIDGE_MCP_TOKEN` (when mcp-host has one). The host reconnects
- * with a backoff when the link drops (mcp-host restarted); Ctrl-C stops it.
+ * `cursor-bridge example mcp-tool-host` runs this file on the Node cursor-bridge runs on; `node
+ * examples/mcp-tool-host.mjs` runs it too (plain JavaScript: no build, no type stripping). Env:
+ * `CURSOR_BRIDGE_MCP_URL` (default `ws://127.0.0.1:3457/host`), `CURSOR_BRIDGE_MCP_TOKEN` (when mcp-host
+ * has one). The host reconnects with a backoff when the link drops (mcp-host restarted); Ctrl-C stops it.
  */
 
+import { createRequire } from 'node:module';
 import { hostname, uptime } from 'node:os';
-import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import process from 'node:process';
+import { setTimeout } from 'node:timers';
+import { URL } from 'node:url';
+
+// cursor-bridge's Node rule, the same line as every entry point of the package (drop it when copying):
+// checked before the SDK loads, so an old Node gets that line rather than whatever the SDK does there.
+createRequire(import.meta.url)('../bin/node-version.cjs').exitUnlessSupported('example');
+
+const { WebSocketClientTransport } = await import('@modelcontextprotocol/sdk/client/websocket.js');
+const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+const { z } = await import('zod');
 
 const baseUrl = process.env['CURSOR_BRIDGE_MCP_URL'] ?? 'ws://127.0.0.1:3457/host';
 const token = process.env['CURSOR_BRIDGE_MCP_TOKEN'];
 
 /** The tools. Register them on a fresh server for every connection (a server serves one transport). */
-const createHost = (): McpServer => {
+/** @returns {import('@modelcontextprotocol/sdk/server/mcp.js').McpServer} */
+const createHost = () => {
   const server = new McpServer({ name: 'example-tool-host', version: '1.0.0' });
   server.registerTool(
     'add_numbers',
@@ -54,16 +66,19 @@ const createHost = (): McpServer => {
 };
 
 let stopping = false;
-let current: McpServer | undefined;
+/** @type {import('@modelcontextprotocol/sdk/server/mcp.js').McpServer | undefined} */
+let current;
 
-const connect = async (attempt: number): Promise<void> => {
+/** @param {number} attempt */
+const connect = async (attempt) => {
   const url = new URL(baseUrl);
   if (token !== undefined && token !== '') url.searchParams.set('token', token);
   const server = createHost();
   current = server;
   // A failed attach both rejects and closes: reconnect once per connection.
   let retried = false;
-  const retry = (next: number): void => {
+  /** @param {number} next */
+  const retry = (next) => {
     if (retried || stopping) return;
     retried = true;
     scheduleReconnect(next);
@@ -83,13 +98,14 @@ const connect = async (attempt: number): Promise<void> => {
   }
 };
 
-const scheduleReconnect = (attempt: number): void => {
+/** @param {number} attempt */
+const scheduleReconnect = (attempt) => {
   if (stopping) return;
   const delay = Math.min(30_000, 500 * 2 ** attempt);
   setTimeout(() => void connect(attempt), delay);
 };
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     stopping = true;
     void current?.close().finally(() => process.exit(0));
