@@ -338,7 +338,9 @@ describe('templates usage', () => {
     expect(result.stderr).toContain(
       argv[0] === 'serve'
         ? 'cursor-bridge serve [--host 127.0.0.1]'
-        : 'cursor-bridge templates render [--env FILE]',
+        : argv[0] === 'model'
+          ? 'cursor-bridge model get cursor [--config FILE]'
+          : 'cursor-bridge templates render [--env FILE]',
     );
   });
 
