@@ -202,16 +202,17 @@ export class Session {
   }
 
   /**
-   * Retire the run and release the agent; the session then holds nothing. Resolves whether both ended
-   * within the bound (`false`: something of them may still run in their executor).
+   * Retire the run and release the agent, each bounded by the retire bound; the session then holds
+   * nothing. A run that would not retire has its agent abandoned (see {@link retireRun}); an agent whose
+   * disposal fails rejects with that failure.
    */
-  async dispose(): Promise<boolean> {
-    const retired = await this.retireRun({ failed: true });
+  async dispose(): Promise<void> {
+    await this.retireRun({ failed: true });
     const agent = this.#agent;
     this.#agent = undefined;
-    const released =
-      agent === undefined || (await settleWithin(agent.dispose(), this.#retireTimeoutMs)) === 'retired';
-    return retired && released;
+    if (agent === undefined) return;
+    const bound = new Promise<void>((resolve) => setTimeout(resolve, this.#retireTimeoutMs).unref());
+    await Promise.race([agent.dispose(), bound]);
   }
 
   /** What the agent holds is no longer `held` (unless a later turn already moved on). */
