@@ -507,6 +507,13 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       },
     },
   ];
+  /** What an unknown path is told: the routes a client calls, by method, from the table above. */
+  const routeList = (['POST', 'GET'] as const)
+    .map(
+      (verb) =>
+        `${verb} ${routes.flatMap((route) => (route.method === verb && route.path !== '/' ? [route.path] : [])).join(', ')}`,
+    )
+    .join('; ');
 
   const route = async (
     request: IncomingMessage,
@@ -538,11 +545,9 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       ? createTurnError('invalid-request', `Method ${method} is not allowed on ${path}.`, {
           retryable: false,
         })
-      : createTurnError(
-          'not-found',
-          `No route ${method} ${clipText(path)}. Routes: POST /v1/messages, /v1/messages/count_tokens, /v1/chat/completions, /v1/responses; GET /v1/models, /health, /metrics.`,
-          { retryable: false },
-        );
+      : createTurnError('not-found', `No route ${method} ${clipText(path)}. Routes: ${routeList}.`, {
+          retryable: false,
+        });
     const answer = errorAdapterFor(path).createErrorResponse(error);
     sendJson(response, known ? 405 : answer.status, answer.body, answer.headers);
   };

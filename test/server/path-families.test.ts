@@ -66,6 +66,15 @@ describe("an unknown path or method answers in its path's family's envelope", ()
     expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
   });
 
+  it('names every route of the route table in a 404, the live grounding preview too', async () => {
+    const { url } = await start({ groundingPreview: async () => ({}) });
+    const { body } = await answer(`${url}/nothing`);
+    expect((body as { error: { message: string } }).error.message).toBe(
+      'No route GET /nothing. Routes: POST /v1/messages, /v1/chat/completions, /v1/responses, ' +
+        '/v1/messages/count_tokens; GET /health, /v1/models, /debug/grounding, /metrics.',
+    );
+  });
+
   it("refuses a missing API key in the path's family's envelope", async () => {
     const { url } = await start({ apiKey: 'secret-key' });
     expect(await answer(`${url}/v1/messages/count_tokens`, { method: 'POST', body: '{}' })).toEqual({
