@@ -75,21 +75,33 @@ const modelLoadingShout =
   };
 const scenario = modelLoadingShout();
 
+/** Sends one streaming Messages request to the bridge and reads the whole answer. */
+const askerOf = (bridge: WireBridge) => {
+  const client = new Anthropic({ baseURL: bridge.url, apiKey: 'sk-test', maxRetries: 0 });
+  return (messages: Anthropic.MessageParam[], tools: Anthropic.Tool[]) =>
+    client.messages.stream({ model: 'composer-2', max_tokens: 100, tools, messages }).finalMessage();
+};
+
+/**
+ * Turn 1 says hello; turn 2 asks to shout, and the model calls ToolSearch (parked). Resolves the
+ * transcript with ToolSearch's result, the request Claude Code sends next.
+ */
+const parkToolSearchAfterHello = async (ask: ReturnType<typeof askerOf>) => {
+  const history: Anthropic.MessageParam[] = [{ role: 'user', content: 'say hello' }];
+  const hello = await ask(history, [toolSearch]);
+  history.push({ role: 'assistant', content: hello.content }, { role: 'user', content: 'shout hi' });
+  const searching = await ask(history, [toolSearch]);
+  const search = searching.content.find((block) => block.type === 'tool_use');
+  expect(search).toMatchObject({ name: 'ToolSearch' });
+  history.push({ role: 'assistant', content: searching.content }, searchResult(search!.id));
+  return history;
+};
+
 describe('deferred tools loaded by ToolSearch while a run is parked', () => {
   it('continues on the same agent with the new tool set; the loaded tool runs once on the host', async () => {
     wire = await startWireBridge({ scenario });
-    const client = new Anthropic({ baseURL: wire.url, apiKey: 'sk-test', maxRetries: 0 });
-    const ask = (messages: Anthropic.MessageParam[], tools: Anthropic.Tool[]) =>
-      client.messages.stream({ model: 'composer-2', max_tokens: 100, tools, messages }).finalMessage();
-
-    const history: Anthropic.MessageParam[] = [{ role: 'user', content: 'say hello' }];
-    const hello = await ask(history, [toolSearch]);
-    history.push({ role: 'assistant', content: hello.content }, { role: 'user', content: 'shout hi' });
-
-    const searching = await ask(history, [toolSearch]);
-    const search = searching.content.find((block) => block.type === 'tool_use');
-    expect(search).toMatchObject({ name: 'ToolSearch' });
-    history.push({ role: 'assistant', content: searching.content }, searchResult(search!.id));
+    const ask = askerOf(wire);
+    const history = await parkToolSearchAfterHello(ask);
 
     // The tool set grew while ToolSearch was parked: the loaded tool is offered and called at once.
     const calling = await ask(history, [toolSearch, shoutTool]);
@@ -151,15 +163,8 @@ describe('deferred tools loaded by ToolSearch while a run is parked', () => {
 
   it('replays to a new agent when the backend checkpointed part of the retired run: no user turn twice', async () => {
     wire = await startWireBridge({ scenario: modelLoadingShout(true) });
-    const client = new Anthropic({ baseURL: wire.url, apiKey: 'sk-test', maxRetries: 0 });
-    const ask = (messages: Anthropic.MessageParam[], tools: Anthropic.Tool[]) =>
-      client.messages.stream({ model: 'composer-2', max_tokens: 100, tools, messages }).finalMessage();
-    const history: Anthropic.MessageParam[] = [{ role: 'user', content: 'say hello' }];
-    const hello = await ask(history, [toolSearch]);
-    history.push({ role: 'assistant', content: hello.content }, { role: 'user', content: 'shout hi' });
-    const searching = await ask(history, [toolSearch]);
-    const search = searching.content.find((block) => block.type === 'tool_use');
-    history.push({ role: 'assistant', content: searching.content }, searchResult(search!.id));
+    const ask = askerOf(wire);
+    const history = await parkToolSearchAfterHello(ask);
 
     const calling = await ask(history, [toolSearch, shoutTool]);
     expect(calling.content.find((block) => block.type === 'tool_use')).toMatchObject({ name: shout });
