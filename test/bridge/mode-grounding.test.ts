@@ -9,15 +9,11 @@
  * with its own local tooling semantics.
  */
 
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
+import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBridge } from '../../src/bridge/create-bridge.js';
-import { resolveConfig } from '../../src/config/load-config.js';
-import { ScriptedUpstream } from '../../src/upstream/scripted/scripted-upstream.js';
+import { startScriptedBridgeProcess } from '../helpers/scripted-bridge-process.js';
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -34,50 +30,35 @@ const environment =
 type Observed = { prompt: string; workspaceDir: string; files: string[] };
 
 const runTurn = async (options: Record<string, unknown>): Promise<Observed> => {
-  const home = await mkdtemp(join(tmpdir(), 'cursor-bridge-mode-grounding-'));
-  const env = { HOME: home, CURSOR_API_KEY: 'crsr_test' };
-  const raw = {
-    Providers: [
-      {
-        name: 'cursor',
-        api_base_url: 'https://cursor.com',
-        api_key: '$CURSOR_API_KEY',
-        models: ['composer-2'],
-        transformer: { use: [['cursor-sdk', options]] },
-      },
+  const { upstream, url, close } = await startScriptedBridgeProcess({
+    source: [
+      { type: 'text-delta', text: 'ok' },
+      { type: 'end', status: 'finished' },
     ],
-  };
-  const config = resolveConfig(raw, { path: join(home, 'config.json'), env, homedir: home });
-  const upstream = new ScriptedUpstream([
-    { type: 'text-delta', text: 'ok' },
-    { type: 'end', status: 'finished' },
-  ]);
-  const bridge = await createBridge({
-    config,
-    env,
-    homedir: home,
-    logger: pino({ level: 'silent' }),
-    upstream,
-  });
-  cleanup.push(async () => {
-    await bridge.close();
-    await rm(home, { recursive: true, force: true });
-  });
-  await new Promise<void>((resolve) => bridge.server.listen(0, '127.0.0.1', resolve));
-  const response = await fetch(
-    `http://127.0.0.1:${(bridge.server.address() as AddressInfo).port}/v1/messages`,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-claude-code-session-id': 'mode-1' },
-      body: JSON.stringify({
-        model: 'composer-2',
-        max_tokens: 100,
-        system: environment,
-        tools: [{ name: 'Bash', input_schema: { type: 'object' } }],
-        messages: [{ role: 'user', content: 'Where is my project?' }],
-      }),
+    config: {
+      Providers: [
+        {
+          name: 'cursor',
+          api_base_url: 'https://cursor.com',
+          api_key: '$CURSOR_API_KEY',
+          models: ['composer-2'],
+          transformer: { use: [['cursor-sdk', options]] },
+        },
+      ],
     },
-  );
+  });
+  cleanup.push(close);
+  const response = await fetch(`${url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-claude-code-session-id': 'mode-1' },
+    body: JSON.stringify({
+      model: 'composer-2',
+      max_tokens: 100,
+      system: environment,
+      tools: [{ name: 'Bash', input_schema: { type: 'object' } }],
+      messages: [{ role: 'user', content: 'Where is my project?' }],
+    }),
+  });
   expect(response.status).toBe(200);
   await response.text();
   const [call] = upstream.calls;

@@ -11,16 +11,14 @@
  * the agent, the message returned when a Cursor built-in is denied. Host facts are re-read every turn.
  */
 
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { get } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createBridge, type Bridge } from '../../src/bridge/create-bridge.js';
-import { resolveConfig } from '../../src/config/load-config.js';
-import { ScriptedUpstream } from '../../src/upstream/scripted/scripted-upstream.js';
+import type { Bridge } from '../../src/bridge/create-bridge.js';
+import type { ScriptedUpstream } from '../../src/upstream/scripted/scripted-upstream.js';
+import { startScriptedBridgeProcess } from '../helpers/scripted-bridge-process.js';
 import { encodeTemplateJson } from '../../src/workspace/template-renderer.js';
 import type { GroundingPreview } from '../../src/workspace/template-preview.js';
 
@@ -40,38 +38,17 @@ const environment = (root: string): string =>
 
 type Started = { bridge: Bridge; url: string; upstream: ScriptedUpstream };
 
-const startBridge = async (fileConfig: Record<string, unknown> = {}, extraEnv = {}): Promise<Started> => {
-  const home = await mkdtemp(join(tmpdir(), 'cursor-bridge-grounding-preview-'));
-  const env = { HOME: home, CURSOR_API_KEY: 'crsr_test', ...extraEnv };
-  const raw = {
-    ...fileConfig,
-    Providers: [
-      {
-        name: 'cursor',
-        api_base_url: 'https://cursor.com',
-        api_key: '$CURSOR_API_KEY',
-        models: ['composer-2'],
-      },
+const startBridge = async (config: Record<string, unknown> = {}, env = {}): Promise<Started> => {
+  const started = await startScriptedBridgeProcess({
+    source: () => [
+      { type: 'text-delta', text: `Answer ${assistantMarker}` },
+      { type: 'end', status: 'finished' },
     ],
-  };
-  const config = resolveConfig(raw, { path: join(home, 'config.json'), env, homedir: home });
-  const upstream = new ScriptedUpstream(() => [
-    { type: 'text-delta', text: `Answer ${assistantMarker}` },
-    { type: 'end', status: 'finished' },
-  ]);
-  const bridge = await createBridge({
     config,
     env,
-    homedir: home,
-    logger: pino({ level: 'silent' }),
-    upstream,
   });
-  cleanup.push(async () => {
-    await bridge.close();
-    await rm(home, { recursive: true, force: true });
-  });
-  await new Promise<void>((resolve) => bridge.server.listen(0, '127.0.0.1', resolve));
-  return { bridge, upstream, url: `http://127.0.0.1:${(bridge.server.address() as AddressInfo).port}` };
+  cleanup.push(started.close);
+  return started;
 };
 
 /** One turn of `conversation`: its first user message, or with `followUp` the exchange so far and a second one. */
