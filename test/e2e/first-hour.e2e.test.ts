@@ -27,6 +27,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 
 import { startFakeCursorBackend } from '../fakes/cursor-backend/index.js';
+import type { Scenario } from '../fakes/cursor-backend/run-context.js';
 import { repoRoot } from '../helpers/repo-root.js';
 import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
 import { codexAgentMessages } from './helpers/codex-driver.js';
@@ -93,6 +94,28 @@ const socketTo = async (path: string, port: number): Promise<Server> => {
   });
   await new Promise<void>((resolve) => server.listen(path, resolve));
   return server;
+};
+
+/**
+ * The fake Cursor backend answering `scenario`, reached from the client's network namespace as
+ * `endpoint.baseUrl` (through a unix socket), and a fresh HOME `home-<name>`; all closed when the test ends.
+ */
+const startBackendFor = async (
+  name: string,
+  scenario: Scenario,
+): Promise<{ endpoint: ClientEndpoint; home: string }> => {
+  const backend = await startFakeCursorBackend({ scenario });
+  const socketPath = join(work, `backend-${name}.sock`);
+  const backendSocket = await socketTo(socketPath, Number(new URL(backend.url).port));
+  const endpoint = await openClientEndpoint(socketPath, [], backendPort);
+  const home = join(work, `home-${name}`);
+  await mkdir(join(home, 'tmp'), { recursive: true });
+  onTestFinished(async () => {
+    await endpoint.close();
+    await new Promise<void>((resolve) => backendSocket.close(() => resolve()));
+    await backend.close();
+  });
+  return { endpoint, home };
 };
 
 /** The processes whose command line names `text`, from /proc (looked at, never signalled). */
@@ -171,16 +194,7 @@ const reportRun = (result: ClientRun, extra: () => string = () => ''): void => {
 describe('the README’s "Try it" from a fresh clone', { timeout: 3 * clientTimeoutMs }, () => {
   it('`npx cursor-bridge claude -p …` starts a serve for the session, Claude Code runs a tool and answers, and the serve stops with it', async () => {
     const model = createFakeBackendModel(scenario, claudeCodeDriver.shell, () => 0);
-    const backend = await startFakeCursorBackend({ scenario: model.scenario });
-    const backendSocket = await socketTo(join(work, 'backend-1.sock'), Number(new URL(backend.url).port));
-    const endpoint = await openClientEndpoint(join(work, 'backend-1.sock'), [], backendPort);
-    const home = join(work, 'home-1');
-    await mkdir(join(home, 'tmp'), { recursive: true });
-    onTestFinished(async () => {
-      await endpoint.close();
-      await new Promise<void>((resolve) => backendSocket.close(() => resolve()));
-      await backend.close();
-    });
+    const { endpoint, home } = await startBackendFor('1', model.scenario);
     // On the host's network (no namespaces: E2E_ALLOW_HOST_NETWORK=1) 3456 is the machine's: use a free port.
     const servePort = endpoint.isolation === 'netns' ? 3456 : await freePort();
     if (endpoint.isolation !== 'netns') {
@@ -249,17 +263,7 @@ describe('cursor-bridge codex', { timeout: 3 * clientTimeoutMs }, () => {
       { name: 'no-such-tool', input: (command) => ({ command }) },
       () => 0,
     );
-    const backend = await startFakeCursorBackend({ scenario: model.scenario });
-    const socketPath = join(work, 'backend-3.sock');
-    const backendSocket = await socketTo(socketPath, Number(new URL(backend.url).port));
-    const endpoint = await openClientEndpoint(socketPath, [], backendPort);
-    const home = join(work, 'home-3');
-    await mkdir(join(home, 'tmp'), { recursive: true });
-    onTestFinished(async () => {
-      await endpoint.close();
-      await new Promise<void>((resolve) => backendSocket.close(() => resolve()));
-      await backend.close();
-    });
+    const { endpoint, home } = await startBackendFor('3', model.scenario);
     const servePort = endpoint.isolation === 'netns' ? 3456 : await freePort();
     const codexArgs = [
       // Codex's own offline settings (facts/clients.md), then the user's command.
