@@ -1,5 +1,5 @@
-/** Cursor readiness as a bridge's `GET /health` reports it (absent from bridges that predate it). */
-export type CursorReadiness = { ready: boolean; reason?: string };
+import { isRecord } from '../../lib/is-record.js';
+import type { CursorReadiness } from '../server/create-server.js';
 
 /** What answers on a loopback port. */
 export type ListenerProbe =
@@ -24,9 +24,7 @@ const getJson = async (url: string): Promise<{ status: number; body: unknown }> 
   }
 };
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
+/** Cursor readiness as a bridge's `GET /health` reports it (absent from bridges that predate it). */
 const readiness = (value: unknown): CursorReadiness | undefined => {
   if (!isRecord(value) || typeof value['ready'] !== 'boolean') return undefined;
   return typeof value['reason'] === 'string'

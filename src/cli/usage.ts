@@ -1,3 +1,4 @@
+import { editDistance } from '../../lib/edit-distance.js';
 import { templatesUsage } from './templates-usage.js';
 
 /** Each command's own usage lines, as a bad flag or a misplaced option prints them. */
@@ -46,30 +47,11 @@ export const usageOf = (command: string): string => {
     : `Usage:\n${lines}\n(cursor-bridge --help lists every command and the environment it reads)\n`;
 };
 
-/** Edit distance of two short strings (insertions, deletions, substitutions, adjacent swaps). */
-const distance = (a: string, b: string): number => {
-  const rows = Array.from({ length: a.length + 1 }, (_, index) => [
-    index,
-    ...new Array<number>(b.length).fill(0),
-  ]);
-  for (let column = 0; column <= b.length; column += 1) rows[0]![column] = column;
-  for (let i = 1; i <= a.length; i += 1) {
-    for (let j = 1; j <= b.length; j += 1) {
-      const substitution = rows[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, substitution);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        best = Math.min(best, rows[i - 2]![j - 2]! + 1);
-      rows[i]![j] = best;
-    }
-  }
-  return rows[a.length]![b.length]!;
-};
-
 /** The known option closest to `name` (at most two edits away), for "did you mean". */
 export const suggestOption = (name: string, known: readonly string[]): string | undefined => {
   let best: { option: string; edits: number } | undefined;
   for (const option of known) {
-    const edits = distance(name, option);
+    const edits = editDistance(name, option);
     if (edits <= 2 && (best === undefined || edits < best.edits)) best = { option, edits };
   }
   return best?.option;

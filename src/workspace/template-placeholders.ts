@@ -4,6 +4,8 @@
  * `cursor-bridge templates placeholders` listing and docs/templates.md (checked by a test) all follow.
  */
 
+import { editDistance } from '../../lib/edit-distance.js';
+
 /** A `text` is inserted with `{{name}}` or `{{json name}}`; a `flag` (true or false) is for `{{#if name}}`. */
 export type TemplatePlaceholderKind = 'text' | 'flag';
 
@@ -134,20 +136,6 @@ export type TemplatePlaceholderName = (typeof templatePlaceholders)[number]['nam
 export const templatePlaceholderNames: ReadonlySet<string> = new Set(
   templatePlaceholders.map((placeholder) => placeholder.name),
 );
-
-/** Edit distance (insertions, deletions, substitutions) between two strings. */
-const editDistance = (left: string, right: string): number => {
-  let previous = Array.from({ length: right.length + 1 }, (_, index) => index);
-  for (let row = 1; row <= left.length; row += 1) {
-    const current = [row];
-    for (let column = 1; column <= right.length; column += 1) {
-      const substitution = (previous[column - 1] ?? 0) + (left[row - 1] === right[column - 1] ? 0 : 1);
-      current.push(Math.min((previous[column] ?? 0) + 1, (current[column - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[right.length] ?? 0;
-};
 
 /**
  * The placeholder `name` was most likely meant to be, ignoring case: one whose name contains `name` or
