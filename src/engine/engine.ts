@@ -178,7 +178,7 @@ export class Engine {
         this.#metrics.agentAbandoned();
         this.#options.logger.warn(
           { session: session.key, run, disposed, retireTimeoutMs: this.#options.retireTimeoutMs },
-          "a Cursor run did not retire after its cancel; its agent is abandoned and the conversation's next turn replays on a new agent",
+          "a Cursor run did not retire after its cancel; its agent is abandoned (disposed in the background), and the conversation's next turn, if any, replays on a new agent",
         );
       },
       onForgotten: (session) => this.#coalescer.forgetGroup(session.key),
