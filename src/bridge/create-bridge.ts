@@ -41,7 +41,7 @@ export type CreateBridgeOptions = {
   /** Replace the Cursor upstream (tests use the scripted one). */
   upstream?: UpstreamPort;
   /** Passed to the Cursor upstream (tests load the SDK after pointing it at a fake backend). */
-  cursor?: Pick<CursorUpstreamOptions, 'loadSdk' | 'enableAgentRetries'>;
+  cursor?: Pick<CursorUpstreamOptions, 'loadSdk' | 'enableAgentRetries' | 'batchQuietMs'>;
   /** Watch the template directories for edits (on in `serve`). */
   watchTemplates?: boolean;
   /** Idle time before an SSE keepalive frame (default 10 s). */

@@ -143,7 +143,8 @@ describe('engine faults with the real SDK: stream cuts and dropped clients', () 
     it(`${protocol}: a stream cut after the tool call, an identical retry, then the result → 0 duplicate executions, 0 lost results`, async () => {
       const delivered: string[] = [];
       const scenario: Scenario = async (run) => {
-        // No announced batch size: the batch ends after a quiet period, after the client has cut.
+        // No announced batch size: the batch ends after the quiet period, which this test widens so that
+        // the client's cut (right after it reads the call) always comes first, even on a loaded machine.
         const [result] = await run.toolCalls([{ toolName: 'Bash', args: { command: 'ls' } }], {
           listed: 'none',
         });
@@ -151,7 +152,7 @@ describe('engine faults with the real SDK: stream cuts and dropped clients', () 
         run.text(`listed: ${result === undefined ? 'nothing' : resultText(result)}`);
         run.turnEnded();
       };
-      wire = await startWireBridge({ scenario });
+      wire = await startWireBridge({ scenario, cursor: { batchQuietMs: 1_500 } });
       const { path, opening, withResult } = protocols[protocol];
       const url = `${wire.url}${path}`;
       const executed = new Set<string>();

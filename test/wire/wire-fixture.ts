@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createBridge, type Bridge } from '../../src/bridge/create-bridge.js';
+import { createBridge, type Bridge, type CreateBridgeOptions } from '../../src/bridge/create-bridge.js';
 import { resolveConfig } from '../../src/config/load-config.js';
 import {
   startFakeCursorBackend,
@@ -39,6 +39,8 @@ export type WireBridgeOptions = {
   apiKey?: string | null;
   /** Raw config.json content; `cursorWarmWorkspaces` is 2 unless it says otherwise. */
   config?: Record<string, unknown>;
+  /** Cursor upstream tuning (e.g. a wider `batchQuietMs`). */
+  cursor?: CreateBridgeOptions['cursor'];
 };
 
 let shared: Promise<FakeCursorBackend> | undefined;
@@ -74,7 +76,13 @@ export const startWireBridge = async (options: WireBridgeOptions = {}): Promise<
   const config = resolveConfig(raw, { path: join(home, 'config.json'), env, homedir: home });
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
-  const bridge = await createBridge({ config, env, homedir: home, logger });
+  const bridge = await createBridge({
+    config,
+    env,
+    homedir: home,
+    logger,
+    ...(options.cursor === undefined ? {} : { cursor: options.cursor }),
+  });
   await new Promise<void>((resolve) => bridge.server.listen(0, '127.0.0.1', resolve));
   const { port } = bridge.server.address() as AddressInfo;
   return {

@@ -39,8 +39,8 @@ export type CursorSessionContext = {
   agentCwd?: string;
   sandboxEnabled: boolean;
   enableAgentRetries: boolean;
-  /** Bounds on a run's silence (see {@link CursorRunOptions}); defaults when absent. */
-  timeouts?: Pick<CursorRunOptions, 'firstEventTimeoutMs' | 'idleTimeoutMs'>;
+  /** Bounds on a run's silence and its batch quiet period (see {@link CursorRunOptions}); defaults when absent. */
+  timeouts?: Pick<CursorRunOptions, 'firstEventTimeoutMs' | 'idleTimeoutMs' | 'batchQuietMs'>;
   /** Resolves the model selection for a run (from the cached catalog). */
   selectModel: (input: UpstreamRunInput) => Promise<ModelSelection>;
   /**

@@ -34,6 +34,11 @@ export type CursorUpstreamOptions = {
   catalogTtlMs?: number;
   /** Bounds on a run's silence: to its first upstream event and between events (ms; 0 disables). */
   timeouts?: { firstEventTimeoutMs?: number; idleTimeoutMs?: number };
+  /**
+   * The quiet period that ends a tool batch whose size the SDK never announced (default in
+   * {@link CursorRunOptions}); tests that cut a stream between a tool call and its batch's end widen it.
+   */
+  batchQuietMs?: number;
   /** Loads the SDK; tests set `CURSOR_BACKEND_URL` first. */
   loadSdk?: () => Promise<typeof CursorSdk>;
 };
@@ -74,7 +79,16 @@ export class CursorUpstream implements UpstreamPort {
       ...(this.#options.agentCwd === undefined ? {} : { agentCwd: this.#options.agentCwd }),
       sandboxEnabled: this.#options.sandboxEnabled,
       enableAgentRetries: this.#options.enableAgentRetries ?? true,
-      ...(this.#options.timeouts === undefined ? {} : { timeouts: this.#options.timeouts }),
+      ...(this.#options.timeouts === undefined && this.#options.batchQuietMs === undefined
+        ? {}
+        : {
+            timeouts: {
+              ...this.#options.timeouts,
+              ...(this.#options.batchQuietMs === undefined
+                ? {}
+                : { batchQuietMs: this.#options.batchQuietMs }),
+            },
+          }),
       selectModel: (input) => this.#select(input.model, input.reasoning),
       createStore: this.#options.createStore,
     });
