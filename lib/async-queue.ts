@@ -4,8 +4,8 @@
  */
 export class AsyncQueue<T> implements AsyncIterableIterator<T> {
   /**
-   * Buffered items from `#head` on. Taken by index, not `shift()`: V8 moves the whole array on each
-   * `shift()` past ~16k elements (100k buffered deltas took 7.7 s to drain), so draining stays linear.
+   * Buffered items from `#head` on. Taken by index, not `shift()`: on a large array V8's `shift()` moves
+   * every remaining element, which makes draining a long buffer quadratic; by index it stays linear.
    */
   #buffer: T[] = [];
   #head = 0;

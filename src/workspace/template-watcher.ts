@@ -42,8 +42,8 @@ export interface TemplateWatcher {
  *
  * A missing directory is watched through its nearest existing ancestor, and chokidar then follows
  * everything below that ancestor: with the default layout that is `~/.claude-code-router`, whose
- * `cursor-sdk-workspaces/` changes on every new conversation (≈6 ms of CPU per conversation in a
- * profile of `npm run bench`). Everything else is ignored.
+ * `cursor-sdk-workspaces/` changes on every new conversation, so without this filter every conversation
+ * would cost watcher events and CPU that no template change caused. Everything else is ignored.
  */
 export const templatePathFilter = (dirs: readonly string[]): ((path: string) => boolean) => {
   const absoluteDirs = dirs.map((dir) => resolve(dir));

@@ -7,8 +7,8 @@
  *
  * Entries are keyed by the exact files they render to ({@link WorkspaceManager.renderKey}): an executor
  * keeps the rules it loaded, so an entry only serves a conversation whose AGENTS.md and hooks are
- * byte-identical (each naming its own directory). Rewriting the files and reloading the executor costs
- * as much as a cold start (measured), so a mismatch is simply a miss.
+ * byte-identical (each naming its own directory). Rewriting the files and reloading the executor is no
+ * cheaper than a cold start, so a mismatch is simply a miss.
  *
  * Sizing: a key is *active* while a new conversation wanted it (hit or miss) within `idleTtlMs`. The
  * cap (`size`) is shared fairly among the active keys: each gets `floor(size / active)` entries, and the
@@ -33,12 +33,10 @@
  * Every entry is a new reservation (a new directory under a new key) with an executor warmed for it:
  * nothing of a disposed session — its directory, its executor — ever comes back to the pool.
  *
- * Cost (measured on the fake backend, heap snapshots): an entry holds ≈ 0.56 MB live (a directory and an
- * idle executor: ≈ 0.49 MB of V8 heap, half of it lru-cache slot arrays the SDK's ignore service
- * allocates at their maximum size, and ≈ 0.07 MB of buffers), more in RSS through the heap growth it
- * causes, and a warm-up allocates ≈ 2.6 MB and costs ≈ 20–40 ms of CPU, off the request path but on the
- * same cores as live turns. One key alone fills `size` entries (32 by default: ≈ 18 MB live and ≈ 1 s of
- * CPU), once per key per TTL while it stays in use, plus one warm-up per hit.
+ * Cost: an entry holds a directory and an idle executor for up to `idleTtlMs`, and each warm-up spends
+ * CPU off the request path but on the same cores as live turns. One key alone fills `size` entries, once
+ * per key per TTL while it stays in use, plus one warm-up per hit; `size` 0 trades that memory and CPU
+ * back for cold starts. Measured figures: bench/results/warm-workspaces.md.
  */
 
 import type { Logger } from 'pino';

@@ -70,14 +70,14 @@ type LiveWorkspace = {
   facts: HostFacts | undefined;
   /**
    * Digest of the content last written or verified, per relative path: an identical render skips all I/O.
-   * A digest, not the content: every workspace's files name its own directory, so the rendered strings
-   * (≈ 8 kB a workspace, the deny-hook most of it) would be kept once per live and reserved workspace.
+   * A digest, not the content: every workspace's files name its own directory, so keeping the rendered
+   * strings would hold a full copy of the files (the deny-hook most of it) per live and reserved workspace.
    */
   written: Map<string, string>;
   touchedAt: number;
 };
 
-/** What {@link LiveWorkspace.written} keeps of a file's content (one-shot SHA-256: ≈ 5 µs for 8 kB). */
+/** What {@link LiveWorkspace.written} keeps of a file's content: a one-shot SHA-256, whatever its size. */
 const contentDigest = (content: string): string => hash('sha256', content, 'base64');
 
 const isMissing = (error: unknown): boolean =>

@@ -56,8 +56,8 @@ const choiceTypes: ReadonlySet<unknown> = new Set(['auto', 'any', 'none']);
 
 /**
  * True only when {@link anthropicRequestSchema} is sure to accept `body` (a parsed JSON body), checked by
- * hand: a cold process spends ≈ 150 µs on that `safeParse` of even a small request, and the schema
- * returns a copy with the same values, so a body that passes is used as it is. Keep it in step with the
+ * hand: in a cold process that `safeParse` is costly even for a small request, and the schema returns a
+ * copy with the same values, so a body that passes is used as it is. Keep it in step with the
  * schema: it may refuse what the schema accepts (the schema then decides), never accept more.
  */
 export const isPlainAnthropicRequest = (body: unknown): body is AnthropicRequest => {
