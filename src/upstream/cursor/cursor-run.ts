@@ -1,37 +1,27 @@
 /**
  * One SDK run seen through the upstream port. It merges the SDK's two event sources — `onDelta`
  * (text, thinking, tool-call signals, usage) and `run.stream()` (thinking, text, status) — into one
- * ordered UpstreamEvent stream without duplicates, announces host tool calls as they park, decides when
- * a tool batch is complete, and ends with exactly one terminal event taken from `run.wait()`.
+ * ordered UpstreamEvent stream without duplicates, and ends with exactly one terminal event taken from
+ * `run.wait()`. Its host tool calls (ids, order, batches, results) are its {@link RunToolCalls}'.
  */
 
 import type { InteractionUpdate, Run, SDKMessage } from '@cursor/sdk';
 import type { Logger } from 'pino';
 import { AsyncQueue } from '../../../lib/async-queue.js';
-import { CUSTOM_USER_TOOLS_SERVER_NAME, type ParkedCall, type ToolCallResult } from '../../../mcp/index.js';
+import { CUSTOM_USER_TOOLS_SERVER_NAME } from '../../../mcp/server-name.js';
 import { createTurnError } from '../../turn/turn-error.js';
-import type { TurnUserPart } from '../../turn/turn-request.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';
 import { BackendFlow, type BackendFlowOptions } from './backend-flow.js';
 import { DeltaMerger } from './delta-merger.js';
 import { mapCursorRunError } from './map-cursor-error.js';
 import { mapCursorUsage } from './map-cursor-usage.js';
 import { RunWatchdog } from './run-watchdog.js';
-import { ToolCallLedger } from './tool-call-ledger.js';
-
-/** The session's tool host as a run sees it. */
-export interface HostToolPort {
-  /** Settle a parked call with the client's result; false when the id is not pending. */
-  resolve(toolCallId: string, result: ToolCallResult): boolean;
-  /** Settle every pending call with an error result naming the reason. */
-  settleAll(reason: string): void;
-}
+import type { RunToolCalls, RunToolCallSink } from './host-tools/run-tool-calls.js';
 
 export type CursorRunOptions = {
-  host: HostToolPort;
+  /** The run's host tool calls, made for the sink the run gives (see {@link RunToolCalls}). */
+  toolCalls: (sink: RunToolCallSink) => RunToolCalls;
   logger: Logger;
-  /** Quiet period that ends a tool batch when the SDK never announced its size. */
-  batchQuietMs?: number;
   /** Bound on waiting for `run.stream()` to drain after `run.wait()` resolved. */
   drainMs?: number;
   /**
@@ -53,6 +43,8 @@ export type CursorRunOptions = {
   flow?: BackendFlowOptions;
   /** Whether the agent's store saved a conversation checkpoint since this run was sent. */
   historyAdvanced?: () => boolean;
+  /** Called once when the run has finished (its terminal event is queued). */
+  onFinished?: () => void;
 };
 
 /** Default bound on the wait for a run's first upstream event (the SDK's own retries take minutes). */
@@ -74,24 +66,6 @@ const backendMessageTypes: ReadonlySet<SDKMessage['type']> = new Set([
 ]);
 
 const seconds = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`);
-
-/**
- * Client tool-result parts → the MCP result the SDK accepts from `execute`. (The tool host's
- * `toToolCallResult` narrows what an MCP peer sent; this converts what the client sent.)
- */
-export const convertTurnPartsToToolCallResult = (
-  content: readonly TurnUserPart[],
-  isError: boolean,
-): ToolCallResult => ({
-  content: content.map((part) =>
-    part.type === 'text'
-      ? { type: 'text' as const, text: part.text }
-      : part.source.kind === 'base64'
-        ? { type: 'image' as const, data: part.source.data, mimeType: part.source.mediaType }
-        : { type: 'text' as const, text: `[image: ${part.source.url}]` },
-  ),
-  ...(isError ? { isError: true } : {}),
-});
 
 const isCustomToolCall = (toolCall: unknown): boolean => {
   if (typeof toolCall !== 'object' || toolCall === null) return false;
@@ -122,17 +96,16 @@ export class CursorRun implements UpstreamRun {
   /** The backend streams of this run (see {@link BackendFlow.expect}). */
   readonly flow: BackendFlow;
   #run: Run | undefined;
-  readonly #options: Required<Omit<CursorRunOptions, 'flow'>>;
+  /** The run's host tool calls. */
+  readonly toolCalls: RunToolCalls;
+  readonly #options: Required<Omit<CursorRunOptions, 'flow' | 'toolCalls'>>;
   /** Text and reasoning handed over by the SDK that the consumer has not taken (held, queued or merged). */
   #pendingChars = 0;
   readonly #text = new DeltaMerger();
   readonly #thinking = new DeltaMerger();
-  /** Every host tool call of this run under both its ids, and the current tool batch. */
-  readonly #calls = new ToolCallLedger();
   /** Text and thinking positions at the first start of each step, to recognise an SDK retry's replay. */
   readonly #stepStarts = new Map<number, { text: number; thinking: number }>();
   #thinkingOpen = false;
-  #batchTimer: NodeJS.Timeout | undefined;
   #terminal: Promise<void> | undefined;
   #finished = false;
   /** `callId`s of built-in tool calls started and not completed (agent mode: they execute locally). */
@@ -140,8 +113,6 @@ export class CursorRun implements UpstreamRun {
   readonly #watchdog: RunWatchdog;
   readonly #expired: Promise<void>;
   #onExpired: () => void = () => undefined;
-  /** Bounds how long a parked call waits for an earlier call of its batch (see {@link CursorRun.parked}). */
-  #holdTimer: NodeJS.Timeout | undefined;
   /**
    * The last text or reasoning delta pushed, while the consumer has not taken it yet: the next delta of
    * the same kind is appended to it instead of queued (see {@link CursorRun.#pushDelta}).
@@ -157,14 +128,21 @@ export class CursorRun implements UpstreamRun {
 
   constructor(options: CursorRunOptions) {
     this.#options = {
-      batchQuietMs: 60,
       drainMs: 500,
       firstEventTimeoutMs: DEFAULT_FIRST_EVENT_TIMEOUT_MS,
       idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
       maxPendingChars: DEFAULT_MAX_PENDING_CHARS,
       historyAdvanced: () => false,
+      onFinished: () => undefined,
       ...options,
     };
+    this.toolCalls = options.toolCalls({
+      emit: (event) => {
+        if (event.type === 'tool-call') this.#closeThinking();
+        this.#push(event);
+      },
+      onWaitingChanged: () => this.#updateWatchdog(),
+    });
     this.flow = new BackendFlow(options.flow);
     this.#expired = new Promise((resolve) => (this.#onExpired = resolve));
     this.#watchdog = new RunWatchdog({
@@ -221,12 +199,12 @@ export class CursorRun implements UpstreamRun {
         break;
       }
       case 'tool-requests-listed':
-        this.#calls.listed(update.callCount);
+        this.toolCalls.listed(update.callCount);
         break;
       case 'tool-call-started':
         if (isCustomToolCall(update.toolCall)) {
           const { toolName, args } = customToolCall(update.toolCall);
-          this.#calls.started(update.callId, toolName, args);
+          this.toolCalls.started(update.callId, toolName, args);
         } else {
           this.#localCalls.add(update.callId);
           this.#updateWatchdog();
@@ -272,77 +250,21 @@ export class CursorRun implements UpstreamRun {
       });
   }
 
-  /**
-   * A host tool call reached the tool host; announce it once (an SDK retry parks the same id again), in
-   * the order the model made the batch's calls: one that parks before an earlier call waits for it, at
-   * most `batchQuietMs`.
-   */
-  parked(call: ParkedCall): void {
-    if (this.#finished || this.#calls.park(call) === undefined) return;
-    this.#closeThinking();
-    this.#announce(false);
-    this.#updateWatchdog();
-    this.#checkBatch();
-  }
-
-  #announce(all: boolean): void {
-    for (const call of this.#calls.takeAnnounceable(all)) {
-      this.#push({
-        type: 'tool-call',
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        input: call.args as Record<string, unknown>,
-        parkedAt: call.parkedAt,
-      });
-    }
-    clearTimeout(this.#holdTimer);
-    this.#holdTimer = undefined;
-    if (this.#calls.holding) {
-      this.#holdTimer = setTimeout(() => {
-        this.#holdTimer = undefined;
-        if (this.#finished) return;
-        this.#announce(true);
-        this.#checkBatch();
-      }, this.#options.batchQuietMs);
-      this.#holdTimer.unref();
-    }
-  }
-
-  /**
-   * The id for an `execute` call that came without `context.toolCallId`: the started call it matches
-   * (the SDK reports calls in the order it executes them), or undefined (the tool host makes one up).
-   */
-  claimStartedCall(toolName: string, args: Record<string, unknown>): string | undefined {
-    return this.#calls.claim(toolName, args);
-  }
-
   historyAdvanced(): boolean {
     return this.#options.historyAdvanced();
   }
 
   pendingToolCalls(): string[] {
-    return this.#calls.pending();
+    return this.toolCalls.pending();
   }
 
   resolveToolCalls(results: UpstreamToolResult[]): { unknown: string[] } {
-    const unknown: string[] = [];
-    for (const result of results) {
-      const resolution = this.#calls.resolve(result.toolCallId);
-      if (resolution === 'unknown') unknown.push(result.toolCallId);
-      if (resolution !== 'resolved') continue;
-      this.#options.host.resolve(
-        result.toolCallId,
-        convertTurnPartsToToolCallResult(result.content, result.isError),
-      );
-    }
-    this.#updateWatchdog();
-    return { unknown };
+    return this.toolCalls.resolve(results);
   }
 
   async cancel(): Promise<void> {
     if (this.#finished) return;
-    this.#options.host.settleAll('the run was cancelled');
-    this.#calls.abandonAll();
+    this.toolCalls.abandon('the run was cancelled');
     try {
       await this.#run?.cancel();
     } catch (error) {
@@ -489,33 +411,12 @@ export class CursorRun implements UpstreamRun {
     this.#push({ type: 'reasoning-end' });
   }
 
-  #checkBatch(): void {
-    if (this.#batchTimer) clearTimeout(this.#batchTimer);
-    this.#batchTimer = undefined;
-    const status = this.#calls.batchStatus;
-    if (status === 'open') return;
-    if (status === 'complete') return this.#endBatch();
-    this.#batchTimer = setTimeout(() => {
-      this.#batchTimer = undefined;
-      if (this.#calls.batchStatus !== 'open') this.#endBatch();
-    }, this.#options.batchQuietMs);
-    this.#batchTimer.unref();
-  }
-
-  #endBatch(): void {
-    this.#announce(true);
-    this.#calls.endBatch();
-    this.#push({ type: 'tool-batch-end' });
-  }
-
   /**
    * The bound is suspended while the run waits on the client (parked calls, or the backend paused for a
    * consumer that is behind) or on a local tool.
    */
   #updateWatchdog(): void {
-    this.#watchdog.setSuspended(
-      this.#calls.pending().length > 0 || this.#localCalls.size > 0 || this.flow.paused,
-    );
+    this.#watchdog.setSuspended(this.toolCalls.waiting || this.#localCalls.size > 0 || this.flow.paused);
   }
 
   /**
@@ -553,13 +454,11 @@ export class CursorRun implements UpstreamRun {
     if (this.#finished) return;
     this.#watchdog.stop();
     this.#closeThinking();
-    if (this.#batchTimer) clearTimeout(this.#batchTimer);
-    clearTimeout(this.#holdTimer);
     this.#finished = true;
     this.flow.dispose();
-    this.#options.host.settleAll('the run ended');
-    this.#calls.abandonAll();
+    this.toolCalls.stop('the run ended');
     this.#push(event);
     this.events.end();
+    this.#options.onFinished();
   }
 }
