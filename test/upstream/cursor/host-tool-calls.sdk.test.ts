@@ -29,6 +29,7 @@ const resultText = (result: FakeToolResult | undefined): string =>
 
 const bash = {
   name: 'Bash',
+  kind: 'function' as const,
   description: 'Run a command',
   inputSchema: { type: 'object', properties: { command: { type: 'string' } } },
 };
