@@ -7,14 +7,15 @@
 
 import type { InteractionUpdate, Run, SDKMessage } from '@cursor/sdk';
 import type { Logger } from 'pino';
-import { AsyncQueue } from '../../../lib/async-queue.js';
 import { CUSTOM_USER_TOOLS_SERVER_NAME } from '../../../mcp/server-name.js';
 import { createTurnError } from '../../turn/turn-error.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';
 import { BackendFlow, type BackendFlowOptions } from './backend-flow.js';
+import { ConsumerBackpressure } from './consumer-backpressure.js';
 import { DeltaMerger } from './delta-merger.js';
 import { mapCursorRunError } from './map-cursor-error.js';
 import { mapCursorUsage } from './map-cursor-usage.js';
+import { RunEventQueue } from './run-event-queue.js';
 import { RunWatchdog } from './run-watchdog.js';
 import type { RunToolCalls, RunToolCallSink } from './host-tools/run-tool-calls.js';
 
@@ -92,15 +93,18 @@ const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } 
 };
 
 export class CursorRun implements UpstreamRun {
-  readonly events = new AsyncQueue<UpstreamEvent>(undefined, (event) => this.#taken(event));
+  readonly #queue = new RunEventQueue((event) => {
+    if (event.type === 'text-delta' || event.type === 'reasoning-delta')
+      this.#backpressure.taken(event.text.length);
+  });
+  readonly events = this.#queue.events;
   /** The backend streams of this run (see {@link BackendFlow.expect}). */
   readonly flow: BackendFlow;
   #run: Run | undefined;
   /** The run's host tool calls. */
   readonly toolCalls: RunToolCalls;
   readonly #options: Required<Omit<CursorRunOptions, 'flow' | 'toolCalls'>>;
-  /** Text and reasoning handed over by the SDK that the consumer has not taken (held, queued or merged). */
-  #pendingChars = 0;
+  readonly #backpressure: ConsumerBackpressure;
   readonly #text = new DeltaMerger();
   readonly #thinking = new DeltaMerger();
   /** Text and thinking positions at the first start of each step, to recognise an SDK retry's replay. */
@@ -113,19 +117,6 @@ export class CursorRun implements UpstreamRun {
   readonly #watchdog: RunWatchdog;
   readonly #expired: Promise<void>;
   #onExpired: () => void = () => undefined;
-  /**
-   * The last text or reasoning delta pushed, while the consumer has not taken it yet: the next delta of
-   * the same kind is appended to it instead of queued (see {@link CursorRun.#pushDelta}).
-   */
-  #tail: { type: 'text-delta' | 'reasoning-delta'; text: string } | undefined;
-  /**
-   * A delta held back to the end of the event-loop turn (see {@link CursorRun.#pushDelta}); it is also the
-   * `#tail` while it waits, so later deltas of its kind append to it.
-   */
-  #held: { type: 'text-delta' | 'reasoning-delta'; text: string } | undefined;
-  /** The delta kinds already handed to the consumer in this event-loop turn (reset by `setImmediate`). */
-  readonly #sentThisTurn = new Set<'text-delta' | 'reasoning-delta'>();
-
   constructor(options: CursorRunOptions) {
     this.#options = {
       drainMs: 500,
@@ -144,6 +135,12 @@ export class CursorRun implements UpstreamRun {
       onWaitingChanged: () => this.#updateWatchdog(),
     });
     this.flow = new BackendFlow(options.flow);
+    this.#backpressure = new ConsumerBackpressure({
+      flow: this.flow,
+      maxPendingChars: this.#options.maxPendingChars,
+      onPaused: (pendingChars) => this.#backendPaused(pendingChars),
+      onResumed: () => this.#updateWatchdog(),
+    });
     this.#expired = new Promise((resolve) => (this.#onExpired = resolve));
     this.#watchdog = new RunWatchdog({
       firstEventMs: this.#options.firstEventTimeoutMs,
@@ -316,63 +313,21 @@ export class CursorRun implements UpstreamRun {
     this.#pushDelta('reasoning-delta', fresh);
   }
 
-  /**
-   * Queue a delta, or append it to the previous one of the same kind while that one still waits: in the
-   * queue (the consumer is behind), or held back to the end of this event-loop turn. The first delta of
-   * each kind in a turn is queued at once, so the first text after a tool result or a pause adds no
-   * latency; the rest of the turn's deltas leave as one event when the turn ends (`setImmediate`). The
-   * SDK hands over each delta of a backend read in its own microtask, and a consumer that keeps up takes
-   * each one in between, so without holding a 10k-delta answer crossed the engine and the socket as ≈ 800
-   * events (one SSE frame each, ≈ 100 bytes of framing per 5-byte delta) before the consumer fell behind;
-   * those writes sat corked in the socket until the end of the turn anyway (see `SseWriter`).
-   */
   #pushDelta(type: 'text-delta' | 'reasoning-delta', text: string): void {
-    this.#pendingChars += text.length;
-    this.#queueDelta(type, text);
-    if (this.#pendingChars > this.#options.maxPendingChars && !this.flow.paused) this.#pauseBackend();
-  }
-
-  #queueDelta(type: 'text-delta' | 'reasoning-delta', text: string): void {
-    const tail = this.#tail;
-    // The tail is the queue's last item while the queue is not empty (`#push` clears it otherwise), or the
-    // held delta.
-    if (tail !== undefined && tail.type === type && (tail === this.#held || this.events.size > 0)) {
-      tail.text += text;
-      return;
-    }
-    const event = { type, text };
-    if (!this.#sentThisTurn.has(type)) {
-      if (this.#sentThisTurn.size === 0) setImmediate(this.#endTurn);
-      this.#sentThisTurn.add(type);
-      this.#push(event);
-    } else {
-      this.#release();
-      this.#held = event;
-    }
-    this.#tail = event;
-  }
-
-  /** The consumer took `event`: once it took half of what was pending, the backend is read again. */
-  #taken(event: UpstreamEvent): void {
-    if (event.type !== 'text-delta' && event.type !== 'reasoning-delta') return;
-    this.#pendingChars -= event.text.length;
-    if (this.flow.paused && this.#pendingChars <= this.#options.maxPendingChars / 2) {
-      this.flow.resume();
-      this.#updateWatchdog();
-    }
+    this.#queue.pushDelta(type, text);
+    // A finished run's flow is disposed: there is nothing left to pause.
+    this.#backpressure.handedOver(text.length, !this.#finished);
   }
 
   /**
-   * The consumer is behind by more than the bound: stop reading the backend (its writes block) instead of
-   * holding the rest of the answer. The silence that follows is the consumer's, so the silence bound is
-   * suspended meanwhile; a consumer that never reads again is cut off by its own stall deadline.
+   * The consumer is behind by more than the bound and the backend was paused. The silence that follows is
+   * the consumer's, so the silence bound is suspended meanwhile; a consumer that never reads again is cut
+   * off by its own stall deadline.
    */
-  #pauseBackend(): void {
-    if (this.#finished) return;
-    this.flow.pause();
+  #backendPaused(pendingChars: number): void {
     this.#updateWatchdog();
     this.#options.logger.debug(
-      { runId: this.id || undefined, pendingChars: this.#pendingChars },
+      { runId: this.id || undefined, pendingChars },
       'the consumer is behind; pausing the backend stream',
     );
     if (this.flow.attached === 0 && !warnedUnrecognisedStream) {
@@ -384,25 +339,8 @@ export class CursorRun implements UpstreamRun {
     }
   }
 
-  /** The event-loop turn ended: what was held leaves, and the next delta of each kind goes at once. */
-  readonly #endTurn = (): void => {
-    this.#sentThisTurn.clear();
-    this.#release();
-  };
-
-  /** Queue the held delta, if any; it stays the tail while the consumer has not taken it. */
-  #release(): void {
-    const held = this.#held;
-    if (held === undefined) return;
-    this.#held = undefined;
-    this.events.push(held);
-  }
-
-  /** Queue an event after whatever delta is held; that delta is no longer the queue's last item. */
   #push(event: UpstreamEvent): void {
-    this.#release();
-    this.#tail = undefined;
-    this.events.push(event);
+    this.#queue.push(event);
   }
 
   #closeThinking(): void {
@@ -458,7 +396,7 @@ export class CursorRun implements UpstreamRun {
     this.flow.dispose();
     this.toolCalls.stop('the run ended');
     this.#push(event);
-    this.events.end();
+    this.#queue.end();
     this.#options.onFinished();
   }
 }
