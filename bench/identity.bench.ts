@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { computeIdentity } from '../src/engine/session-identity.js';
+import { computeIdentity } from '../src/engine/identity/conversation-identity.js';
 import { messageDigest } from '../src/engine/transcript-digest.js';
 import { classifyTrailingTurn } from '../src/engine/turn-classifier.js';
 import type { TurnMessage, TurnRequest } from '../src/turn/turn-request.js';

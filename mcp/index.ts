@@ -2,18 +2,21 @@
  * The tool host: host tools mirrored as the `custom-user-tools` MCP server, calls parked until the
  * bridge settles them. Self-contained: nothing here imports `src/`.
  *
- * Per session (the Cursor adapter's wiring, sketched):
+ * Per session, as the gateway wires it (`src/upstream/cursor/host-tools/`):
  * ```ts
  * const broker = new ParkedCallBroker();
- * const host = createCustomUserToolsServer({ tools, broker });
+ * const host = createCustomUserToolsServer({ tools: [], broker });
  * const link = await connectInProcess(host.server);
- * broker.onParked((call) => emitToolCall(call)); // each new call once, in order
+ * broker.onParked((call) => currentRun.parked(call)); // each new call once, in park order
+ * // per run: mirror the client's tools, then hand the SDK exactly what the server lists
+ * host.setTools(tools);
  * const customTools = Object.fromEntries(host.tools().map((tool) => [tool.name, {
  *   description: tool.description, inputSchema: tool.inputSchema,
- *   execute: (args, context) => link.callTool(tool.name, args, context.toolCallId),
+ *   // the id is assigned once (the SDK's, else the started call's, else a fresh one) and parks the call
+ *   execute: (args, context) => link.callTool(tool.name, args, idFor(context, tool.name, args)),
  * }]));
  * // next request: broker.resolve(toolCallId, result) per client result
- * // cancel / eviction: broker.settleAll(reason); shutdown: broker.close(), link.close(), host.close()
+ * // cancel / run end: broker.settleAll(reason); dispose: broker.close(reason), link.close(), host.close()
  * ```
  *
  * This entry is what the gateway loads for every session, so it holds only the per-session tool host. The

@@ -1,4 +1,4 @@
-import type { HostFact } from '../workspace/host-facts.js';
+import type { HostFact } from '../workspace/host-fact-blocks.js';
 
 /** Host facts as a `templates` command has them: a `HostFacts`, or one read back from the bridge's JSON. */
 export type FactsView = {

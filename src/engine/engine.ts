@@ -319,21 +319,7 @@ export class Engine {
     const { tools } = request;
     const pump = new EventPump({
       tools,
-      forwardToolCall: (call) => {
-        const active = session.state.kind === 'idle' ? undefined : session.state.active;
-        const check = this.#options.guard.check(session.key, call, {
-          workspaceDir: active?.workspaceDir ?? '',
-          ...(active?.hostRoot === undefined ? {} : { hostRoot: active.hostRoot }),
-        });
-        if (check.forward) {
-          this.#metrics.toolCallForwarded(call.parkedAt);
-          return true;
-        }
-        session.run?.resolveToolCalls([
-          { toolCallId: call.toolCallId, content: [{ type: 'text', text: check.correction }], isError: true },
-        ]);
-        return false;
-      },
+      onToolCall: (call) => this.#metrics.toolCallForwarded(call.parkedAt),
     });
     // The last subscriber left: cancel the SDK run for real — unless the response already reached its
     // boundary (a parked tool batch or the run's end), which a consumer stopping after the terminal event
@@ -349,7 +335,7 @@ export class Engine {
         {
           hasAgent: session.agent !== undefined,
           // A run that died while parked cannot take results: it is treated as absent and replayed.
-          parkedToolCallIds: session.liveParkedToolCallIds(),
+          parkedToolCallIds: session.parkedToolCallIds(),
           committed: state.kind === 'running' ? undefined : state.committed,
           interrupted: state.kind === 'idle' && state.interrupted,
           toolsChanged: state.kind === 'parked' && state.active.toolNames !== toolNamesKey(tools),
@@ -434,6 +420,15 @@ export class Engine {
       tools,
       model,
       reasoning: request.reasoning,
+      // Checked before a call is parked: a corrected call is answered to the model and never reaches the
+      // client. Against the run's current placement (a resumed turn re-hosts it), else this turn's.
+      checkToolCall: (call) => {
+        const active = session.state.kind === 'idle' ? prepared : session.state.active;
+        return this.#options.guard.check(session.key, call, {
+          workspaceDir: active.workspaceDir,
+          ...(active.hostRoot === undefined ? {} : { hostRoot: active.hostRoot }),
+        });
+      },
     };
     const run = await agent.startRun(input);
     session.started({
@@ -454,7 +449,6 @@ export class Engine {
     if (outcome.kind === 'tool-use' && session.state.kind === 'running') {
       session.park(
         [...digests, assistantDigest(pump.output.text, pump.output.toolCalls)],
-        outcome.toolCallIds,
         this.#options.parkTimeoutMs,
         () => {
           log().warn('parked tool calls expired without a client result; cancelling the run');

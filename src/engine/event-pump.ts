@@ -12,7 +12,7 @@ import type { UpstreamEvent } from '../upstream/upstream-port.js';
 
 /** How a response ended, for the session to decide what happens to the run. */
 export type PumpOutcome =
-  | { kind: 'tool-use'; toolCallIds: string[] }
+  | { kind: 'tool-use' }
   | { kind: 'finished' }
   | { kind: 'cancelled' }
   | { kind: 'failed' }
@@ -27,8 +27,8 @@ export type PumpOutput = {
 
 export type PumpOptions = {
   tools: readonly TurnTool[];
-  /** Decide per call whether it reaches the client; a `false` call must have been settled by the caller. */
-  forwardToolCall?: (call: Extract<UpstreamEvent, { type: 'tool-call' }>) => boolean;
+  /** Told of each tool call as it goes to the client. */
+  onToolCall?: (call: Extract<UpstreamEvent, { type: 'tool-call' }>) => void;
 };
 
 /** An opaque signature for a thinking block; Claude Code requires one and sends it back unchanged. */
@@ -128,17 +128,15 @@ export class EventPump {
         if (this.#block?.type === 'reasoning') this.#close();
         return false;
       case 'tool-call':
-        if (this.#options.forwardToolCall?.(event) === false) return false;
+        this.#options.onToolCall?.(event);
         this.#close();
         this.#toolCall(event);
         return false;
       case 'tool-batch-end':
+        // A batch whose every call was corrected upstream showed the client nothing: the run goes on.
         if (this.output.toolCalls.length === 0) return false;
         this.#close();
-        this.outcome = {
-          kind: 'tool-use',
-          toolCallIds: this.output.toolCalls.map((call) => call.toolCallId),
-        };
+        this.outcome = { kind: 'tool-use' };
         this.#pending.push({ type: 'turn-end', stopReason: 'tool-use', usage: this.#usage });
         return true;
       case 'usage':

@@ -9,7 +9,8 @@ import { BridgeError, createTurnError } from '../turn/turn-error.js';
 import type { TurnRequest } from '../turn/turn-request.js';
 import type { ToolCallGuard, WorkspacePort } from './engine-deps.js';
 import { Session, type OnAgentAbandoned } from './session.js';
-import { computeIdentity, IdentityIndex } from './session-identity.js';
+import { computeIdentity } from './identity/conversation-identity.js';
+import { IdentityIndex } from './identity/identity-index.js';
 
 export type SessionRegistryOptions = {
   maxSessions: number;

@@ -4,7 +4,8 @@
  * - `idle`: no run. `committed` is what the agent holds (digests), undefined when unknown; `interrupted`
  *   says the last run was cut short, so the client's next transcript may carry a partial answer.
  * - `running`: a run streams a client response.
- * - `parked`: the run waits for the client's results of `toolCallIds`; the agent then holds `committed`.
+ * - `parked`: the run waits for the client's results of the calls it announced (the run keeps them:
+ *   {@link UpstreamRun.pendingToolCalls}); the agent then holds `committed`.
  *
  * Turns of one conversation never overlap (the engine's coalescer serialises them per session); the
  * session only checks that its transitions are called in a legal state.
@@ -35,12 +36,7 @@ export type SessionState =
       readonly interrupted: boolean;
     }
   | { readonly kind: 'running'; readonly active: ActiveRun }
-  | {
-      readonly kind: 'parked';
-      readonly active: ActiveRun;
-      readonly committed: readonly string[];
-      readonly toolCallIds: readonly string[];
-    };
+  | { readonly kind: 'parked'; readonly active: ActiveRun; readonly committed: readonly string[] };
 
 /** How a bounded wait for a run or agent to retire ended. */
 export type Retirement = 'retired' | 'failed' | 'timed-out';
@@ -97,14 +93,12 @@ export class Session {
 
   /** Host tool calls parked and still awaited by the run. */
   get parkedCalls(): number {
-    return this.#state.kind === 'parked' ? this.#state.toolCallIds.length : 0;
+    return this.parkedToolCallIds().length;
   }
 
-  /** The parked call ids, when the run still waits for all of them; empty when the run has died. */
-  liveParkedToolCallIds(): readonly string[] {
-    if (this.#state.kind !== 'parked') return [];
-    const pending = new Set(this.#state.active.run.pendingToolCalls());
-    return this.#state.toolCallIds.every((id) => pending.has(id)) ? this.#state.toolCallIds : [];
+  /** The ids of the calls the parked run still waits for; empty when not parked or the run has died. */
+  parkedToolCallIds(): readonly string[] {
+    return this.#state.kind === 'parked' ? this.#state.active.run.pendingToolCalls() : [];
   }
 
   /** The session is idle with an agent whose history is known exactly (a slim prompt can follow it). */
@@ -143,14 +137,9 @@ export class Session {
    * running → parked: the response ended at a tool batch; the agent holds `committed`. `onExpire` runs
    * when the client never comes back within `deadlineMs`.
    */
-  park(
-    committed: readonly string[],
-    toolCallIds: readonly string[],
-    deadlineMs: number,
-    onExpire: () => void,
-  ): void {
+  park(committed: readonly string[], deadlineMs: number, onExpire: () => void): void {
     if (this.#state.kind !== 'running') throw this.#illegal('park');
-    this.#state = { kind: 'parked', active: this.#state.active, committed, toolCallIds };
+    this.#state = { kind: 'parked', active: this.#state.active, committed };
     this.#parkDeadline = setTimeout(onExpire, deadlineMs);
     this.#parkDeadline.unref();
   }

@@ -20,6 +20,9 @@ export type UpstreamPrompt = {
   images: Array<{ mediaType: string; data: string }>;
 };
 
+/** Whether a host tool call may reach the client, or is answered to the model with a correction. */
+export type UpstreamToolCallCheck = { forward: true } | { forward: false; correction: string };
+
 export interface UpstreamRunInput {
   prompt: UpstreamPrompt;
   /**
@@ -30,6 +33,16 @@ export interface UpstreamRunInput {
   /** The model id, provider prefix already removed. */
   model: string;
   reasoning: TurnReasoning;
+  /**
+   * Checks each host tool call of the run before it is parked or announced: a call it corrects is answered
+   * to the model with the correction at once and never becomes a `tool-call` event. Default: every call
+   * is announced.
+   */
+  checkToolCall?: (call: {
+    toolCallId: string;
+    toolName: string;
+    input: Record<string, unknown>;
+  }) => UpstreamToolCallCheck;
 }
 
 /**

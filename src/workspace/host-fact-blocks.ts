@@ -4,7 +4,14 @@
  * the whole text, so a huge transcript costs one `indexOf` per marker.
  */
 
-import type { HostFact, HostFactBlock } from './host-facts.js';
+/** Which block shape the facts came from. */
+export type HostFactsSource = 'claude-code' | 'opencode' | 'codex' | 'env-block';
+
+/** One reported fact, key and value exactly as the client wrote them (trimmed). */
+export type HostFact = { key: string; value: string };
+
+/** A parsed block, before normalisation. */
+export type HostFactBlock = { source: HostFactsSource; facts: HostFact[] };
 
 /** At most this many lines are read on each side of a Claude Code marker. */
 const maxListLines = 64;

@@ -7,13 +7,14 @@
  */
 
 import type { TurnRequest } from '../turn/turn-request.js';
-import { parseClaudeCodeEnvironment, parseCodexEnvironment, parseEnvBlock } from './host-fact-blocks.js';
-
-/** Which block shape the facts came from. */
-export type HostFactsSource = 'claude-code' | 'opencode' | 'codex' | 'env-block';
-
-/** One reported fact, key and value exactly as the client wrote them (trimmed). */
-export type HostFact = { key: string; value: string };
+import {
+  parseClaudeCodeEnvironment,
+  parseCodexEnvironment,
+  parseEnvBlock,
+  type HostFact,
+  type HostFactBlock,
+  type HostFactsSource,
+} from './host-fact-blocks.js';
 
 /**
  * The facts of one environment block. `facts` keeps every reported key/value pair in order; the other
@@ -29,9 +30,6 @@ export type HostFacts = {
   osVersion?: string;
   isGitRepo?: boolean;
 };
-
-/** A parsed block, before normalisation. */
-export type HostFactBlock = { source: HostFactsSource; facts: HostFact[] };
 
 const rootKeys = new Set([
   'primary working directory',

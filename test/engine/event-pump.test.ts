@@ -27,7 +27,7 @@ describe('EventPump', () => {
     ]);
     const events: TurnEvent[] = [];
     for await (const event of pump.pump(queue)) {
-      if (event.type === 'turn-end') expect(pump.outcome).toEqual({ kind: 'tool-use', toolCallIds: ['c1'] });
+      if (event.type === 'turn-end') expect(pump.outcome).toEqual({ kind: 'tool-use' });
       else expect(pump.outcome.kind).toBe('interrupted');
       events.push(event);
     }
@@ -64,8 +64,9 @@ describe('EventPump', () => {
     expect(pump.outcome).toEqual({ kind: 'failed' });
   });
 
-  it('drops a call the guard settled, and passes an upstream failure on to the consumer', async () => {
-    const pump = new EventPump({ tools: [], forwardToolCall: () => false });
+  it('tells of each call it forwards, and passes an upstream failure on to the consumer', async () => {
+    const told: string[] = [];
+    const pump = new EventPump({ tools: [], onToolCall: (call) => void told.push(call.toolCallId) });
     let reads = 0;
     const events: AsyncIterator<UpstreamEvent> = {
       next: async () => {
@@ -79,10 +80,21 @@ describe('EventPump', () => {
       },
     };
     const iterator = pump.pump(events);
-    await expect(iterator.next()).rejects.toThrow('stream broke');
+    const types: string[] = [];
+    await expect(
+      (async () => {
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done === true) break;
+          types.push(next.value.type);
+        }
+      })(),
+    ).rejects.toThrow('stream broke');
+    expect(types).toEqual(['tool-input-start', 'tool-input-delta', 'tool-input-end', 'tool-call']);
     expect(await iterator.next()).toEqual({ done: true, value: undefined });
     expect(reads).toBe(2);
-    expect(pump.output.toolCalls).toEqual([]);
+    expect(told).toEqual(['c1']);
+    expect(pump.output.toolCalls).toMatchObject([{ toolCallId: 'c1', toolName: 'Bash' }]);
   });
 
   it('stops reading when the consumer stops', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { computeIdentity, IdentityIndex } from '../../src/engine/session-identity.js';
+import { computeIdentity } from '../../src/engine/identity/conversation-identity.js';
+import { IdentityIndex } from '../../src/engine/identity/identity-index.js';
 import type { TurnMessage } from '../../src/turn/turn-request.js';
 import { assistant, request, tool, user, type IdentityHint } from './identity-fixtures.js';
 

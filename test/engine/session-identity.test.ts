@@ -3,7 +3,10 @@ import { anthropicAdapter } from '../../src/protocols/anthropic/anthropic-adapte
 import { openaiChatAdapter } from '../../src/protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../../src/protocols/openai-responses/openai-responses-adapter.js';
 import type { ProtocolAdapter } from '../../src/protocols/protocol-adapter.js';
-import { computeIdentity, type ConversationIdentity } from '../../src/engine/session-identity.js';
+import {
+  computeIdentity,
+  type ConversationIdentity,
+} from '../../src/engine/identity/conversation-identity.js';
 import type { TurnMessage, TurnProtocol, TurnRequest } from '../../src/turn/turn-request.js';
 import {
   assistant,

@@ -43,19 +43,21 @@ const createRegistry = (options: { maxSessions?: number; idleTtlMs?: number } = 
   return { registry, forgotten, removed, evicted, advance: (ms: number) => (now += ms) };
 };
 
+/** A run that made one host tool call (`t1`, read from its events) and waits for its result. */
 const scriptedRun = async () => {
-  const upstream = new ScriptedUpstream([{ type: 'await-tool-results' }]);
+  const upstream = new ScriptedUpstream([
+    { type: 'tool-call', toolCallId: 't1', toolName: 'Bash', input: {} },
+    { type: 'await-tool-results' },
+  ]);
   const agent = await upstream.createSession({ workspaceDir: '/tmp/x' });
-  return {
-    upstream,
-    agent,
-    run: await agent.startRun({
-      prompt: { text: 'p', images: [] },
-      tools: [],
-      model: 'm',
-      reasoning: { requested: false },
-    }),
-  };
+  const run = await agent.startRun({
+    prompt: { text: 'p', images: [] },
+    tools: [],
+    model: 'm',
+    reasoning: { requested: false },
+  });
+  await run.events.next();
+  return { upstream, agent, run };
 };
 
 const active = (run: ActiveRun['run'], heldBeforeRun?: string[]): ActiveRun => ({
@@ -105,7 +107,7 @@ describe('SessionRegistry', () => {
     const parked = registry.admit(request([user('parked')], withId('parked')));
     const { run } = await scriptedRun();
     parked.session.started(active(run));
-    parked.session.park(['u'], ['t1'], 60_000, () => {});
+    parked.session.park(['u'], 60_000, () => {});
     parked.release();
     expect(registry.parkedCalls).toBe(1);
     advance(999);
@@ -139,12 +141,10 @@ describe('Session transitions', () => {
     session.started(active(run, ['u1', 'a1']));
     expect(session.state.kind).toBe('running');
     let expired = false;
-    session.park(['u1', 'a1', 'u2', 'a2'], ['t1'], 60_000, () => (expired = true));
-    expect(session.state).toMatchObject({
-      kind: 'parked',
-      committed: ['u1', 'a1', 'u2', 'a2'],
-      toolCallIds: ['t1'],
-    });
+    session.park(['u1', 'a1', 'u2', 'a2'], 60_000, () => (expired = true));
+    expect(session.state).toMatchObject({ kind: 'parked', committed: ['u1', 'a1', 'u2', 'a2'] });
+    // The run keeps its parked calls; the session reads them from it.
+    expect(session.parkedToolCallIds()).toEqual(['t1']);
     expect(() => session.started(active(run))).toThrow('cannot start a run while parked');
     session.resume([]);
     expect(session.state.kind).toBe('running');
@@ -162,7 +162,7 @@ describe('Session transitions', () => {
     const { run } = await scriptedRun();
     const session = new Session(100);
     session.started(active(run, ['u1', 'a1']));
-    session.park(['u1', 'a1', 'u2', 'a2'], ['t1'], 60_000, () => {});
+    session.park(['u1', 'a1', 'u2', 'a2'], 60_000, () => {});
     session.resume([]);
     await session.retireRun();
     expect(session.state).toEqual({ kind: 'idle', committed: ['u1', 'a1'], interrupted: true });

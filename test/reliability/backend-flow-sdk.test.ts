@@ -16,6 +16,7 @@ import type { RunContext } from '../fakes/cursor-backend/run-context.js';
 import type { SdkTestEnv } from '../fakes/cursor-backend/sdk-test-env.js';
 import { startSdkTestEnv } from '../fakes/cursor-backend/sdk-test-env.js';
 import { CursorRun } from '../../src/upstream/cursor/cursor-run.js';
+import { RunToolCalls } from '../../src/upstream/cursor/host-tools/run-tool-calls.js';
 import { InMemoryAgentStore } from '../../src/upstream/cursor/in-memory-agent-store.js';
 import type { UpstreamEvent } from '../../src/upstream/upstream-port.js';
 
@@ -52,7 +53,12 @@ afterAll(async () => {
 /** Starts a CursorRun on a fresh agent; `delivered` counts the text the SDK handed over. */
 const startRun = async () => {
   const run = new CursorRun({
-    host: { resolve: () => false, settleAll: () => undefined },
+    toolCalls: (sink) =>
+      new RunToolCalls({
+        ...sink,
+        batchQuietMs: 60,
+        broker: { resolve: () => false, settleAll: () => undefined },
+      }),
     logger: pino({ level: 'silent' }),
     // Shorter than the 36 s pause below, which must not count as the backend's silence; far longer than
     // any gap a starved test process leaves between two of the SDK's deltas (2 s was not: a loaded machine

@@ -5,7 +5,7 @@
  * fresh replay when identical openings cannot be told apart. Stores hashes only, never text.
  */
 
-import type { ConversationIdentity } from '../session-identity.js';
+import type { ConversationIdentity } from './conversation-identity.js';
 
 /**
  * How a request maps onto the known sessions:

@@ -1,37 +1,28 @@
 /**
  * One SDK run seen through the upstream port. It merges the SDK's two event sources — `onDelta`
  * (text, thinking, tool-call signals, usage) and `run.stream()` (thinking, text, status) — into one
- * ordered UpstreamEvent stream without duplicates, announces host tool calls as they park, decides when
- * a tool batch is complete, and ends with exactly one terminal event taken from `run.wait()`.
+ * ordered UpstreamEvent stream without duplicates, and ends with exactly one terminal event taken from
+ * `run.wait()`. Its host tool calls (ids, order, batches, results) are its {@link RunToolCalls}'.
  */
 
 import type { InteractionUpdate, Run, SDKMessage } from '@cursor/sdk';
 import type { Logger } from 'pino';
-import { AsyncQueue } from '../../../lib/async-queue.js';
-import { CUSTOM_USER_TOOLS_SERVER_NAME, type ParkedCall, type ToolCallResult } from '../../../mcp/index.js';
+import { CUSTOM_USER_TOOLS_SERVER_NAME } from '../../../mcp/server-name.js';
 import { createTurnError } from '../../turn/turn-error.js';
-import type { TurnUserPart } from '../../turn/turn-request.js';
 import type { UpstreamEvent, UpstreamRun, UpstreamToolResult } from '../upstream-port.js';
 import { BackendFlow, type BackendFlowOptions } from './backend-flow.js';
+import { ConsumerBackpressure } from './consumer-backpressure.js';
 import { DeltaMerger } from './delta-merger.js';
 import { mapCursorRunError } from './map-cursor-error.js';
 import { mapCursorUsage } from './map-cursor-usage.js';
+import { RunEventQueue } from './run-event-queue.js';
 import { RunWatchdog } from './run-watchdog.js';
-import { ToolCallLedger } from './tool-call-ledger.js';
-
-/** The session's tool host as a run sees it. */
-export interface HostToolPort {
-  /** Settle a parked call with the client's result; false when the id is not pending. */
-  resolve(toolCallId: string, result: ToolCallResult): boolean;
-  /** Settle every pending call with an error result naming the reason. */
-  settleAll(reason: string): void;
-}
+import type { RunToolCalls, RunToolCallSink } from './host-tools/run-tool-calls.js';
 
 export type CursorRunOptions = {
-  host: HostToolPort;
+  /** The run's host tool calls, made for the sink the run gives (see {@link RunToolCalls}). */
+  toolCalls: (sink: RunToolCallSink) => RunToolCalls;
   logger: Logger;
-  /** Quiet period that ends a tool batch when the SDK never announced its size. */
-  batchQuietMs?: number;
   /** Bound on waiting for `run.stream()` to drain after `run.wait()` resolved. */
   drainMs?: number;
   /**
@@ -53,6 +44,8 @@ export type CursorRunOptions = {
   flow?: BackendFlowOptions;
   /** Whether the agent's store saved a conversation checkpoint since this run was sent. */
   historyAdvanced?: () => boolean;
+  /** Called once when the run has finished (its terminal event is queued). */
+  onFinished?: () => void;
 };
 
 /** Default bound on the wait for a run's first upstream event (the SDK's own retries take minutes). */
@@ -74,24 +67,6 @@ const backendMessageTypes: ReadonlySet<SDKMessage['type']> = new Set([
 ]);
 
 const seconds = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`);
-
-/**
- * Client tool-result parts → the MCP result the SDK accepts from `execute`. (The tool host's
- * `toToolCallResult` narrows what an MCP peer sent; this converts what the client sent.)
- */
-export const convertTurnPartsToToolCallResult = (
-  content: readonly TurnUserPart[],
-  isError: boolean,
-): ToolCallResult => ({
-  content: content.map((part) =>
-    part.type === 'text'
-      ? { type: 'text' as const, text: part.text }
-      : part.source.kind === 'base64'
-        ? { type: 'image' as const, data: part.source.data, mimeType: part.source.mediaType }
-        : { type: 'text' as const, text: `[image: ${part.source.url}]` },
-  ),
-  ...(isError ? { isError: true } : {}),
-});
 
 const isCustomToolCall = (toolCall: unknown): boolean => {
   if (typeof toolCall !== 'object' || toolCall === null) return false;
@@ -118,21 +93,23 @@ const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } 
 };
 
 export class CursorRun implements UpstreamRun {
-  readonly events = new AsyncQueue<UpstreamEvent>(undefined, (event) => this.#taken(event));
+  readonly #queue = new RunEventQueue((event) => {
+    if (event.type === 'text-delta' || event.type === 'reasoning-delta')
+      this.#backpressure.taken(event.text.length);
+  });
+  readonly events = this.#queue.events;
   /** The backend streams of this run (see {@link BackendFlow.expect}). */
   readonly flow: BackendFlow;
   #run: Run | undefined;
-  readonly #options: Required<Omit<CursorRunOptions, 'flow'>>;
-  /** Text and reasoning handed over by the SDK that the consumer has not taken (held, queued or merged). */
-  #pendingChars = 0;
+  /** The run's host tool calls. */
+  readonly toolCalls: RunToolCalls;
+  readonly #options: Required<Omit<CursorRunOptions, 'flow' | 'toolCalls'>>;
+  readonly #backpressure: ConsumerBackpressure;
   readonly #text = new DeltaMerger();
   readonly #thinking = new DeltaMerger();
-  /** Every host tool call of this run under both its ids, and the current tool batch. */
-  readonly #calls = new ToolCallLedger();
   /** Text and thinking positions at the first start of each step, to recognise an SDK retry's replay. */
   readonly #stepStarts = new Map<number, { text: number; thinking: number }>();
   #thinkingOpen = false;
-  #batchTimer: NodeJS.Timeout | undefined;
   #terminal: Promise<void> | undefined;
   #finished = false;
   /** `callId`s of built-in tool calls started and not completed (agent mode: they execute locally). */
@@ -140,32 +117,30 @@ export class CursorRun implements UpstreamRun {
   readonly #watchdog: RunWatchdog;
   readonly #expired: Promise<void>;
   #onExpired: () => void = () => undefined;
-  /** Bounds how long a parked call waits for an earlier call of its batch (see {@link CursorRun.parked}). */
-  #holdTimer: NodeJS.Timeout | undefined;
-  /**
-   * The last text or reasoning delta pushed, while the consumer has not taken it yet: the next delta of
-   * the same kind is appended to it instead of queued (see {@link CursorRun.#pushDelta}).
-   */
-  #tail: { type: 'text-delta' | 'reasoning-delta'; text: string } | undefined;
-  /**
-   * A delta held back to the end of the event-loop turn (see {@link CursorRun.#pushDelta}); it is also the
-   * `#tail` while it waits, so later deltas of its kind append to it.
-   */
-  #held: { type: 'text-delta' | 'reasoning-delta'; text: string } | undefined;
-  /** The delta kinds already handed to the consumer in this event-loop turn (reset by `setImmediate`). */
-  readonly #sentThisTurn = new Set<'text-delta' | 'reasoning-delta'>();
-
   constructor(options: CursorRunOptions) {
     this.#options = {
-      batchQuietMs: 60,
       drainMs: 500,
       firstEventTimeoutMs: DEFAULT_FIRST_EVENT_TIMEOUT_MS,
       idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
       maxPendingChars: DEFAULT_MAX_PENDING_CHARS,
       historyAdvanced: () => false,
+      onFinished: () => undefined,
       ...options,
     };
+    this.toolCalls = options.toolCalls({
+      emit: (event) => {
+        if (event.type === 'tool-call') this.#closeThinking();
+        this.#push(event);
+      },
+      onWaitingChanged: () => this.#updateWatchdog(),
+    });
     this.flow = new BackendFlow(options.flow);
+    this.#backpressure = new ConsumerBackpressure({
+      flow: this.flow,
+      maxPendingChars: this.#options.maxPendingChars,
+      onPaused: (pendingChars) => this.#backendPaused(pendingChars),
+      onResumed: () => this.#updateWatchdog(),
+    });
     this.#expired = new Promise((resolve) => (this.#onExpired = resolve));
     this.#watchdog = new RunWatchdog({
       firstEventMs: this.#options.firstEventTimeoutMs,
@@ -221,12 +196,12 @@ export class CursorRun implements UpstreamRun {
         break;
       }
       case 'tool-requests-listed':
-        this.#calls.listed(update.callCount);
+        this.toolCalls.listed(update.callCount);
         break;
       case 'tool-call-started':
         if (isCustomToolCall(update.toolCall)) {
           const { toolName, args } = customToolCall(update.toolCall);
-          this.#calls.started(update.callId, toolName, args);
+          this.toolCalls.started(update.callId, toolName, args);
         } else {
           this.#localCalls.add(update.callId);
           this.#updateWatchdog();
@@ -272,77 +247,21 @@ export class CursorRun implements UpstreamRun {
       });
   }
 
-  /**
-   * A host tool call reached the tool host; announce it once (an SDK retry parks the same id again), in
-   * the order the model made the batch's calls: one that parks before an earlier call waits for it, at
-   * most `batchQuietMs`.
-   */
-  parked(call: ParkedCall): void {
-    if (this.#finished || this.#calls.park(call) === undefined) return;
-    this.#closeThinking();
-    this.#announce(false);
-    this.#updateWatchdog();
-    this.#checkBatch();
-  }
-
-  #announce(all: boolean): void {
-    for (const call of this.#calls.takeAnnounceable(all)) {
-      this.#push({
-        type: 'tool-call',
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        input: call.args as Record<string, unknown>,
-        parkedAt: call.parkedAt,
-      });
-    }
-    clearTimeout(this.#holdTimer);
-    this.#holdTimer = undefined;
-    if (this.#calls.holding) {
-      this.#holdTimer = setTimeout(() => {
-        this.#holdTimer = undefined;
-        if (this.#finished) return;
-        this.#announce(true);
-        this.#checkBatch();
-      }, this.#options.batchQuietMs);
-      this.#holdTimer.unref();
-    }
-  }
-
-  /**
-   * The id for an `execute` call that came without `context.toolCallId`: the started call it matches
-   * (the SDK reports calls in the order it executes them), or undefined (the tool host makes one up).
-   */
-  claimStartedCall(toolName: string, args: Record<string, unknown>): string | undefined {
-    return this.#calls.claim(toolName, args);
-  }
-
   historyAdvanced(): boolean {
     return this.#options.historyAdvanced();
   }
 
   pendingToolCalls(): string[] {
-    return this.#calls.pending();
+    return this.toolCalls.pending();
   }
 
   resolveToolCalls(results: UpstreamToolResult[]): { unknown: string[] } {
-    const unknown: string[] = [];
-    for (const result of results) {
-      const resolution = this.#calls.resolve(result.toolCallId);
-      if (resolution === 'unknown') unknown.push(result.toolCallId);
-      if (resolution !== 'resolved') continue;
-      this.#options.host.resolve(
-        result.toolCallId,
-        convertTurnPartsToToolCallResult(result.content, result.isError),
-      );
-    }
-    this.#updateWatchdog();
-    return { unknown };
+    return this.toolCalls.resolve(results);
   }
 
   async cancel(): Promise<void> {
     if (this.#finished) return;
-    this.#options.host.settleAll('the run was cancelled');
-    this.#calls.abandonAll();
+    this.toolCalls.abandon('the run was cancelled');
     try {
       await this.#run?.cancel();
     } catch (error) {
@@ -394,63 +313,21 @@ export class CursorRun implements UpstreamRun {
     this.#pushDelta('reasoning-delta', fresh);
   }
 
-  /**
-   * Queue a delta, or append it to the previous one of the same kind while that one still waits: in the
-   * queue (the consumer is behind), or held back to the end of this event-loop turn. The first delta of
-   * each kind in a turn is queued at once, so the first text after a tool result or a pause adds no
-   * latency; the rest of the turn's deltas leave as one event when the turn ends (`setImmediate`). The
-   * SDK hands over each delta of a backend read in its own microtask, and a consumer that keeps up takes
-   * each one in between, so without holding a 10k-delta answer crossed the engine and the socket as ≈ 800
-   * events (one SSE frame each, ≈ 100 bytes of framing per 5-byte delta) before the consumer fell behind;
-   * those writes sat corked in the socket until the end of the turn anyway (see `SseWriter`).
-   */
   #pushDelta(type: 'text-delta' | 'reasoning-delta', text: string): void {
-    this.#pendingChars += text.length;
-    this.#queueDelta(type, text);
-    if (this.#pendingChars > this.#options.maxPendingChars && !this.flow.paused) this.#pauseBackend();
-  }
-
-  #queueDelta(type: 'text-delta' | 'reasoning-delta', text: string): void {
-    const tail = this.#tail;
-    // The tail is the queue's last item while the queue is not empty (`#push` clears it otherwise), or the
-    // held delta.
-    if (tail !== undefined && tail.type === type && (tail === this.#held || this.events.size > 0)) {
-      tail.text += text;
-      return;
-    }
-    const event = { type, text };
-    if (!this.#sentThisTurn.has(type)) {
-      if (this.#sentThisTurn.size === 0) setImmediate(this.#endTurn);
-      this.#sentThisTurn.add(type);
-      this.#push(event);
-    } else {
-      this.#release();
-      this.#held = event;
-    }
-    this.#tail = event;
-  }
-
-  /** The consumer took `event`: once it took half of what was pending, the backend is read again. */
-  #taken(event: UpstreamEvent): void {
-    if (event.type !== 'text-delta' && event.type !== 'reasoning-delta') return;
-    this.#pendingChars -= event.text.length;
-    if (this.flow.paused && this.#pendingChars <= this.#options.maxPendingChars / 2) {
-      this.flow.resume();
-      this.#updateWatchdog();
-    }
+    this.#queue.pushDelta(type, text);
+    // A finished run's flow is disposed: there is nothing left to pause.
+    this.#backpressure.handedOver(text.length, !this.#finished);
   }
 
   /**
-   * The consumer is behind by more than the bound: stop reading the backend (its writes block) instead of
-   * holding the rest of the answer. The silence that follows is the consumer's, so the silence bound is
-   * suspended meanwhile; a consumer that never reads again is cut off by its own stall deadline.
+   * The consumer is behind by more than the bound and the backend was paused. The silence that follows is
+   * the consumer's, so the silence bound is suspended meanwhile; a consumer that never reads again is cut
+   * off by its own stall deadline.
    */
-  #pauseBackend(): void {
-    if (this.#finished) return;
-    this.flow.pause();
+  #backendPaused(pendingChars: number): void {
     this.#updateWatchdog();
     this.#options.logger.debug(
-      { runId: this.id || undefined, pendingChars: this.#pendingChars },
+      { runId: this.id || undefined, pendingChars },
       'the consumer is behind; pausing the backend stream',
     );
     if (this.flow.attached === 0 && !warnedUnrecognisedStream) {
@@ -462,25 +339,8 @@ export class CursorRun implements UpstreamRun {
     }
   }
 
-  /** The event-loop turn ended: what was held leaves, and the next delta of each kind goes at once. */
-  readonly #endTurn = (): void => {
-    this.#sentThisTurn.clear();
-    this.#release();
-  };
-
-  /** Queue the held delta, if any; it stays the tail while the consumer has not taken it. */
-  #release(): void {
-    const held = this.#held;
-    if (held === undefined) return;
-    this.#held = undefined;
-    this.events.push(held);
-  }
-
-  /** Queue an event after whatever delta is held; that delta is no longer the queue's last item. */
   #push(event: UpstreamEvent): void {
-    this.#release();
-    this.#tail = undefined;
-    this.events.push(event);
+    this.#queue.push(event);
   }
 
   #closeThinking(): void {
@@ -489,33 +349,12 @@ export class CursorRun implements UpstreamRun {
     this.#push({ type: 'reasoning-end' });
   }
 
-  #checkBatch(): void {
-    if (this.#batchTimer) clearTimeout(this.#batchTimer);
-    this.#batchTimer = undefined;
-    const status = this.#calls.batchStatus;
-    if (status === 'open') return;
-    if (status === 'complete') return this.#endBatch();
-    this.#batchTimer = setTimeout(() => {
-      this.#batchTimer = undefined;
-      if (this.#calls.batchStatus !== 'open') this.#endBatch();
-    }, this.#options.batchQuietMs);
-    this.#batchTimer.unref();
-  }
-
-  #endBatch(): void {
-    this.#announce(true);
-    this.#calls.endBatch();
-    this.#push({ type: 'tool-batch-end' });
-  }
-
   /**
    * The bound is suspended while the run waits on the client (parked calls, or the backend paused for a
    * consumer that is behind) or on a local tool.
    */
   #updateWatchdog(): void {
-    this.#watchdog.setSuspended(
-      this.#calls.pending().length > 0 || this.#localCalls.size > 0 || this.flow.paused,
-    );
+    this.#watchdog.setSuspended(this.toolCalls.waiting || this.#localCalls.size > 0 || this.flow.paused);
   }
 
   /**
@@ -553,13 +392,11 @@ export class CursorRun implements UpstreamRun {
     if (this.#finished) return;
     this.#watchdog.stop();
     this.#closeThinking();
-    if (this.#batchTimer) clearTimeout(this.#batchTimer);
-    clearTimeout(this.#holdTimer);
     this.#finished = true;
     this.flow.dispose();
-    this.#options.host.settleAll('the run ended');
-    this.#calls.abandonAll();
+    this.toolCalls.stop('the run ended');
     this.#push(event);
-    this.events.end();
+    this.#queue.end();
+    this.#options.onFinished();
   }
 }

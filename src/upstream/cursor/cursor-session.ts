@@ -1,32 +1,20 @@
 /**
  * One conversation's SDK agent plus its `custom-user-tools` tool host. The agent is created at the first
- * run (it needs the model) and keeps its bound model selection for its life; host tools are mirrored
- * into the MCP server before every run, and the SDK's `customTools` reach that server through an
- * in-process MCP client, where each call parks until the client posts its result.
+ * run (it needs the model) and keeps its bound model selection for its life; each run's host tools and
+ * their calls belong to `host-tools/` (mirrored on the session's MCP server, parked until the client
+ * posts its result).
  */
 
-import type {
-  Agent as AgentClass,
-  AgentOptions,
-  ModelSelection,
-  SDKAgent,
-  SDKCustomTool,
-  SDKJsonValue,
-} from '@cursor/sdk';
+import type { Agent as AgentClass, AgentOptions, ModelSelection, SDKAgent } from '@cursor/sdk';
 import type { Logger } from 'pino';
-import {
-  connectInProcess,
-  createCustomUserToolsServer,
-  ParkedCallBroker,
-  type CustomUserToolsServer,
-  type InProcessClient,
-  type ToolDefinition,
-} from '../../../mcp/index.js';
 import { BridgeError, createTurnError } from '../../turn/turn-error.js';
-import type { TurnTool } from '../../turn/turn-request.js';
 import type { UpstreamMode, UpstreamRun, UpstreamRunInput, UpstreamSession } from '../upstream-port.js';
 import { CursorRun, type CursorRunOptions } from './cursor-run.js';
+import { SessionHostTools } from './host-tools/session-host-tools.js';
 import { mapCursorSdkError } from './map-cursor-error.js';
+
+/** Quiet period that ends a tool batch whose size the SDK never listed. */
+const DEFAULT_BATCH_QUIET_MS = 60;
 
 export type CursorSessionContext = {
   Agent: typeof AgentClass;
@@ -39,8 +27,8 @@ export type CursorSessionContext = {
   agentCwd?: string;
   sandboxEnabled: boolean;
   enableAgentRetries: boolean;
-  /** Bounds on a run's silence and its batch quiet period (see {@link CursorRunOptions}); defaults when absent. */
-  timeouts?: Pick<CursorRunOptions, 'firstEventTimeoutMs' | 'idleTimeoutMs' | 'batchQuietMs'>;
+  /** Bounds on a run's silence (see {@link CursorRunOptions}) and its batch quiet period; defaults when absent. */
+  timeouts?: Pick<CursorRunOptions, 'firstEventTimeoutMs' | 'idleTimeoutMs'> & { batchQuietMs?: number };
   /** Resolves the model selection for a run (from the cached catalog). */
   selectModel: (input: UpstreamRunInput) => Promise<ModelSelection>;
   /**
@@ -51,6 +39,8 @@ export type CursorSessionContext = {
     onRunRequest: (runId: string, requestId: string) => void;
     onCheckpoint: (agentId: string) => void;
   }) => NonNullable<NonNullable<Parameters<typeof AgentClass.create>[0]['local']>['store']>;
+  /** Called once the session is disposed. */
+  onDisposed?: () => void;
 };
 
 /**
@@ -96,18 +86,10 @@ export const buildAgentOptions = (
   },
 });
 
-const toToolDefinition = (tool: TurnTool): ToolDefinition => ({
-  name: tool.name,
-  ...(tool.description === undefined ? {} : { description: tool.description }),
-  inputSchema: tool.inputSchema,
-});
-
 export class CursorSession implements UpstreamSession {
   readonly id: string;
   readonly #context: CursorSessionContext;
-  readonly #broker: ParkedCallBroker;
-  readonly #host: CustomUserToolsServer;
-  #client: Promise<InProcessClient> | undefined;
+  readonly #hostTools: SessionHostTools;
   #agent: SDKAgent | undefined;
   #bound: ModelSelection | undefined;
   #active: CursorRun | undefined;
@@ -118,9 +100,7 @@ export class CursorSession implements UpstreamSession {
   constructor(id: string, context: CursorSessionContext) {
     this.id = id;
     this.#context = context;
-    this.#broker = new ParkedCallBroker({ logger: context.logger });
-    this.#host = createCustomUserToolsServer({ tools: [], broker: this.#broker });
-    this.#broker.onParked((call) => this.#active?.parked(call));
+    this.#hostTools = new SessionHostTools(context.logger);
   }
 
   async startRun(input: UpstreamRunInput): Promise<UpstreamRun> {
@@ -129,53 +109,29 @@ export class CursorSession implements UpstreamSession {
       throw new BridgeError(createTurnError('api', 'The Cursor agent already has an active run.'));
     }
     const selection = await this.#context.selectModel(input);
-    const tools = mirrorsHostTools(this.#context.mode) ? input.tools : [];
-    this.#host.setTools(tools.map(toToolDefinition));
-    // A failed connect is not cached: the next run tries again.
-    const client = await (this.#client ??= connectInProcess(this.#host.server).catch((error: unknown) => {
-      this.#client = undefined;
-      throw error;
-    }));
+    await this.#hostTools.mirror(mirrorsHostTools(this.#context.mode) ? input.tools : []);
     const agent = await this.#ensureAgent(selection);
 
     const checkpointsBefore = this.#checkpoints;
-    const run = new CursorRun({
-      ...this.#context.timeouts,
+    const { batchQuietMs = DEFAULT_BATCH_QUIET_MS, ...bounds } = this.#context.timeouts ?? {};
+    const run: CursorRun = new CursorRun({
+      ...bounds,
       logger: this.#context.logger,
       historyAdvanced: () => this.#checkpoints !== checkpointsBefore,
-      host: {
-        resolve: (toolCallId, result) => this.#broker.resolve(toolCallId, result),
-        settleAll: (reason) => {
-          void this.#broker.settleAll(reason);
-          // A run settles its host calls when it finishes (and when it starts cancelling): let go of a
-          // finished run, whose SDK `Run` keeps the run's whole request context (≈ 160 kB of live heap:
-          // its executor resources) reachable until the next turn, in every idle session up to the cap.
-          queueMicrotask(() => {
-            if (run.finished && this.#active === run) this.#active = undefined;
-          });
-        },
+      toolCalls: (sink) =>
+        this.#hostTools.beginRun({
+          ...sink,
+          batchQuietMs,
+          ...(input.checkToolCall === undefined ? {} : { check: input.checkToolCall }),
+        }),
+      // Let go of a finished run: its SDK `Run` keeps the run's whole request context (its executor
+      // resources) reachable until the next turn, in every idle session up to the cap.
+      onFinished: () => {
+        if (this.#active === run) this.#active = undefined;
       },
     });
     this.#active = run;
-    const customTools: Record<string, SDKCustomTool> = {};
-    for (const tool of tools) {
-      customTools[tool.name] = {
-        ...(tool.description === undefined ? {} : { description: tool.description }),
-        inputSchema: tool.inputSchema as Record<string, SDKJsonValue>,
-        execute: async (args, context) => {
-          const toolCallId = context.toolCallId ?? run.claimStartedCall(tool.name, args);
-          const result = await client.callTool(tool.name, args as Record<string, unknown>, toolCallId);
-          return {
-            content: result.content,
-            ...(result.isError === true ? { isError: true } : {}),
-            // It crossed MCP as JSON, so its values are JSON values.
-            ...(result.structuredContent === undefined
-              ? {}
-              : { structuredContent: result.structuredContent as Record<string, SDKJsonValue> }),
-          };
-        },
-      };
-    }
+    const customTools = run.toolCalls.customTools();
     // A live agent keeps its bound selection; only a different model id is switched per send (the SDK
     // keeps a per-send model for the agent's later sends, so compare with the agent's current one).
     const current = agent.model?.id ?? this.#bound?.id;
@@ -220,13 +176,11 @@ export class CursorSession implements UpstreamSession {
     try {
       await this.#active?.cancel();
     } finally {
-      this.#broker.close('the Cursor session was disposed');
       const agent = this.#agent;
       this.#agent = undefined;
       agent?.close();
-      const client = await this.#client?.catch(() => undefined);
-      await client?.close();
-      await this.#host.close();
+      await this.#hostTools.close('the Cursor session was disposed');
+      this.#context.onDisposed?.();
     }
   }
 

@@ -91,13 +91,9 @@ export class CursorUpstream implements UpstreamPort {
           }),
       selectModel: (input) => this.#select(input.model, input.reasoning),
       createStore: this.#options.createStore,
+      onDisposed: () => this.#sessions.delete(session),
     });
     this.#sessions.add(session);
-    const dispose = session.dispose.bind(session);
-    session.dispose = async () => {
-      this.#sessions.delete(session);
-      await dispose();
-    };
     return session;
   }
 

@@ -235,6 +235,19 @@ class ScriptedRun implements UpstreamRun {
   }
 
   *#emit(step: ScriptEvent): Generator<UpstreamEvent> {
+    if (step.type === 'tool-call') {
+      // As the Cursor upstream does: a call the check corrects is answered at once and never announced.
+      const check = this.#call.input.checkToolCall?.(step);
+      if (check !== undefined && !check.forward) {
+        this.#resolved.add(step.toolCallId);
+        this.#call.toolResults.push({
+          toolCallId: step.toolCallId,
+          content: [{ type: 'text', text: check.correction }],
+          isError: true,
+        });
+        return;
+      }
+    }
     // A scripted call is parked the moment it is emitted.
     const event: UpstreamEvent =
       step.type === 'tool-call' ? { ...step, parkedAt: step.parkedAt ?? Date.now() } : step;

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AsyncQueue } from '../../../lib/async-queue.js';
 import type { ParkedCall } from '../../../mcp/index.js';
 import { CursorRun } from '../../../src/upstream/cursor/cursor-run.js';
+import { RunToolCalls } from '../../../src/upstream/cursor/host-tools/run-tool-calls.js';
 import type { UpstreamEvent } from '../../../src/upstream/upstream-port.js';
 
 /** The parts of the SDK's Run that CursorRun uses, driven by the test. */
@@ -43,11 +44,15 @@ const createRun = (
   const cursorRun = new CursorRun({
     ...bounds,
     logger: pino({ level: 'silent' }),
-    batchQuietMs: 20,
-    host: {
-      resolve: (id) => (resolved.push(id), true),
-      settleAll: (reason) => void settled.push(reason),
-    },
+    toolCalls: (sink) =>
+      new RunToolCalls({
+        ...sink,
+        batchQuietMs: 20,
+        broker: {
+          resolve: (id) => (resolved.push(id), true),
+          settleAll: (reason) => void settled.push(reason),
+        },
+      }),
   });
   const fake = createFakeRun();
   cursorRun.attach(fake.run);
@@ -157,7 +162,7 @@ describe('CursorRun', () => {
     delta({ type: 'thinking-delta', text: 't2' });
     delta({ type: 'text-delta', text: 'c' });
     delta({ type: 'text-delta', text: 'd' });
-    cursorRun.parked(parkedCall('call-1', 'Bash', {}));
+    cursorRun.toolCalls.parked(parkedCall('call-1', 'Bash', {}));
     delta({ type: 'text-delta', text: 'e' });
     fake.finish({ status: 'finished' });
     expect(await drain(cursorRun)).toEqual([
@@ -238,9 +243,9 @@ describe('CursorRun', () => {
     delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
     delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
     delta({ type: 'tool-requests-listed', callCount: 2 });
-    cursorRun.parked(parkedCall('a', 'Bash', { c: 1 }));
-    cursorRun.parked(parkedCall('a', 'Bash', { c: 1 }));
-    cursorRun.parked(parkedCall('b', 'Bash', { c: 2 }));
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', { c: 1 }));
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', { c: 1 }));
+    cursorRun.toolCalls.parked(parkedCall('b', 'Bash', { c: 2 }));
     expect(await available(cursorRun, 3)).toEqual([
       { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: { c: 1 }, parkedAt },
       { type: 'tool-call', toolCallId: 'b', toolName: 'Bash', input: { c: 2 }, parkedAt },
@@ -258,7 +263,7 @@ describe('CursorRun', () => {
       toolCall: mcpCall('Read', { path: '/x' }),
     });
     delta({ type: 'tool-requests-listed', callCount: 1 });
-    cursorRun.parked(parkedCall('exec-1', 'Read', { path: '/x' }));
+    cursorRun.toolCalls.parked(parkedCall('exec-1', 'Read', { path: '/x' }));
     expect(await available(cursorRun, 2)).toEqual([
       { type: 'tool-call', toolCallId: 'exec-1', toolName: 'Read', input: { path: '/x' }, parkedAt },
       { type: 'tool-batch-end' },
@@ -272,7 +277,7 @@ describe('CursorRun', () => {
       args: { name: 'custom-user-tools-Read', args: { path: '/x' } },
     } as never;
     delta({ type: 'tool-call-started', callId: 's1', modelCallId: 'm1', toolCall: qualified });
-    expect(cursorRun.claimStartedCall('Read', { path: '/x' })).toBe('s1');
+    expect(cursorRun.toolCalls.claim('Read', { path: '/x' })).toBe('s1');
   });
 
   it('an execute without toolCallId parks under the started call it claims, and the batch ends', async () => {
@@ -290,11 +295,11 @@ describe('CursorRun', () => {
       toolCall: mcpCall('Bash', { c: 2 }),
     });
     delta({ type: 'tool-requests-listed', callCount: 2 });
-    const second = cursorRun.claimStartedCall('Bash', { c: 2 });
-    const first = cursorRun.claimStartedCall('Bash', { c: 1 });
+    const second = cursorRun.toolCalls.claim('Bash', { c: 2 });
+    const first = cursorRun.toolCalls.claim('Bash', { c: 1 });
     expect([first, second]).toEqual(['s1', 's2']);
-    cursorRun.parked(parkedCall('s2', 'Bash', { c: 2 }));
-    cursorRun.parked(parkedCall('s1', 'Bash', { c: 1 }));
+    cursorRun.toolCalls.parked(parkedCall('s2', 'Bash', { c: 2 }));
+    cursorRun.toolCalls.parked(parkedCall('s1', 'Bash', { c: 1 }));
     // Announced in the order the model made them, not the order they parked in.
     expect(await available(cursorRun, 3)).toEqual([
       { type: 'tool-call', toolCallId: 's1', toolName: 'Bash', input: { c: 1 }, parkedAt },
@@ -309,10 +314,10 @@ describe('CursorRun', () => {
     delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
     delta({ type: 'tool-call-started', callId: 'c', modelCallId: 'm3', toolCall: mcpCall('Bash', { c: 3 }) });
     delta({ type: 'tool-requests-listed', callCount: 3 });
-    cursorRun.parked(parkedCall('c', 'Bash', { c: 3 }));
-    cursorRun.parked(parkedCall('b', 'Bash', { c: 2 }));
+    cursorRun.toolCalls.parked(parkedCall('c', 'Bash', { c: 3 }));
+    cursorRun.toolCalls.parked(parkedCall('b', 'Bash', { c: 2 }));
     expect(cursorRun.events.size).toBe(0);
-    cursorRun.parked(parkedCall('a', 'Bash', { c: 1 }));
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', { c: 1 }));
     expect(
       (await available(cursorRun, 4)).map((event) => ('toolCallId' in event ? event.toolCallId : event.type)),
     ).toEqual(['a', 'b', 'c', 'tool-batch-end']);
@@ -323,7 +328,7 @@ describe('CursorRun', () => {
     const { cursorRun, delta } = createRun();
     delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
     delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
-    cursorRun.parked(parkedCall('b', 'Bash', { c: 2 }));
+    cursorRun.toolCalls.parked(parkedCall('b', 'Bash', { c: 2 }));
     await advance(19);
     expect(cursorRun.events.size).toBe(0);
     await advance(1);
@@ -336,7 +341,7 @@ describe('CursorRun', () => {
     useFakeClock();
     const { cursorRun, delta } = createRun();
     delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', {}) });
-    cursorRun.parked(parkedCall('a', 'Bash', {}));
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', {}));
     expect(await available(cursorRun, 1)).toEqual([
       { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: {}, parkedAt },
     ]);
@@ -348,7 +353,7 @@ describe('CursorRun', () => {
 
   it('resolves parked calls through the host and reports unknown ids', () => {
     const { cursorRun, resolved } = createRun();
-    cursorRun.parked(parkedCall('a', 'Bash', {}));
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', {}));
     expect(
       cursorRun.resolveToolCalls([
         { toolCallId: 'a', content: [{ type: 'text', text: 'ok' }], isError: false },
@@ -371,7 +376,7 @@ describe('CursorRun', () => {
 
   it('cancels for real: settles parked calls and ends as cancelled', async () => {
     const { cursorRun, fake, settled } = createRun();
-    cursorRun.parked(parkedCall('a', 'Bash', {}));
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', {}));
     await cursorRun.cancel();
     expect(fake.cancelled).toBe(true);
     expect(settled.length).toBeGreaterThan(0);
@@ -409,7 +414,7 @@ describe('CursorRun', () => {
       callId: 'a',
       toolCall: { type: 'mcp', args: { toolName: 'Bash', args: {} } },
     } as unknown as InteractionUpdate);
-    cursorRun.parked(parkedCall('a', 'Bash', {}));
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', {}));
     await advance(60_000);
     expect(fake.cancelled).toBe(false);
     // The result resumes the bound: the backend owes the next event within 60 ms of it.

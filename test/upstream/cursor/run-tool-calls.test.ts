@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ToolCallLedger } from '../../../src/upstream/cursor/tool-call-ledger.js';
+import { ToolCallLedger } from '../../../src/upstream/cursor/host-tools/run-tool-calls.js';
 
 const park = (ledger: ToolCallLedger, toolCallId: string, toolName: string, args: unknown = {}) =>
   ledger.park({ toolCallId, toolName, args });

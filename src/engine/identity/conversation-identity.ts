@@ -1,22 +1,15 @@
 /**
  * Conversation identity: which Cursor agent a request belongs to. {@link computeIdentity} derives hashed
- * keys from a request (pure); `IdentityIndex` (re-exported here from `identity/identity-index.ts`) is the
- * registry's lookup structure that maps those keys to session ids under the retry and first-assistant
+ * keys from a request (pure); `IdentityIndex` (`identity-index.ts`) is the registry's lookup structure that maps those keys to session ids under the retry and first-assistant
  * rules of the spec ("Sessions").
  *
  * Every key is a sha256 digest; neither the identity nor the index keeps conversation text.
  */
 
-import type { TurnMessage, TurnRequest } from '../turn/turn-request.js';
-import { hashFields } from './identity/hash-fields.js';
-import { transcriptShape } from './identity/transcript-shape.js';
-import { summarizeUserMessage } from './identity/user-message-summary.js';
-
-export {
-  IdentityIndex,
-  type IdentityIndexOptions,
-  type IdentityResolution,
-} from './identity/identity-index.js';
+import type { TurnMessage, TurnRequest } from '../../turn/turn-request.js';
+import { hashFields } from './hash-fields.js';
+import { transcriptShape } from './transcript-shape.js';
+import { summarizeUserMessage } from './user-message-summary.js';
 
 /** The hashed identity of one request. */
 export type ConversationIdentity = {
