@@ -140,7 +140,7 @@ function readToolCallId(meta: CallToolRequest['params']['_meta']): string | unde
 
 /**
  * Text blocks only (`{type, text}`, nothing else) and at most `isError`: always a valid `CallToolResult`.
- * The common result, checked without the schema (a cold `safeParse` of it cost ≈ 70 µs a tool call).
+ * The common result, checked without the schema (a cold `safeParse` of it is costly on every tool call).
  */
 function isPlainTextResult(result: ToolCallResult): boolean {
   for (const key in result) if (key !== 'content' && key !== 'isError') return false;

@@ -25,8 +25,7 @@ import type { ToolCallResult } from './tool-call-result.js';
  * The schema the client checks a `tools/call` result with. The linked server's SDK has already parsed the
  * result with `CallToolResultSchema` (its `Server` does for every `tools/call`) and answers with that parsed
  * value, which the in-memory link hands over as it is; {@link toToolCallResult} narrows whatever arrives.
- * Parsing it again cost a second cold `CallToolResultSchema` parse per call (≈ 130 µs each over its first
- * few dozen calls).
+ * Parsing it again would cost a second cold `CallToolResultSchema` parse per call.
  */
 const linkedResultSchema = z.looseObject({}) as unknown as typeof CallToolResultSchema;
 

@@ -22,7 +22,7 @@
  * This entry is what the gateway loads for every session, so it holds only the per-session tool host. The
  * standalone tool host (`cursor-bridge mcp-host`: agents over Streamable HTTP / stdio, tool hosts attached
  * over WebSocket, one broker shared through `ToolHostAggregator`) is `./host.js`: its transports (`ws`,
- * the MCP SDK's HTTP and stdio server transports, ≈ 1 MB of live heap once loaded) stay out of `serve`.
+ * the MCP SDK's HTTP and stdio server transports, live heap once loaded) stay out of `serve`.
  * `./server-name.js` holds only the server name, for code that must not load the MCP SDK to know it.
  */
 

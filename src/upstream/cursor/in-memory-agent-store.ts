@@ -42,7 +42,7 @@ import type {
 export type InMemoryAgentStoreOptions = {
   /**
    * Finished runs whose events are kept (most recent first). Default 0: the bridge never re-opens a run
-   * from the store, and 8 runs of 10k deltas held ~400 MB (issue 11, item 2).
+   * from the store, and a finished run's events are every delta of its answer.
    */
   maxFinishedRunsWithEvents?: number;
   /**
@@ -361,7 +361,7 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
         eventType,
         // Kept as given, copied when read: the SDK appends a message object it built for this event and
         // never changes afterwards (`sendUpdate` in dist/esm/index.js), and only a run re-opened from the
-        // store reads it back — a clone per append cost ~2 µs and garbage per streamed delta.
+        // store reads it back — a clone per append would cost CPU and garbage per streamed delta.
         payload: payload === undefined ? null : payload,
         payloadRef: payloadRef ?? null,
         idempotencyKey: idempotencyKey ?? null,
