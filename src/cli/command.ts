@@ -77,14 +77,17 @@ export type Command = {
   readonly passThrough: boolean;
   readonly details?: () => Promise<string>;
   /**
-   * The values of the flags the parser found (only this command's own and the common ones) and the words
-   * after the name → the run, or what is wrong with them (a flag value first, then the words).
+   * The values of the flags the parser found (all of them ones this command accepts) and the words after
+   * the name → the run, or what is wrong with them (a flag's value first, then the words).
    */
   readonly prepare: (
     values: Readonly<Record<string, string | boolean | undefined>>,
     words: readonly string[],
   ) => Result<(io: CliIo) => Promise<number>, string>;
 };
+
+/** The commands, in the order `--help` lists them, and the one that runs when argv names none. */
+export type CommandTable = { readonly commands: readonly Command[]; readonly defaultCommand: Command };
 
 const parseFlagValues = (
   flags: Flags,

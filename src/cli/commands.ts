@@ -6,11 +6,15 @@
 
 import type { Result } from '../../lib/result.js';
 import { everyWord, noArguments, oneArgument, optionalArgument, subcommand } from './command-arguments.js';
-import { booleanFlag, defineCommand, parsedFlag, stringFlag, type Command } from './command.js';
+import {
+  booleanFlag,
+  defineCommand,
+  parsedFlag,
+  stringFlag,
+  type Command,
+  type CommandTable,
+} from './command.js';
 import { showHelp } from './usage.js';
-
-/** The table and the command that runs when argv names none. */
-export type CommandTable = { readonly commands: readonly Command[]; readonly defaultCommand: Command };
 
 /** `--port` as given: an integer from 0 to 65535, or the message that says it is not. */
 const parsePort = (text: string): Result<number, string> => {
@@ -56,13 +60,13 @@ const serve = defineCommand({
   flags: {
     host: stringFlag(
       'HOST',
-      "where to listen (default: $HOST, else the config's HOST); beyond loopback needs APIKEY",
+      "where to listen (default: $HOST, else the config's HOST); non-loopback needs APIKEY",
     ),
     port: portFlag("the port (default: the config's PORT, else 3456; 0: any free port)"),
     config: configFlag,
     'drain-timeout': stringFlag(
       'SECONDS',
-      'how long a SIGTERM drain waits for live conversations (else $CURSOR_BRIDGE_DRAIN_TIMEOUT, else 30)',
+      'seconds a SIGTERM drain waits (default: $CURSOR_BRIDGE_DRAIN_TIMEOUT, else 30)',
     ),
   },
   parseArguments: noArguments('serve'),
@@ -87,7 +91,7 @@ const mcpHost = defineCommand({
     ),
     host: stringFlag(
       'HOST',
-      "where to listen (default: the config's mcpHost.host); beyond loopback needs a token",
+      "where to listen (default: the config's mcpHost.host); non-loopback needs a token",
     ),
     port: portFlag("the port (default: the config's mcpHost.port, else 3457)"),
     config: configFlag,

@@ -6,8 +6,7 @@
 
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import type { CliIo } from './cli-io.js';
-import { commonFlags, type Command, type Flag } from './command.js';
-import type { CommandTable } from './commands.js';
+import { commonFlags, type Command, type CommandTable, type Flag } from './command.js';
 import { describeParseError, type UsageProblem } from './usage.js';
 
 export type CommandLine =
@@ -18,8 +17,8 @@ export type CommandLine =
   | { kind: 'usage-error'; problem: UsageProblem };
 
 /**
- * Flags every command accepts besides the common ones: `--config` was once taken by all, so the commands
- * that read no config (`example`, `help`) still accept it, and ignore it.
+ * Flags every command accepts besides the common ones: every command has always accepted `--config`, so
+ * those that read no config (`example`, `help`) still accept it, and ignore it.
  */
 const acceptedByEvery = ['config'];
 

@@ -5,7 +5,7 @@
 
 import { editDistance } from '../../lib/edit-distance.js';
 import { exitCodes, type CliIo } from './cli-io.js';
-import type { Command } from './command.js';
+import { commonFlags, type Command } from './command.js';
 
 const usageTrailer = '(cursor-bridge --help lists every command and the environment it reads)';
 
@@ -19,12 +19,17 @@ Templates: the grounding text (AGENTS.md, prompt head/tail, deny-hook); override
 Exit codes: 0 ok, 1 runtime failure (templates: a template has a problem), 2 bad usage or config.
 `;
 
+/** `cursor-bridge --help | --version`: the flags every command takes, with no command. */
+const commonFlagsLine = `  cursor-bridge ${Object.keys(commonFlags)
+  .map((name) => `--${name}`)
+  .join(' | ')}\n`;
+
 const usageLines = (command: Command): string => command.usage.map((line) => `  ${line}\n`).join('');
 
 /** The whole `--help` text: each command's usage lines and summary, in table order, then the environment. */
 export const renderUsage = (commands: readonly Command[]): string =>
   `Usage:\n${commands.map((command) => `${usageLines(command)}      ${command.summary}\n`).join('')}` +
-  `  cursor-bridge --help | --version\n\n${environment}`;
+  `${commonFlagsLine}\n${environment}`;
 
 const flagLines = (command: Command): string => {
   const names = Object.entries(command.flags).map(
