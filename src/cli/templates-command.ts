@@ -1,13 +1,12 @@
 import { exitCodes, type CliIo } from './cli-io.js';
 import { runTemplatesEject } from './templates-eject.js';
-import { templatesHelp } from './templates-help.js';
 import { runTemplatesList } from './templates-list.js';
 import { runTemplatesLive } from './templates-live.js';
 import { runTemplatesPlaceholders } from './templates-placeholders.js';
 import { runTemplatesRender } from './templates-render.js';
 import { describeTemplateNames, findTemplateName, resolveTemplateDirs } from './templates-setup.js';
 import { runTemplatesShow } from './templates-show.js';
-import { templatesUsage } from './templates-usage.js';
+import { UsageError } from './usage-error.js';
 
 export type TemplatesOptions = {
   /** The words after `templates`: the subcommand and its arguments. */
@@ -19,8 +18,6 @@ export type TemplatesOptions = {
   dir?: string;
   /** `--url URL` (live only). */
   url?: string;
-  /** `--help`: the templates help, whatever the subcommand. */
-  help?: boolean;
 };
 
 /** Which subcommand each subcommand-specific option belongs to. */
@@ -32,19 +29,14 @@ const optionOwners = {
 
 /**
  * `cursor-bridge templates …`: see and edit the workspace templates (the grounding text). Template
- * directories are resolved from the config as `serve` does. Bad usage or an unknown NAME → 2.
+ * directories are resolved from the config as `serve` does. An unknown NAME → 2; words that fit no
+ * subcommand throw a {@link UsageError} (the CLI's usage-error path, exit 2). `templates help` is the
+ * command table's.
  */
 export const runTemplates = async (io: CliIo, options: TemplatesOptions): Promise<number> => {
   const [action, ...args] = options.args;
-  if (options.help === true || action === 'help') {
-    io.stdout(templatesHelp);
-    return exitCodes.ok;
-  }
-  const usageError = (message: string): number => {
-    io.stderr(
-      `cursor-bridge: ${message}\n\nUsage:\n${templatesUsage}\n\`cursor-bridge templates --help\` says more.\n`,
-    );
-    return exitCodes.usage;
+  const usageError = (message: string): never => {
+    throw new UsageError(message);
   };
   const unknownName = (input: string | undefined): number => {
     io.stderr(`cursor-bridge: unknown template "${input}"; ${describeTemplateNames()}\n`);

@@ -1,6 +1,5 @@
 import { templateNames } from '../workspace/template-store.js';
 import { envBlockFormats } from './templates-env-formats.js';
-import { templatesUsage } from './templates-usage.js';
 
 const indent = (text: string, prefix: string): string =>
   text
@@ -12,13 +11,11 @@ const formats = Object.values(envBlockFormats)
   .map(({ label, shape, example }) => `  ${label}: ${shape}, e.g.\n${indent(example, '      ')}\n`)
   .join('');
 
-/** `cursor-bridge templates --help`: every subcommand, the `--env FILE` formats with an example each, exit codes. */
-export const templatesHelp = `cursor-bridge templates: see, check and edit the grounding text the agent is given (the workspace templates).
-
-Usage:
-${templatesUsage}
-
-  list          every template and the file it comes from (default or override), which templates each
+/**
+ * What `cursor-bridge templates --help` says after the usage and flags the command table gives: every
+ * subcommand, the `--env FILE` formats with an example each, exit codes.
+ */
+export const templatesHelpDetails = `  list          every template and the file it comes from (default or override), which templates each
                 cursorMode uses, and the problems of broken overrides
   show NAME     the template in effect, verbatim on stdout (redirect it into an override file to edit)
   render        what the config's cursorMode renders for one client environment: the workspace files, the

@@ -1,35 +1,15 @@
+/**
+ * Everything the CLI prints about how to call it, generated from the command table: `--help`, a command's
+ * help, and the one usage-error report.
+ */
+
 import { editDistance } from '../../lib/edit-distance.js';
-import { templatesUsage } from './templates-usage.js';
+import { exitCodes, type CliIo } from './cli-io.js';
+import { commonFlags, type Command } from './command.js';
 
-/** Each command's own usage lines, as a bad flag or a misplaced option prints them. */
-export const commandUsage: Readonly<Record<string, string>> = {
-  claude: '  cursor-bridge [--port 3456] [--config FILE] claude [claude args…]',
-  codex: '  cursor-bridge [--port 3456] [--config FILE] codex [codex args…]',
-  serve: '  cursor-bridge serve [--host 127.0.0.1] [--port 3456] [--config FILE] [--drain-timeout SECONDS]',
-  'mcp-host': '  cursor-bridge mcp-host [--stdio] [--host 127.0.0.1] [--port 3457] [--config FILE]',
-  model: '  cursor-bridge model get cursor [--config FILE]',
-  ccr:
-    '  cursor-bridge ccr install [--config FILE]   CCR 3: add the cursor-bridge plugin through the running\n' +
-    '                                              service; CCR 1/2: the cursor-sdk transformer in config.json',
-  templates: templatesUsage,
-  example: '  cursor-bridge example mcp-tool-host         an example tool host for mcp-host (examples/)',
-};
+const usageTrailer = '(cursor-bridge --help lists every command and the environment it reads)';
 
-/** The whole `--help` text. */
-export const usage = `Usage:
-${commandUsage['claude']}
-      Claude Code on Cursor's models: uses the running serve, or starts one for the session
-${commandUsage['codex']}
-      the same for Codex
-${commandUsage['serve']}
-${commandUsage['mcp-host']}
-${commandUsage['model']}
-${commandUsage['ccr']}
-${templatesUsage}
-${commandUsage['example']}
-  cursor-bridge --help | --version
-
-Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json, else
+const environment = `Config: --config, else $CURSOR_BRIDGE_CONFIG, else ~/.claude-code-router/config.json, else
   ~/.config/cursor-bridge/config.json (the default once CCR 3 owns ~/.claude-code-router; missing = defaults).
 Env: CURSOR_API_KEY, HOST and APIKEY (override the config), LOG_LEVEL, CURSOR_BACKEND_URL (read by @cursor/sdk),
   CURSOR_BRIDGE_MCP_TOKEN (mcp-host's bearer token; else config mcpHost.token),
@@ -39,34 +19,88 @@ Templates: the grounding text (AGENTS.md, prompt head/tail, deny-hook); override
 Exit codes: 0 ok, 1 runtime failure (templates: a template has a problem), 2 bad usage or config.
 `;
 
-/** What follows a usage error of one command: its own usage lines, and where the rest is. */
-export const usageOf = (command: string): string => {
-  const lines = commandUsage[command];
-  return lines === undefined
-    ? `\n${usage}`
-    : `Usage:\n${lines}\n(cursor-bridge --help lists every command and the environment it reads)\n`;
+/** `cursor-bridge --help | --version`: the flags every command takes, with no command. */
+const commonFlagsLine = `  cursor-bridge ${Object.keys(commonFlags)
+  .map((name) => `--${name}`)
+  .join(' | ')}\n`;
+
+const usageLines = (command: Command): string => command.usage.map((line) => `  ${line}\n`).join('');
+
+/** The whole `--help` text: each command's usage lines and summary, in table order, then the environment. */
+export const renderUsage = (commands: readonly Command[]): string =>
+  `Usage:\n${commands.map((command) => `${usageLines(command)}      ${command.summary}\n`).join('')}` +
+  `${commonFlagsLine}\n${environment}`;
+
+const flagLines = (command: Command): string => {
+  const names = Object.entries(command.flags).map(
+    ([name, flag]) => `--${name}${flag.type === 'string' ? ` ${flag.value}` : ''}`,
+  );
+  const width = Math.max(...names.map((name) => name.length)) + 2;
+  return Object.values(command.flags)
+    .map((flag, index) => `  ${(names[index] ?? '').padEnd(width)}${flag.description}\n`)
+    .join('');
 };
 
-/** The known option closest to `name` (at most two edits away), for "did you mean". */
-export const suggestOption = (name: string, known: readonly string[]): string | undefined => {
-  let best: { option: string; edits: number } | undefined;
-  for (const option of known) {
-    const edits = editDistance(name, option);
-    if (edits <= 2 && (best === undefined || edits < best.edits)) best = { option, edits };
-  }
-  return best?.option;
+/** `cursor-bridge help COMMAND` (and `COMMAND --help`): its summary, usage lines, flags and any details. */
+export const renderCommandHelp = async (command: Command): Promise<string> => {
+  const flags = Object.keys(command.flags).length === 0 ? '' : `\nFlags:\n${flagLines(command)}`;
+  const details = command.details === undefined ? '' : `\n${await command.details()}`;
+  return `cursor-bridge ${command.name}: ${command.summary}\n\nUsage:\n${usageLines(command)}${flags}${details}${usageTrailer}\n`;
+};
+
+/** Prints the help of `command`, or the whole usage without one; exit 0. */
+export const showHelp = async (
+  io: CliIo,
+  commands: readonly Command[],
+  command: Command | undefined,
+): Promise<number> => {
+  io.stdout(command === undefined ? renderUsage(commands) : await renderCommandHelp(command));
+  return exitCodes.ok;
+};
+
+/** A command line that does not fit the table, or a handler's `UsageError`. */
+export type UsageProblem = {
+  /** What is wrong, in words. */
+  message: string;
+  /** The command it concerns (its usage follows); undefined for an unknown command (every command's follows). */
+  command: Command | undefined;
+  /** A malformed flag names the command before the colon: `cursor-bridge serve: unknown option --prot`. */
+  namesCommand?: boolean;
 };
 
 /**
- * A `node:util` parseArgs error in words: which option, and what is wrong with it (never Node's advice about
- * positionals starting with a dash). `known` are the long option names, for "did you mean".
+ * The one usage-error path: `cursor-bridge: <what is wrong>` and the usage of the command it concerns (every
+ * command's for an unknown one) on stderr; exit 2.
+ */
+export const reportUsageError = (io: CliIo, commands: readonly Command[], problem: UsageProblem): number => {
+  const { message, command } = problem;
+  const where = problem.namesCommand === true && command !== undefined ? ` ${command.name}` : '';
+  const usage =
+    command === undefined ? `\n${renderUsage(commands)}` : `Usage:\n${usageLines(command)}${usageTrailer}\n`;
+  io.stderr(`cursor-bridge${where}: ${message}\n${usage}`);
+  return exitCodes.usage;
+};
+
+/** The known flag closest to `name` (at most two edits away), for "did you mean". */
+export const suggestFlag = (name: string, known: readonly string[]): string | undefined => {
+  let best: { flag: string; edits: number } | undefined;
+  for (const flag of known) {
+    const edits = editDistance(name, flag);
+    if (edits <= 2 && (best === undefined || edits < best.edits)) best = { flag, edits };
+  }
+  return best?.flag;
+};
+
+/**
+ * A `node:util` parseArgs error in words: which flag, and what is wrong with it (never Node's advice about
+ * positionals starting with a dash). `known` are the long flag names, for "did you mean".
  */
 export const describeParseError = (error: unknown, known: readonly string[]): string => {
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const option = /'(-{1,2}[^' ]+)/.exec(message)?.[1] ?? '';
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    const suggestion = suggestOption(option.replace(/^-+/, ''), known);
+    const suggestion = suggestFlag(option.replace(/^-+/, ''), known);
     return `unknown option ${option}${suggestion === undefined ? '' : ` (did you mean --${suggestion}?)`}`;
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
