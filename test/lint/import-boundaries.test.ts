@@ -38,14 +38,16 @@ describe('import boundaries', () => {
 
   it('src/ uses mcp/ only through its public entry points', async () => {
     for (const entry of ['index', 'host', 'server-name']) {
-      expect(await restrictedImports('src/server/helper.ts', `../../mcp/${entry}.js`), entry).toEqual([]);
+      expect(await restrictedImports('src/hosts/http/helper.ts', `../../../mcp/${entry}.js`), entry).toEqual(
+        [],
+      );
     }
-    const [message] = await restrictedImports('src/server/helper.ts', '../../mcp/tool-call-result.js');
+    const [message] = await restrictedImports('src/hosts/http/helper.ts', '../../../mcp/tool-call-result.js');
     expect(message).toContain('public entry points');
     expect(
       await restrictedImports('src/upstream/cursor/helper.ts', '../../../mcp/parked-call-broker.js'),
     ).toHaveLength(1);
-    expect(await restrictedImports('src/server/helper.ts', '../../lib/is-record.js')).toEqual([]);
+    expect(await restrictedImports('src/hosts/http/helper.ts', '../../../lib/is-record.js')).toEqual([]);
   });
 
   it('only src/upstream/cursor/ imports @cursor/sdk', async () => {

@@ -1,0 +1,293 @@
+/**
+ * The `cursor-sdk` transformer's implementation inside Claude Code Router: the same engine as `serve`
+ * (sessions, workspaces, grounding, parked tools, model selection), built by {@link createBridgeEngine}
+ * without the public server, once per process for each distinct set of transformer options and Cursor key,
+ * on the first request. `ccr/cursor-sdk.cjs` is the CommonJS shell CCR loads; it passes the host's
+ * environment in (only entry points read `process.env`).
+ */
+import { randomBytes } from 'node:crypto';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { pino, type Logger } from 'pino';
+import { createBridgeEngine, type BridgeEngine } from '../../bridge/create-bridge.js';
+import { ConfigError } from '../../config/config-error.js';
+import { cursorOptionsSchema } from '../../config/config-schema.js';
+import type { Env } from '../../config/interpolate.js';
+import { resolveLogLevel } from '../../config/log-level.js';
+import { defaultConfigPath, loadConfig, type BridgeConfig } from '../../config/load-config.js';
+import { clipTurnError } from '../../logging/clip-turn-error.js';
+import { createLogger } from '../../logging/logger.js';
+import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../../logging/repeat-limiter.js';
+import { checkRequestDepth } from '../../protocols/shared/parse-request-json.js';
+import { createTurnError, toTurnError } from '../../turn/turn-error.js';
+import type { UpstreamPort } from '../../upstream/upstream-port.js';
+import { clipText } from '../../../lib/clip-text.js';
+import { convertCcrRequestToTurn, watchClientConnection, type CcrContext } from './ccr-turn-request.js';
+import {
+  createErrorTurnResponse,
+  createJsonTurnResponse,
+  createStreamTurnResponse,
+} from './create-turn-response.js';
+import { LoopbackListener } from './loopback-listener.js';
+
+/** What the CommonJS entry knows about its host process. */
+export type CcrHost = {
+  env: Env;
+  homedir: string;
+  /** Replace the Cursor upstream (tests use the scripted one). */
+  upstream?: UpstreamPort;
+};
+
+/** What `transformRequestIn` returns to llms: the body unchanged, and where the answer is. */
+export type CcrTransformResult = {
+  body: unknown;
+  config: {
+    /** The ready answer, for a CCR that honours it (the spec's fork). */
+    __providerResponse: Response;
+    /** The same answer behind a one-time loopback URL, for upstream CCR, which always fetches `config.url`. */
+    url: URL;
+    /** No proxy between CCR and its own process, whatever `PROXY_URL` says. */
+    httpsProxy: undefined;
+  };
+};
+
+/** An engine, shared by every transformer instance with the same options and key. */
+type Runtime = {
+  bridge: BridgeEngine;
+  config: BridgeConfig;
+  logger: Logger;
+  /** The `tolerated unsupported input` rate limit (per warning code). */
+  warnings: RepeatLimiter;
+};
+
+export class CcrFacade {
+  readonly #host: CcrHost;
+  readonly #runtimes = new Map<string, Promise<Runtime>>();
+  /** One listener per process, also for answers of an engine that could not start. */
+  #loopback: Promise<LoopbackListener> | undefined;
+
+  constructor(host: CcrHost) {
+    this.#host = host;
+  }
+
+  /**
+   * llms' `transformRequestIn(request, provider, context)` with the transformer's options first. Never
+   * rejects for a turn's own failure: errors become a Response with the error's status, which llms turns
+   * into `provider_response_error`.
+   */
+  async transformRequestIn(
+    options: unknown,
+    request: unknown,
+    provider: unknown,
+    context: CcrContext | undefined,
+  ): Promise<CcrTransformResult> {
+    const loopback = await this.#listener();
+    let runtime: Runtime;
+    try {
+      runtime = await this.#runtime(options, providerApiKey(provider));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const failure = createTurnError('api', `cursor-sdk transformer cannot start: ${message}`, {
+        retryable: false,
+      });
+      return this.#answer(request, createErrorTurnResponse(failure), loopback);
+    }
+    return this.#answer(request, await this.#respond(runtime, request, context), loopback);
+  }
+
+  /** Closes every engine and the loopback listener (CCR itself just exits; tests call this). */
+  async close(): Promise<void> {
+    const runtimes = await Promise.allSettled([...this.#runtimes.values()]);
+    this.#runtimes.clear();
+    for (const runtime of runtimes) {
+      if (runtime.status !== 'fulfilled') continue;
+      runtime.value.warnings.close();
+      await runtime.value.bridge.close();
+    }
+    const loopback = await this.#loopback?.catch(() => undefined);
+    this.#loopback = undefined;
+    await loopback?.close();
+  }
+
+  #listener(): Promise<LoopbackListener> {
+    if (this.#loopback === undefined) {
+      const logger = createLogger({ level: 'warn', destination: pino.destination({ fd: 2, sync: false }) });
+      this.#loopback = LoopbackListener.start({ logger: logger.child({ component: 'ccr-loopback' }) });
+      this.#loopback.catch(() => (this.#loopback = undefined));
+    }
+    return this.#loopback;
+  }
+
+  async #respond(runtime: Runtime, request: unknown, context: CcrContext | undefined): Promise<Response> {
+    const log = runtime.logger.child({ requestId: randomBytes(6).toString('hex') });
+    // Both bodies the turn may be read from: CCR's unified request and Claude Code's original one.
+    const tooDeep = checkRequestDepth(context?.req?.body) ?? checkRequestDepth(request);
+    if (tooDeep !== undefined) {
+      log.info({ error: clipTurnError(tooDeep) }, 'rejected invalid request');
+      return createErrorTurnResponse(tooDeep);
+    }
+    const parsed = convertCcrRequestToTurn(request, context);
+    if (!parsed.ok) {
+      log.info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
+      return createErrorTurnResponse(parsed.error);
+    }
+    // CCR's router already chose the model (its Router, longContext counts, `/model`): serve exactly that
+    // one, named explicitly so the engine's own routing cannot pick another.
+    const routedModel = parsed.value.model;
+    const turn = routedModel.includes(',')
+      ? parsed.value
+      : { ...parsed.value, model: `${runtime.config.cursor.providerName},${routedModel}` };
+    for (const warning of turn.warnings) {
+      if (runtime.warnings.admit(warning.code, clipText(warning.message, 200)))
+        log.warn({ warning }, 'tolerated unsupported input');
+    }
+    const abort = new AbortController();
+    const release = watchClientConnection(context, abort);
+    let events;
+    try {
+      events = await runtime.bridge.engine.handleTurn(turn, abort.signal);
+    } catch (error) {
+      release();
+      const turnError = toTurnError(error);
+      log.warn({ error: clipTurnError(turnError) }, 'turn refused');
+      return createErrorTurnResponse(turnError);
+    }
+    const meta = {
+      id: `chatcmpl-${randomBytes(12).toString('hex')}`,
+      // The Cursor model that runs: CCR's choice, a catalog alias resolved to its id.
+      model: events.modelRoute?.model ?? routedModel,
+      createdAt: Math.floor(Date.now() / 1000),
+    };
+    if (turn.stream) return createStreamTurnResponse({ meta, events, abort, log, onEnd: release });
+    try {
+      return await createJsonTurnResponse({ meta, events, log });
+    } finally {
+      release();
+    }
+  }
+
+  /** Both hand-over paths for one Response. */
+  #answer(body: unknown, response: Response, loopback: LoopbackListener): CcrTransformResult {
+    const url = new URL(loopback.park(response));
+    return { body, config: { __providerResponse: response, url, httpsProxy: undefined } };
+  }
+
+  #runtime(options: unknown, apiKey: string | undefined): Promise<Runtime> {
+    const key = JSON.stringify([sortedOptions(options), apiKey ?? null]);
+    let runtime = this.#runtimes.get(key);
+    if (runtime === undefined) {
+      runtime = this.#createRuntime(options, apiKey);
+      // A failed start is retried by the next request (the config may have been fixed meanwhile).
+      runtime.catch(() => this.#runtimes.delete(key));
+      this.#runtimes.set(key, runtime);
+    }
+    return runtime;
+  }
+
+  async #createRuntime(options: unknown, apiKey: string | undefined): Promise<Runtime> {
+    const { env, homedir } = this.#host;
+    const path = defaultConfigPath(env, homedir);
+    const config = mergeTransformerOptions(await loadConfig({ path, env, homedir }), options, {
+      apiKey,
+      homedir,
+      env,
+    });
+    const logLevel = resolveLogLevel(env, config.logLevel);
+    const level = logLevel.ok ? logLevel.value : config.logLevel;
+    // stderr: CCR's stdout is its own; its pino logger is not handed to plugins that are functions.
+    const logger = createLogger({
+      level: config.log ? level : 'silent',
+      destination: pino.destination({ fd: 2, sync: false }),
+    }).child({ component: 'ccr' });
+    for (const warning of config.warnings) logger.warn(warning);
+    if (!logLevel.ok) logger.warn(`${logLevel.error}; using ${level}`);
+    const bridge = await createBridgeEngine({
+      config,
+      env,
+      homedir,
+      logger,
+      watchTemplates: true,
+      // Through CCR an in-stream error reaches Claude Code in AnthropicTransformer's own shape, which it
+      // answers with a non-streaming retry of the same turn (never the continuation it sends `serve`).
+      // Replaying the failure to that retry, as `serve` does, would make Claude Code retry a 503 for
+      // minutes; the retry gets a fresh run instead. Finished answers keep the spec's replay window.
+      engine: { replayFailures: false },
+      ...(this.#host.upstream === undefined ? {} : { upstream: this.#host.upstream }),
+    });
+    logger.info({ mode: config.cursor.mode, config: path }, 'cursor-sdk transformer ready');
+    const warnings = new RepeatLimiter({
+      onRepeats: (code, repeats, examples) =>
+        logger.warn({ warning: { code }, repeats, examples }, REPEATED_WARNINGS_MESSAGE),
+    });
+    return { bridge, config, logger, warnings };
+  }
+}
+
+const providerApiKey = (provider: unknown): string | undefined => {
+  if (typeof provider !== 'object' || provider === null) return undefined;
+  const key = (provider as { apiKey?: unknown }).apiKey;
+  return typeof key === 'string' && key.trim() !== '' ? key : undefined;
+};
+
+const sortedOptions = (options: unknown): unknown =>
+  typeof options === 'object' && options !== null && !Array.isArray(options)
+    ? Object.fromEntries(Object.entries(options).sort(([a], [b]) => a.localeCompare(b)))
+    : {};
+
+/**
+ * The config file's Cursor provider with the transformer's own options on top (they are what CCR passed
+ * this instance), and the key CCR passes as `provider.apiKey` (already env-interpolated by CCR).
+ * @throws ConfigError for an invalid option.
+ */
+export const mergeTransformerOptions = (
+  config: BridgeConfig,
+  options: unknown,
+  host: { apiKey: string | undefined; homedir: string; env?: Env },
+): BridgeConfig => {
+  const { apiKey, homedir, env = {} } = host;
+  const parsed = cursorOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(
+      { file: config.file.path, field: `transformer options.${(issue?.path ?? []).join('.')}` },
+      issue?.message ?? 'invalid cursor-sdk options',
+    );
+  }
+  const { cursorMode, cursorCwd, sandboxEnabled, firstEventTimeoutMs, idleTimeoutMs } = parsed.data;
+  // The run silence bounds: these options over the file's, the environment over both (as in loadConfig).
+  const timeouts = {
+    ...config.cursor.timeouts,
+    ...(firstEventTimeoutMs === undefined || env['CURSOR_BRIDGE_FIRST_EVENT_TIMEOUT_MS']?.trim()
+      ? {}
+      : { firstEventTimeoutMs }),
+    ...(idleTimeoutMs === undefined || env['CURSOR_BRIDGE_IDLE_TIMEOUT_MS']?.trim() ? {} : { idleTimeoutMs }),
+  };
+  const cwd =
+    cursorCwd === undefined
+      ? config.cursor.cwd
+      : cursorCwd === '~' || cursorCwd.startsWith('~/')
+        ? join(homedir, cursorCwd.slice(1))
+        : isAbsolute(cursorCwd)
+          ? cursorCwd
+          : resolve(dirname(config.file.path), cursorCwd);
+  return {
+    ...config,
+    cursor: {
+      ...config.cursor,
+      ...(cursorMode === undefined ? {} : { mode: cursorMode }),
+      ...(cwd === undefined ? {} : { cwd }),
+      ...(sandboxEnabled === undefined
+        ? {}
+        : { sandboxEnabled: sandboxEnabled || config.cursor.sandboxEnabled }),
+      ...(apiKey === undefined ? {} : { apiKeyConfigured: apiKey }),
+      ...(Object.keys(timeouts).length === 0 ? {} : { timeouts }),
+    },
+  };
+};
+
+let facade: CcrFacade | undefined;
+
+/** The process's one facade (the CommonJS entry calls this on every request). */
+export const getCcrFacade = (host: CcrHost): CcrFacade => {
+  facade ??= new CcrFacade(host);
+  return facade;
+};
