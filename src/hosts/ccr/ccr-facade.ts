@@ -6,11 +6,9 @@
  * environment in (only entry points read `process.env`).
  */
 import { randomBytes } from 'node:crypto';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { createBridgeEngine, type BridgeEngine } from '../../bridge/create-bridge.js';
-import { ConfigError } from '../../config/config-error.js';
-import { cursorOptionsSchema } from '../../config/config-schema.js';
+import type { ConfigOverrides } from '../../config/config-overrides.js';
 import type { Env } from '../../config/interpolate.js';
 import { resolveLogLevel } from '../../config/log-level.js';
 import { defaultConfigPath, loadConfig, type BridgeConfig } from '../../config/load-config.js';
@@ -186,11 +184,8 @@ export class CcrFacade {
   async #createRuntime(options: unknown, apiKey: string | undefined): Promise<Runtime> {
     const { env, homedir } = this.#host;
     const path = defaultConfigPath(env, homedir);
-    const config = mergeTransformerOptions(await loadConfig({ path, env, homedir }), options, {
-      apiKey,
-      homedir,
-      env,
-    });
+    const overrides = createTransformerOverrides(options, apiKey);
+    const config = await loadConfig({ path, env, homedir, overrides });
     const logLevel = resolveLogLevel(env, config.logLevel);
     const level = logLevel.ok ? logLevel.value : config.logLevel;
     // stderr: CCR's stdout is its own; its pino logger is not handed to plugins that are functions.
@@ -234,55 +229,19 @@ const sortedOptions = (options: unknown): unknown =>
     : {};
 
 /**
- * The config file's Cursor provider with the transformer's own options on top (they are what CCR passed
- * this instance), and the key CCR passes as `provider.apiKey` (already env-interpolated by CCR).
- * @throws ConfigError for an invalid option.
+ * What CCR hands one transformer instance, as overrides of the config file: the options CCR passed it (CCR
+ * interpolated them with the rest of its config; an invalid one is named `transformer options.<name>`) and the
+ * key it passes as `provider.apiKey`.
  */
-export const mergeTransformerOptions = (
-  config: BridgeConfig,
+export const createTransformerOverrides = (
   options: unknown,
-  host: { apiKey: string | undefined; homedir: string; env?: Env },
-): BridgeConfig => {
-  const { apiKey, homedir, env = {} } = host;
-  const parsed = cursorOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ConfigError(
-      { file: config.file.path, field: `transformer options.${(issue?.path ?? []).join('.')}` },
-      issue?.message ?? 'invalid cursor-sdk options',
-    );
-  }
-  const { cursorMode, cursorCwd, sandboxEnabled, firstEventTimeoutMs, idleTimeoutMs } = parsed.data;
-  // The run silence bounds: these options over the file's, the environment over both (as in loadConfig).
-  const timeouts = {
-    ...config.cursor.timeouts,
-    ...(firstEventTimeoutMs === undefined || env['CURSOR_BRIDGE_FIRST_EVENT_TIMEOUT_MS']?.trim()
-      ? {}
-      : { firstEventTimeoutMs }),
-    ...(idleTimeoutMs === undefined || env['CURSOR_BRIDGE_IDLE_TIMEOUT_MS']?.trim() ? {} : { idleTimeoutMs }),
-  };
-  const cwd =
-    cursorCwd === undefined
-      ? config.cursor.cwd
-      : cursorCwd === '~' || cursorCwd.startsWith('~/')
-        ? join(homedir, cursorCwd.slice(1))
-        : isAbsolute(cursorCwd)
-          ? cursorCwd
-          : resolve(dirname(config.file.path), cursorCwd);
-  return {
-    ...config,
-    cursor: {
-      ...config.cursor,
-      ...(cursorMode === undefined ? {} : { mode: cursorMode }),
-      ...(cwd === undefined ? {} : { cwd }),
-      ...(sandboxEnabled === undefined
-        ? {}
-        : { sandboxEnabled: sandboxEnabled || config.cursor.sandboxEnabled }),
-      ...(apiKey === undefined ? {} : { apiKeyConfigured: apiKey }),
-      ...(Object.keys(timeouts).length === 0 ? {} : { timeouts }),
-    },
-  };
-};
+  apiKey: string | undefined,
+): ConfigOverrides => ({
+  fieldPath: ['transformer options'],
+  interpolate: false,
+  cursorOptions: options ?? {},
+  ...(apiKey === undefined ? {} : { cursorApiKey: apiKey }),
+});
 
 let facade: CcrFacade | undefined;
 

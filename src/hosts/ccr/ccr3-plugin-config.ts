@@ -1,6 +1,7 @@
 /**
  * The CCR 3 plugin entry's `config` object → the bridge's resolved {@link BridgeConfig}, by way of the
- * same resolver `serve` uses (so `$VAR` interpolation, defaults and validation are the ones of config.json).
+ * same resolver `serve` uses (so `$VAR` interpolation, defaults and validation are the ones of config.json):
+ * its config.json keys are the file, its cursor-sdk options and `cursorApiKey` the host's overrides.
  *
  * ```json
  * { "port": 3460, "apiKey": "<the secret the CCR provider carries>", "models": ["composer-2"],
@@ -12,7 +13,7 @@
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, formatFieldPath } from '../../config/config-error.js';
+import { parseConfigValue } from '../../config/config-error.js';
 import type { Env } from '../../config/interpolate.js';
 import { resolveConfig, type BridgeConfig } from '../../config/load-config.js';
 
@@ -31,7 +32,7 @@ const ccr3PluginConfigSchema = z.looseObject({
   idleTimeoutMs: z.unknown().optional(),
 });
 
-/** Keys copied as they are into the config.json-shaped value `resolveConfig` reads. */
+/** Keys copied as they are into the config.json-shaped value `resolveConfig` reads, so its errors name them. */
 const topLevelKeys = [
   'LOG_LEVEL',
   'cursorTemplatesDir',
@@ -41,7 +42,7 @@ const topLevelKeys = [
   'cursorWarmWorkspaces',
   'cursorWarmWorkspacesAtCap',
 ] as const;
-/** Keys that are the cursor-sdk options of the provider. */
+/** Keys that are the cursor-sdk options, handed to `resolveConfig` as overrides. */
 const cursorOptionKeys = [
   'cursorMode',
   'cursorCwd',
@@ -80,26 +81,6 @@ const stableJson = (value: unknown): string =>
       : item,
   );
 
-/** The config.json field an error names → the plugin config's own key. */
-const renameField = (field: string): string => {
-  const option = /^Providers\[0\]\.transformer\.use\[0\]\[1\]\.?(.*)$/.exec(field);
-  if (option !== null) return option[1] ?? '';
-  if (field === 'APIKEY') return 'apiKey';
-  if (field.startsWith('Providers[0].api_key')) return 'cursorApiKey';
-  return field.replace(/^Providers\[0\]\./, '');
-};
-
-const resolveOrRename = (raw: unknown, options: Parameters<typeof resolveConfig>[1]): BridgeConfig => {
-  try {
-    return resolveConfig(raw, options);
-  } catch (error) {
-    if (!(error instanceof ConfigError) || error.field === undefined) throw error;
-    throw new ConfigError({ file: error.file, field: renameField(error.field) }, error.reason, {
-      cause: error,
-    });
-  }
-};
-
 /**
  * Resolves the plugin's `config`. `configDir` is CCR's (relative paths resolve against it; messages name
  * `<configDir>/plugins[cursor-bridge].config`).
@@ -110,26 +91,23 @@ export const resolveCcr3PluginConfig = (
   host: { configDir: string; env: Env; homedir: string },
 ): Ccr3PluginSettings => {
   const file = join(host.configDir, 'plugins[cursor-bridge].config');
-  const parsed = ccr3PluginConfigSchema.safeParse(pluginConfig ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = formatFieldPath(issue?.path ?? []);
-    throw new ConfigError({ file, ...(field === '' ? {} : { field }) }, issue?.message ?? 'invalid config');
-  }
-  const options = parsed.data;
+  const options = parseConfigValue(ccr3PluginConfigSchema, pluginConfig ?? {}, { file });
   const raw = {
     ...pick(options, topLevelKeys),
     ...(options.apiKey === undefined ? {} : { APIKEY: options.apiKey }),
-    Providers: [
-      {
-        name: 'cursor',
-        models: options.models ?? ['composer-2'],
-        ...(options.cursorApiKey === undefined ? {} : { api_key: options.cursorApiKey }),
-        transformer: { use: [['cursor-sdk', pick(options, cursorOptionKeys)]] },
-      },
-    ],
+    Providers: [{ name: 'cursor', models: options.models ?? ['composer-2'] }],
   };
-  const config = resolveOrRename(raw, { path: file, env: host.env, homedir: host.homedir });
+  const config = resolveConfig(raw, {
+    path: file,
+    env: host.env,
+    homedir: host.homedir,
+    overrides: {
+      fieldPath: [],
+      interpolate: true,
+      cursorOptions: pick(options, cursorOptionKeys),
+      ...(options.cursorApiKey === undefined ? {} : { cursorApiKey: options.cursorApiKey }),
+    },
+  });
   const unknown = Object.keys(options).filter((key) => !knownKeys.has(key));
   if (unknown.length > 0) config.warnings.push(`${file}: ignoring unknown keys ${unknown.join(', ')}`);
   if (config.apiKey === undefined)

@@ -12,7 +12,7 @@ import pino from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   CcrFacade,
-  mergeTransformerOptions,
+  createTransformerOverrides,
   type CcrTransformResult,
 } from '../../../src/hosts/ccr/ccr-facade.js';
 import { LoopbackListener } from '../../../src/hosts/ccr/loopback-listener.js';
@@ -397,9 +397,7 @@ describe('ccr/cursor-sdk.cjs in the real llms registry', () => {
   });
 });
 
-describe('mergeTransformerOptions', () => {
-  const base = async (text: string) =>
-    parseConfigText(text, { path: '/etc/ccr/config.json', env: {}, homedir: '/home/u' });
+describe('the transformer options as config overrides', () => {
   const file = JSON.stringify({
     transformers: [{ path: '/x/cursor-sdk.cjs', options: { cursorMode: 'agent', cursorCwd: '/from/file' } }],
     Providers: [
@@ -411,45 +409,56 @@ describe('mergeTransformerOptions', () => {
       },
     ],
   });
+  const resolveWith = (options: unknown, apiKey: string | undefined, env: Record<string, string> = {}) =>
+    parseConfigText(file, {
+      path: '/etc/ccr/config.json',
+      env,
+      homedir: '/home/u',
+      overrides: createTransformerOverrides(options, apiKey),
+    });
 
-  it('puts the options CCR passed this instance over the config file, and takes the key CCR passes', async () => {
-    const config = mergeTransformerOptions(
-      await base(file),
-      { cursorMode: 'bridge', cursorCwd: 'work' },
-      {
-        apiKey: 'crsr_from_ccr',
-        homedir: '/home/u',
-      },
-    );
-    expect(config.cursor).toMatchObject({
+  it('puts the options CCR passed this instance over the config file, and takes the key CCR passes', () => {
+    expect(resolveWith({ cursorMode: 'bridge', cursorCwd: 'work' }, 'crsr_from_ccr').cursor).toMatchObject({
       mode: 'bridge',
       cwd: '/etc/ccr/work',
       apiKeyConfigured: 'crsr_from_ccr',
     });
-    expect(
-      mergeTransformerOptions(
-        await base(file),
-        { cursorCwd: '~/p' },
-        { apiKey: undefined, homedir: '/home/u' },
-      ).cursor,
-    ).toMatchObject({
+    expect(resolveWith({ cursorCwd: '~/p' }, undefined).cursor).toMatchObject({
       mode: 'agent',
       cwd: '/home/u/p',
       apiKeyConfigured: '$CURSOR_API_KEY',
     });
-    // The run silence bounds CCR passes: over the file's, under the environment's.
-    const bounded = mergeTransformerOptions(
-      await base(file),
-      { firstEventTimeoutMs: 5_000, idleTimeoutMs: 7_000 },
-      { apiKey: undefined, homedir: '/home/u', env: { CURSOR_BRIDGE_IDLE_TIMEOUT_MS: '9000' } },
-    );
-    expect(bounded.cursor.timeouts).toEqual({ firstEventTimeoutMs: 5_000 });
   });
 
-  it('rejects an invalid option, naming it', async () => {
-    const config = await base(file);
-    expect(() =>
-      mergeTransformerOptions(config, { cursorMode: 'turbo' }, { apiKey: undefined, homedir: '/home/u' }),
-    ).toThrow(/cursorMode/);
+  it('lets the environment win over the run silence bounds CCR passes, as over the file', () => {
+    const bounded = resolveWith({ firstEventTimeoutMs: 5_000, idleTimeoutMs: 7_000 }, undefined, {
+      CURSOR_BRIDGE_IDLE_TIMEOUT_MS: '9000',
+    });
+    expect(bounded.cursor.timeouts).toEqual({ firstEventTimeoutMs: 5_000, idleTimeoutMs: 9_000 });
+  });
+
+  it('lets an option turn the sandbox on but not off', () => {
+    const sandboxFile = file.replace('"cursorMode":"agent"', '"cursorMode":"agent","sandboxEnabled":true');
+    const resolveSandbox = (options: unknown) =>
+      parseConfigText(sandboxFile, {
+        path: '/etc/ccr/config.json',
+        env: {},
+        homedir: '/home/u',
+        overrides: createTransformerOverrides(options, undefined),
+      }).cursor.sandboxEnabled;
+    expect(resolveSandbox({ sandboxEnabled: false })).toBe(true);
+    expect(resolveWith({ sandboxEnabled: true }, undefined).cursor.sandboxEnabled).toBe(true);
+    expect(resolveWith({ sandboxEnabled: false }, undefined).cursor.sandboxEnabled).toBe(false);
+  });
+
+  it('takes the options as CCR interpolated them, without a second pass', () => {
+    const config = resolveWith({ cursorCwd: '/srv/$PROJECT' }, undefined, { PROJECT: 'other' });
+    expect(config.cursor.cwd).toBe('/srv/$PROJECT');
+  });
+
+  it('rejects an invalid option, naming it', () => {
+    expect(() => resolveWith({ cursorMode: 'turbo' }, undefined)).toThrow(
+      '/etc/ccr/config.json: transformer options.cursorMode: ',
+    );
   });
 });

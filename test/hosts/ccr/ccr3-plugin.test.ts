@@ -289,6 +289,16 @@ describe('the CCR 3 plugin config', () => {
     });
   });
 
+  it('interpolates $VAR in its values as in config.json, its cursor options and key included', () => {
+    const env = { PROJECT: 'app', OWN_KEY: 'crsr_own', LEVEL: 'debug' };
+    const settings = resolveCcr3PluginConfig(
+      { cursorMode: 'agent', cursorCwd: '~/$PROJECT', cursorApiKey: '${OWN_KEY}', LOG_LEVEL: '$LEVEL' },
+      { ...host, env },
+    );
+    expect(settings.config.cursor).toMatchObject({ cwd: '/home/u/app', apiKeyConfigured: 'crsr_own' });
+    expect(settings.config.logLevel).toBe('debug');
+  });
+
   it('names the plugin config field at fault', () => {
     expect(() => resolveCcr3PluginConfig({ cursorMode: 'yolo' }, host)).toThrow(ConfigError);
     expect(() => resolveCcr3PluginConfig({ cursorMode: 'yolo' }, host)).toThrow(
