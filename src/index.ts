@@ -18,7 +18,8 @@ export { openaiChatAdapter } from './protocols/openai-chat/openai-chat-adapter.j
 export { openaiResponsesAdapter } from './protocols/openai-responses/openai-responses-adapter.js';
 export type { ProtocolAdapter, StreamEncoder, ResponseMeta } from './protocols/protocol-adapter.js';
 export { createBridgeServer } from './hosts/http/create-server.js';
-export type { BridgeServerOptions, TurnHandler } from './hosts/http/create-server.js';
+export type { BridgeServerOptions } from './hosts/http/create-server.js';
+export type { TurnHandler } from './hosts/turn-pipeline.js';
 export { BridgeError, createTurnError } from './turn/turn-error.js';
 export type { TurnError, TurnErrorKind } from './turn/turn-error.js';
 export type { TurnEvent, TurnStopReason } from './turn/turn-event.js';

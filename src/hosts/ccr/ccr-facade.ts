@@ -12,19 +12,15 @@ import type { ConfigOverrides } from '../../config/config-overrides.js';
 import type { Env } from '../../config/interpolate.js';
 import { resolveLogLevel } from '../../config/log-level.js';
 import { defaultConfigPath, loadConfig, type BridgeConfig } from '../../config/load-config.js';
-import { clipTurnError } from '../../logging/clip-turn-error.js';
 import { createLogger } from '../../logging/logger.js';
-import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../../logging/repeat-limiter.js';
+import type { RepeatLimiter } from '../../logging/repeat-limiter.js';
+import type { ParseResult } from '../../protocols/protocol-adapter.js';
 import { checkRequestDepth } from '../../protocols/shared/parse-request-json.js';
-import { createTurnError, toTurnError } from '../../turn/turn-error.js';
+import { createTurnError } from '../../turn/turn-error.js';
 import type { UpstreamPort } from '../../upstream/upstream-port.js';
-import { clipText } from '../../../lib/clip-text.js';
+import { createWarningLimiter, runTurnRequest } from '../turn-pipeline.js';
 import { convertCcrRequestToTurn, watchClientConnection, type CcrContext } from './ccr-turn-request.js';
-import {
-  createErrorTurnResponse,
-  createJsonTurnResponse,
-  createStreamTurnResponse,
-} from './create-turn-response.js';
+import { createCcrTurnWriter, createErrorTurnResponse } from './create-turn-response.js';
 import { LoopbackListener } from './loopback-listener.js';
 
 /** What the CommonJS entry knows about its host process. */
@@ -115,52 +111,31 @@ export class CcrFacade {
     return this.#loopback;
   }
 
-  async #respond(runtime: Runtime, request: unknown, context: CcrContext | undefined): Promise<Response> {
-    const log = runtime.logger.child({ requestId: randomBytes(6).toString('hex') });
+  #respond(runtime: Runtime, request: unknown, context: CcrContext | undefined): Promise<Response> {
+    const requestId = randomBytes(6).toString('hex');
+    let child: Logger | undefined;
+    const log = (): Logger => (child ??= runtime.logger.child({ requestId }));
     // Both bodies the turn may be read from: CCR's unified request and Claude Code's original one.
     const tooDeep = checkRequestDepth(context?.req?.body) ?? checkRequestDepth(request);
-    if (tooDeep !== undefined) {
-      log.info({ error: clipTurnError(tooDeep) }, 'rejected invalid request');
-      return createErrorTurnResponse(tooDeep);
-    }
-    const parsed = convertCcrRequestToTurn(request, context);
-    if (!parsed.ok) {
-      log.info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
-      return createErrorTurnResponse(parsed.error);
-    }
-    // CCR's router already chose the model (its Router, longContext counts, `/model`): serve exactly that
-    // one, named explicitly so the engine's own routing cannot pick another.
-    const routedModel = parsed.value.model;
-    const turn = routedModel.includes(',')
-      ? parsed.value
-      : { ...parsed.value, model: `${runtime.config.cursor.providerName},${routedModel}` };
-    for (const warning of turn.warnings) {
-      if (runtime.warnings.admit(warning.code, clipText(warning.message, 200)))
-        log.warn({ warning }, 'tolerated unsupported input');
-    }
-    const abort = new AbortController();
-    const release = watchClientConnection(context, abort);
-    let events;
-    try {
-      events = await runtime.bridge.engine.handleTurn(turn, abort.signal);
-    } catch (error) {
-      release();
-      const turnError = toTurnError(error);
-      log.warn({ error: clipTurnError(turnError) }, 'turn refused');
-      return createErrorTurnResponse(turnError);
-    }
-    const meta = {
-      id: `chatcmpl-${randomBytes(12).toString('hex')}`,
-      // The Cursor model that runs: CCR's choice, a catalog alias resolved to its id.
-      model: events.modelRoute?.model ?? routedModel,
-      createdAt: Math.floor(Date.now() / 1000),
-    };
-    if (turn.stream) return createStreamTurnResponse({ meta, events, abort, log, onEnd: release });
-    try {
-      return await createJsonTurnResponse({ meta, events, log });
-    } finally {
-      release();
-    }
+    const parsed: ParseResult =
+      tooDeep === undefined ? convertCcrRequestToTurn(request, context) : { ok: false, error: tooDeep };
+    const { providerName } = runtime.config.cursor;
+    return runTurnRequest({
+      parsed,
+      // CCR's router already chose the model (its Router, longContext counts, `/model`): serve exactly that
+      // one, named explicitly so the engine's own routing cannot pick another. The answer names the Cursor
+      // model that runs (a catalog alias resolved to its id), else CCR's choice.
+      handleTurn: (turn, signal) =>
+        runtime.bridge.engine.handleTurn(
+          turn.model.includes(',') ? turn : { ...turn, model: `${providerName},${turn.model}` },
+          signal,
+        ),
+      log,
+      warnings: runtime.warnings,
+      idPrefix: 'chatcmpl-',
+      watchClient: (abort) => watchClientConnection(context, abort),
+      writer: createCcrTurnWriter(log),
+    });
   }
 
   /** Both hand-over paths for one Response. */
@@ -209,11 +184,7 @@ export class CcrFacade {
       ...(this.#host.upstream === undefined ? {} : { upstream: this.#host.upstream }),
     });
     logger.info({ mode: config.cursor.mode, config: path }, 'cursor-sdk transformer ready');
-    const warnings = new RepeatLimiter({
-      onRepeats: (code, repeats, examples) =>
-        logger.warn({ warning: { code }, repeats, examples }, REPEATED_WARNINGS_MESSAGE),
-    });
-    return { bridge, config, logger, warnings };
+    return { bridge, config, logger, warnings: createWarningLimiter(logger) };
   }
 }
 

@@ -9,10 +9,10 @@ import { createCcrErrorResponse } from './ccr-error.js';
 import { CcrStreamEncoder, createCcrJsonResponse } from './turn-to-ccr-events.js';
 import type { ResponseMeta } from '../../protocols/protocol-adapter.js';
 import type { SseFrame } from '../../protocols/sse-frame.js';
-import { collectTurnEvents } from '../../protocols/collect-turn-events.js';
 import { serializeSseFrames } from '../../protocols/sse-serialize.js';
 import { toTurnError, type TurnError } from '../../turn/turn-error.js';
 import type { TurnEvent } from '../../turn/turn-event.js';
+import type { TurnWriter } from '../turn-pipeline.js';
 
 /** Idle time before a keepalive comment: undici's fetch gives up on a body silent for 300 s. */
 const defaultKeepaliveMs = 10_000;
@@ -131,19 +131,17 @@ export const createStreamTurnResponse = (options: StreamTurnOptions): Response =
   });
 };
 
-/** The non-streaming Response: every event collected, then JSON, or the error as a Response. */
-export const createJsonTurnResponse = async (options: {
-  meta: ResponseMeta;
-  events: AsyncIterable<TurnEvent>;
-  log: Logger;
-}): Promise<Response> => {
-  const collected = await collectTurnEvents(options.events);
-  if (!collected.ok) {
-    options.log.warn({ error: clipTurnError(collected.error) }, 'turn failed');
-    return createErrorTurnResponse(collected.error);
-  }
-  return new Response(JSON.stringify(createCcrJsonResponse(options.meta, collected.value)), {
+/** The non-streaming Response for every event of a turn, its `turn-end` last. */
+export const createJsonTurnResponse = (meta: ResponseMeta, events: readonly TurnEvent[]): Response =>
+  new Response(JSON.stringify(createCcrJsonResponse(meta, events)), {
     status: 200,
     headers: { 'content-type': 'application/json' },
   });
-};
+
+/** The facade's {@link TurnWriter}: every answer is a `Response` for llms. */
+export const createCcrTurnWriter = (log: () => Logger): TurnWriter<Response> => ({
+  error: createErrorTurnResponse,
+  stream: ({ meta, events, abort, release }) =>
+    createStreamTurnResponse({ meta, events, abort, log: log(), onEnd: release }),
+  json: ({ meta }, events) => createJsonTurnResponse(meta, events),
+});

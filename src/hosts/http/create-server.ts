@@ -2,34 +2,22 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { BridgeMetrics } from '../../metrics/bridge-metrics.js';
-import type { ProtocolAdapter, ResponseMeta } from '../../protocols/protocol-adapter.js';
+import type { ParseResult, ProtocolAdapter } from '../../protocols/protocol-adapter.js';
 import { parseRequestJson } from '../../protocols/shared/parse-request-json.js';
-import { createTurnError, toTurnError, type TurnError } from '../../turn/turn-error.js';
-import type { TurnEvent } from '../../turn/turn-event.js';
-import type { TurnEvents } from '../../turn/turn-model-route.js';
-import type { TurnRequest } from '../../turn/turn-request.js';
+import { createTurnError, type TurnError } from '../../turn/turn-error.js';
 import { apiKeyMatches, presentedApiKey } from './api-key.js';
-import { collectTurnEvents } from '../../protocols/collect-turn-events.js';
 import { readBody } from './read-body.js';
-import { SseWriter } from './sse-writer.js';
 import { clipTurnError } from '../../logging/clip-turn-error.js';
 import { clipText } from '../../../lib/clip-text.js';
-import { RepeatLimiter, REPEATED_WARNINGS_MESSAGE } from '../../logging/repeat-limiter.js';
+import { createWarningLimiter, runTurnRequest, type TurnHandler } from '../turn-pipeline.js';
+import { createHttpTurnWriter } from './http-turn-writer.js';
+import { sendJson } from './send-json.js';
 import {
   createAnthropicCountTokensBody,
   parseAnthropicCountTokensRequest,
 } from '../../protocols/anthropic/anthropic-count-tokens.js';
 import { hashSessionKey, logAccess, noteAccess, type AccessProtocol } from './access-log.js';
 import { countTurnTokens } from './count-turn-tokens.js';
-
-/**
- * Runs one turn. Resolves once everything that can fail as a plain HTTP error (auth, model routing)
- * has been checked — fast when cached — and rejects with a BridgeError otherwise. The iterable then
- * yields the turn's events; the server stops consuming (calling `return()`) when the client goes away,
- * and `signal` aborts at the same moment. The iterable's `modelRoute`, when set, names the model that runs
- * and the route that chose it; the server puts both on the request's access line.
- */
-export type TurnHandler = (request: TurnRequest, signal: AbortSignal) => Promise<TurnEvents>;
 
 /**
  * Whether the bridge can reach Cursor at all (a usable API key), as `GET /health` reports it in its `cursor`
@@ -75,19 +63,6 @@ export type BridgeServerOptions = {
   warningIntervalMs?: number;
 };
 
-/** Everything one turn's response needs. */
-type TurnContext = {
-  adapter: ProtocolAdapter;
-  turn: TurnRequest;
-  meta: ResponseMeta;
-  events: AsyncIterable<TurnEvent>;
-  response: ServerResponse;
-  signal: AbortSignal;
-  log: RequestLog;
-  /** Record the time to first byte, once: the first turn event written, or the JSON answer. */
-  firstByte: () => void;
-};
-
 /**
  * The request's logger (its id, method and path bound), made on first use: a pino child costs ≈ 15 µs
  * (its bindings pass the redaction), and a request that goes well logs nothing.
@@ -105,48 +80,6 @@ type Route = {
 
 const defaultBodyLimit = 64 * 1024 * 1024;
 const defaultKeepaliveMs = 10_000;
-
-const sendJson = (
-  response: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void => {
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  response.end(text);
-};
-
-/**
- * `events` with its first `next()` already called: iterating the result goes on from there (`return()`
- * reaches `events`). A rejection of that first call is left to whoever iterates.
- */
-const startIterating = <T>(events: AsyncIterable<T>): AsyncIterable<T> => {
-  const iterator = events[Symbol.asyncIterator]();
-  let first: Promise<IteratorResult<T>> | undefined = iterator.next();
-  first.catch(() => undefined);
-  return {
-    [Symbol.asyncIterator]: () => ({
-      next: () => {
-        const next = first ?? iterator.next();
-        first = undefined;
-        return next;
-      },
-      return: () => iterator.return?.() ?? Promise.resolve({ done: true, value: undefined }),
-    }),
-  };
-};
-
-/** Resolves once the microtasks queued so far, and those they queue, have all run. */
-const afterMicrotasks = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
-
-/** A block's first event: nothing a client shows until the block's content follows. */
-const opensBlock = (event: TurnEvent): boolean =>
-  event.type === 'text-start' || event.type === 'reasoning-start' || event.type === 'tool-input-start';
 
 /**
  * The access line's level: `info`, but `debug` for a healthy `/health` — a load balancer polls it every
@@ -178,12 +111,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   const { adapters, logger } = options;
   const bodyLimit = options.bodyLimit ?? defaultBodyLimit;
   const keepaliveMs = options.keepaliveMs ?? defaultKeepaliveMs;
-  const repeatedWarnings = new RepeatLimiter({
-    ...(options.warningIntervalMs === undefined ? {} : { intervalMs: options.warningIntervalMs }),
-    // The count names what it counted: up to five distinct messages (each names the tool or field).
-    onRepeats: (code, repeats, examples) =>
-      logger.warn({ warning: { code }, repeats, examples }, REPEATED_WARNINGS_MESSAGE),
-  });
+  const repeatedWarnings = createWarningLimiter(logger, options.warningIntervalMs);
   const turnRoutes = new Map<string, ProtocolAdapter>([
     ['/v1/messages', adapters.anthropic],
     ['/v1/chat/completions', adapters.openaiChat],
@@ -214,17 +142,28 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     sendJson(response, answer.status, answer.body, answer.headers);
   };
 
+  /** The client's error for a request it sent invalid, logged (the request's own fault, at `info`). */
+  const rejectRequest = (
+    response: ServerResponse,
+    adapter: ProtocolAdapter,
+    log: RequestLog,
+    error: TurnError,
+  ): void => {
+    log().info({ error: clipTurnError(error) }, 'rejected invalid request');
+    sendError(response, adapter, error);
+  };
+
   /**
-   * Read, decode and parse a request body with `parse`, noting its size, model and session on the access
-   * line. Answers the error itself (in `adapter`'s envelope) and returns undefined when there is no request.
+   * Reads, decodes and parses a request body with `parse`, noting its size, model and session on the access
+   * line. Undefined when nothing is left to answer: the client went away, or the body was over the limit
+   * (answered here, in `adapter`'s envelope).
    */
   const readRequest = async (
     adapter: ProtocolAdapter,
     parse: ProtocolAdapter['parseRequest'],
     request: IncomingMessage,
     response: ServerResponse,
-    log: RequestLog,
-  ): Promise<TurnRequest | undefined> => {
+  ): Promise<ParseResult | undefined> => {
     const body = await readBody(request, bodyLimit);
     if (!body.ok) {
       if (body.error.reason === 'aborted') return undefined;
@@ -243,24 +182,16 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       noteAccess(response, { bytesIn: Buffer.byteLength(body.value) });
     }
     const json = parseRequestJson(body.value);
-    if (!json.ok) {
-      log().info({ error: clipTurnError(json.error) }, 'rejected invalid request');
-      sendError(response, adapter, json.error);
-      return undefined;
+    const parsed = json.ok ? parse(json.value, flatHeaders(request)) : json;
+    if (parsed.ok) {
+      const { model, identity } = parsed.value;
+      const sessionKey = identity.nativeSessionId?.value ?? identity.promptCacheKey;
+      noteAccess(response, {
+        model,
+        ...(sessionKey === undefined ? {} : { sessionHash: hashSessionKey(sessionKey) }),
+      });
     }
-    const parsed = parse(json.value, flatHeaders(request));
-    if (!parsed.ok) {
-      log().info({ error: clipTurnError(parsed.error) }, 'rejected invalid request');
-      sendError(response, adapter, parsed.error);
-      return undefined;
-    }
-    const { model, identity } = parsed.value;
-    const sessionKey = identity.nativeSessionId?.value ?? identity.promptCacheKey;
-    noteAccess(response, {
-      model,
-      ...(sessionKey === undefined ? {} : { sessionHash: hashSessionKey(sessionKey) }),
-    });
-    return parsed.value;
+    return parsed;
   };
 
   /** `POST /v1/messages/count_tokens`: the request's input tokens, `{"input_tokens": N}`. */
@@ -269,19 +200,16 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     response: ServerResponse,
     log: RequestLog,
   ): Promise<void> => {
-    const turn = await readRequest(
-      adapters.anthropic,
-      parseAnthropicCountTokensRequest,
-      request,
-      response,
-      log,
-    );
-    if (turn === undefined) return;
-    const inputTokens = await countTurnTokens(turn);
+    const adapter = adapters.anthropic;
+    const parsed = await readRequest(adapter, parseAnthropicCountTokensRequest, request, response);
+    if (parsed === undefined) return;
+    if (!parsed.ok) return rejectRequest(response, adapter, log, parsed.error);
+    const inputTokens = await countTurnTokens(parsed.value);
     if (response.destroyed) return;
     sendJson(response, 200, createAnthropicCountTokensBody(inputTokens));
   };
 
+  /** A turn route: the request through the one turn pipeline, answered in `adapter`'s protocol. */
   const handleTurnRoute = async (
     adapter: ProtocolAdapter,
     request: IncomingMessage,
@@ -289,131 +217,46 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     log: RequestLog,
   ): Promise<void> => {
     const receivedAt = Date.now();
-    const turn = await readRequest(
+    const parsed = await readRequest(
       adapter,
       (body, headers) => adapter.parseRequest(body, headers),
       request,
       response,
-      log,
     );
-    if (turn === undefined) return;
-    for (const warning of turn.warnings) {
-      if (repeatedWarnings.admit(warning.code, clipText(warning.message, 200)))
-        log().warn({ warning }, 'tolerated unsupported input');
-    }
-
-    const abort = new AbortController();
-    response.on('close', () => {
-      if (!response.writableFinished) abort.abort(new Error('client disconnected'));
-    });
-
-    let events: TurnEvents;
-    try {
-      events = await options.handleTurn(turn, abort.signal);
-    } catch (error) {
-      const turnError = toTurnError(error);
-      log().warn({ error: clipTurnError(turnError) }, 'turn refused');
-      if (!response.headersSent && !response.destroyed) sendError(response, adapter, turnError);
-      return;
-    }
-    if (events.modelRoute !== undefined)
-      noteAccess(response, { cursorModel: events.modelRoute.model, route: events.modelRoute.route });
-    const meta: ResponseMeta = {
-      id: `${adapter.idPrefix}${randomBytes(12).toString('hex')}`,
-      model: events.modelRoute?.model ?? turn.model,
-      createdAt: Math.floor(Date.now() / 1000),
-    };
+    if (parsed === undefined) return;
     let firstByteSeen = false;
-    const firstByte = (): void => {
-      if (firstByteSeen) return;
-      firstByteSeen = true;
-      options.metrics.firstByte(turn.protocol, receivedAt);
-    };
-    const context: TurnContext = {
-      adapter,
-      turn,
-      meta,
-      events,
-      response,
-      signal: abort.signal,
+    await runTurnRequest({
+      parsed,
+      handleTurn: async (turn, signal) => {
+        const events = await options.handleTurn(turn, signal);
+        if (events.modelRoute !== undefined)
+          noteAccess(response, { cursorModel: events.modelRoute.model, route: events.modelRoute.route });
+        return events;
+      },
       log,
-      firstByte,
-    };
-    if (turn.stream) await streamTurn(context);
-    else await answerTurn(context);
-  };
-
-  const streamTurn = async ({
-    adapter,
-    turn,
-    meta,
-    events,
-    response,
-    signal,
-    log,
-    firstByte,
-  }: TurnContext): Promise<void> => {
-    // The turn's first steps run before the response's setup: resuming a parked run hands the client's
-    // tool results to the upstream before anything here (encoder, headers, message_start) is built. They
-    // run up to their first wait (the upstream's answer, a workspace's files), so the stream still opens
-    // before the upstream produced anything.
-    const started = startIterating(events);
-    await afterMicrotasks();
-    const encoder = adapter.createStreamEncoder(turn, meta);
-    const writer = new SseWriter(response, {
-      keepaliveMs,
-      keepalive: () => encoder.keepalive(),
-      stallTimeoutMs: options.stallTimeoutMs ?? 0,
-      onStall: () =>
-        log().warn({ stallTimeoutMs: options.stallTimeoutMs }, 'client stopped reading; cancelling'),
+      warnings: repeatedWarnings,
+      idPrefix: adapter.idPrefix,
+      watchClient: (abort) => {
+        const onClose = (): void => {
+          if (!response.writableFinished) abort.abort(new Error('client disconnected'));
+        };
+        response.on('close', onClose);
+        return () => response.off('close', onClose);
+      },
+      writer: createHttpTurnWriter({
+        adapter,
+        response,
+        log,
+        keepaliveMs,
+        stallTimeoutMs: options.stallTimeoutMs ?? 0,
+        // Recorded once: at the first turn event written, or with the JSON answer.
+        firstByte: () => {
+          if (firstByteSeen) return;
+          firstByteSeen = true;
+          options.metrics.firstByte(adapter.protocol, receivedAt);
+        },
+      }),
     });
-    writer.hold(encoder.start());
-    try {
-      // Leaving the loop stops this subscriber, which cancels the run (unless a tool call committed it).
-      for await (const event of started) {
-        if (signal.aborted || writer.stalled) break;
-        if (event.type === 'error')
-          log().warn({ error: clipTurnError(event.error) }, 'turn failed in-stream');
-        // A block's start leaves with what follows it. Otherwise awaited only when the socket is full:
-        // no promise per event while the client keeps up.
-        if (opensBlock(event)) writer.hold(encoder.push(event));
-        else {
-          const blocked = writer.write(encoder.push(event));
-          if (blocked !== undefined) await blocked;
-        }
-        firstByte();
-        if (encoder.ended) break;
-      }
-    } catch (error) {
-      const turnError = toTurnError(error);
-      log().error({ err: error }, 'turn failed in-stream');
-      await writer.write(encoder.push({ type: 'error', error: turnError }));
-    }
-    if (writer.stalled && !encoder.ended) {
-      const message = `The client did not read the response for ${options.stallTimeoutMs} ms; the turn was cancelled.`;
-      await writer.write(encoder.push({ type: 'error', error: createTurnError('timeout', message) }));
-    }
-    await writer.end(encoder.end());
-  };
-
-  const answerTurn = async ({
-    adapter,
-    turn,
-    meta,
-    events,
-    response,
-    signal,
-    log,
-    firstByte,
-  }: TurnContext): Promise<void> => {
-    const collected = await collectTurnEvents(events, signal);
-    if (signal.aborted || response.destroyed) return;
-    if (!collected.ok) {
-      log().warn({ error: clipTurnError(collected.error) }, 'turn failed');
-      return sendError(response, adapter, collected.error);
-    }
-    sendJson(response, 200, adapter.createJsonResponse(turn, meta, collected.value));
-    firstByte();
   };
 
   const listModels = (response: ServerResponse): void => {

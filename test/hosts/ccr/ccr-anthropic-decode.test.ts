@@ -7,10 +7,13 @@ import Anthropic from '@anthropic-ai/sdk';
 import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  createCcrTurnWriter,
   createErrorTurnResponse,
   createJsonTurnResponse,
   createStreamTurnResponse,
 } from '../../../src/hosts/ccr/create-turn-response.js';
+import { createWarningLimiter, runTurnRequest } from '../../../src/hosts/turn-pipeline.js';
+import { createTestTurnRequest } from '../../protocols/shared/create-test-turn-request.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import { createGate } from '../../helpers/gate.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
@@ -199,7 +202,7 @@ describe('the CCR dialect through AnthropicTransformer', () => {
       ...toolCallEvents('c', 'Bash', '{"command":"ls"}'),
       { type: 'turn-end', stopReason: 'tool-use', usage },
     ];
-    const response = await createJsonTurnResponse({ meta, events: play(events), log });
+    const response = createJsonTurnResponse(meta, events);
     expect(response.headers.get('content-type')).toBe('application/json');
 
     const decoded = (await (await anthropic.transformResponseIn!(response, context)).json()) as {
@@ -223,7 +226,15 @@ describe('the CCR dialect through AnthropicTransformer', () => {
 
   it('answers a non-streaming failure with its status and an OpenAI error body', async () => {
     const events: TurnEvent[] = [{ type: 'error', error: createTurnError('rate-limit', 'Slow down.') }];
-    const response = await createJsonTurnResponse({ meta, events: play(events), log });
+    const response = await runTurnRequest({
+      parsed: { ok: true, value: createTestTurnRequest({ stream: false }) },
+      handleTurn: async () => play(events),
+      log: () => log,
+      warnings: createWarningLimiter(log),
+      idPrefix: 'chatcmpl-',
+      watchClient: () => () => {},
+      writer: createCcrTurnWriter(() => log),
+    });
     expect(response.status).toBe(429);
     expect(await response.json()).toMatchObject({
       error: { message: 'Slow down.', type: 'rate_limit_error' },
