@@ -18,6 +18,44 @@ const mcpInternalImports = {
     'src/ uses mcp/ only through its public entry points (mcp/index.js, mcp/host.js, mcp/server-name.js); shared helpers belong in lib/.',
 };
 
+/** The CLI sits on top: it reads argv and `process.env` and wires everything; nothing else imports it. */
+const cliImports = {
+  group: ['**/cli/**'],
+  message: 'Only src/cli/ imports src/cli/: the CLI sits on top of everything else.',
+};
+
+/**
+ * Dependencies run one way: the hosts (`src/hosts/`) and the composition root (`src/bridge/`) sit on the
+ * inner layers, which never import them.
+ */
+const outerLayerImports = {
+  group: ['**/hosts/**', '**/bridge/**'],
+  message:
+    'The inner layers (turn, protocols, engine, upstream, workspace, config, logging, metrics, shared) never import src/hosts/ or src/bridge/.',
+};
+const innerLayers = [
+  'turn',
+  'protocols',
+  'engine',
+  'upstream',
+  'workspace',
+  'config',
+  'logging',
+  'metrics',
+  'shared',
+].map((layer) => `src/${layer}/**/*.ts`);
+
+/** The hosts stand side by side over the one turn pipeline (`src/hosts/turn-pipeline.ts`): neither imports the other. */
+const ccrHostImports = {
+  regex: '(^|/)ccr/',
+  message: 'src/hosts/http/ and the turn pipeline never import the CCR hosts (src/hosts/ccr/, ccr/).',
+};
+const httpHostImports = {
+  regex: '(^|/)http/',
+  message:
+    'src/hosts/ccr/ and the turn pipeline never import the HTTP host (src/hosts/http/): the CCR 3 plugin reaches it through src/bridge/.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/.cache/**'] },
   js.configs.recommended,
@@ -39,14 +77,58 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  // One `no-restricted-imports` per file: a later block that matches a file replaces an earlier one's list.
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/upstream/cursor/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [cursorSdkImports, mcpInternalImports] }] },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [cursorSdkImports, mcpInternalImports, cliImports] }],
+    },
+  },
+  {
+    files: innerLayers,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [cursorSdkImports, mcpInternalImports, cliImports, outerLayerImports] },
+      ],
+    },
   },
   {
     files: ['src/upstream/cursor/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [mcpInternalImports] }] },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [mcpInternalImports, cliImports, outerLayerImports] }],
+    },
+  },
+  {
+    files: ['src/hosts/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [cursorSdkImports, mcpInternalImports, cliImports, ccrHostImports, httpHostImports] },
+      ],
+    },
+  },
+  {
+    files: ['src/hosts/http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [cursorSdkImports, mcpInternalImports, cliImports, ccrHostImports] },
+      ],
+    },
+  },
+  {
+    files: ['src/hosts/ccr/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [cursorSdkImports, mcpInternalImports, cliImports, httpHostImports] },
+      ],
+    },
+  },
+  {
+    files: ['src/cli/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [cursorSdkImports, mcpInternalImports] }] },
   },
   {
     files: ['mcp/**/*.ts'],

@@ -19,12 +19,10 @@ const sharedWorkerFiles = [
   'engine',
   'mcp',
   'lib',
-  'server',
+  'hosts',
   'workspace',
   'bridge',
   'metrics',
-  'ccr',
-  'ccr3',
   'examples',
 ].map((folder) => `test/${folder}/**/*.test.ts`);
 

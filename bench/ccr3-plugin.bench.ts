@@ -22,7 +22,7 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { planCcr3Install } from '../src/cli/ccr3-install-plan.js';
+import { planCcr3Install } from '../src/hosts/ccr/install/ccr3-install-plan.js';
 import { cursorBridgeBin, startCcr3Host, type Ccr3Host } from '../test/e2e/helpers/ccr3-host.js';
 import { benchScenario } from './side-by-side/scenario.js';
 import { ipc } from './side-by-side/child-process.js';

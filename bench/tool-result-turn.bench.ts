@@ -50,7 +50,7 @@ import { BridgeMetrics } from '../src/metrics/bridge-metrics.js';
 import { anthropicAdapter } from '../src/protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../src/protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../src/protocols/openai-responses/openai-responses-adapter.js';
-import { createBridgeServer } from '../src/server/create-server.js';
+import { createBridgeServer } from '../src/hosts/http/create-server.js';
 import { ScratchPathGuards } from '../src/workspace/scratch-path-guards.js';
 import { InstantUpstream } from './tool-result-turn/instant-upstream.js';
 

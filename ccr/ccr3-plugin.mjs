@@ -8,7 +8,7 @@
  *     "config": { "port": 3460, "apiKey": "<the provider's api_key>", "models": ["composer-2"] } }
  *
  * CCR imports this file afresh (`?v=`) on every gateway restart; it holds no state. The implementation and
- * its engine registry live in `dist/src/ccr3/`, which that re-import does not re-evaluate.
+ * its engine registry live in `dist/src/hosts/ccr/`, which that re-import does not re-evaluate.
  */
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
@@ -20,7 +20,7 @@ const problem = nodeVersion.nodeVersionProblem('ccr3');
 // CCR disables a plugin whose import or setup throws, with this message in its log.
 if (problem !== null) throw new Error(problem);
 
-const { getCcr3Plugin } = await import('../dist/src/ccr3/ccr3-plugin.js');
+const { getCcr3Plugin } = await import('../dist/src/hosts/ccr/ccr3-plugin.js');
 const plugin = getCcr3Plugin({ env: process.env, homedir: homedir() });
 
 export const setup = (context) => plugin.setup(context);

@@ -5,7 +5,7 @@
  * CCR loads it with `require(path)` and `new Module(options)` from `transformers: [{ "path", "options" }]`, so
  * this file is hand-written CommonJS kept to syntax every Node parses (no `?.`, `??`, class fields): on a Node
  * too old for `@cursor/sdk` it must still load and say so, instead of crashing CCR. The implementation is the
- * ESM build in `dist/src/ccr/`, loaded with dynamic `import()` on the first request only.
+ * ESM build in `dist/src/hosts/ccr/`, loaded with dynamic `import()` on the first request only.
  *
  * Reference styles. llms registers the object `new Module(options)` returns under its `name`, then resolves
  * `"use": ["cursor-sdk"]` to that object — or, when it is a function, to `new fn()` — and
@@ -21,7 +21,7 @@ var url = require('url');
 var nodeVersion = require('../bin/node-version.cjs');
 
 var transformerName = 'cursor-sdk';
-var implementationPath = path.join(__dirname, '..', 'dist', 'src', 'ccr', 'ccr-transformer.js');
+var implementationPath = path.join(__dirname, '..', 'dist', 'src', 'hosts', 'ccr', 'ccr-transformer.js');
 
 /**
  * `null` when this Node meets the package's minimum (package.json `engines.node`, the number `bin/` checks

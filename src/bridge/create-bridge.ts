@@ -17,7 +17,7 @@ import { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../protocols/openai-responses/openai-responses-adapter.js';
-import { createBridgeServer } from '../server/create-server.js';
+import { createBridgeServer } from '../hosts/http/create-server.js';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
 import { CursorUpstream, type CursorUpstreamOptions } from '../upstream/cursor/cursor-upstream.js';
 import { InMemoryAgentStore } from '../upstream/cursor/in-memory-agent-store.js';

@@ -6,9 +6,9 @@ import { createTwoFilesPatch } from 'diff';
 import { ConfigError } from '../config/config-error.js';
 import { defaultConfigPath } from '../config/load-config.js';
 import { exitCodes, type CliIo } from './cli-io.js';
-import { planCcrInstall } from './ccr-install-plan.js';
+import { planCcrInstall } from '../hosts/ccr/install/ccr-install-plan.js';
 import { runCcr3Install } from './ccr3-install-command.js';
-import { detectCcr3 } from './ccr3-service.js';
+import { detectCcr3 } from '../hosts/ccr/install/ccr3-service.js';
 import { listCursorCatalog } from './cursor-catalog.js';
 import { resolveWriteTarget, writeConfigFile } from './write-config-file.js';
 

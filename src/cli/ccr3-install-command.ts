@@ -7,15 +7,15 @@
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { isRecord } from '../../lib/is-record.js';
-import { defaultCcr3PluginPort } from '../ccr3/ccr3-plugin-config.js';
+import { defaultCcr3PluginPort } from '../hosts/ccr/ccr3-plugin-config.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import {
   existingCcr3Port,
   existingCcr3Secret,
   planCcr3Install,
   type Ccr3InstallTarget,
-} from './ccr3-install-plan.js';
-import { createCcr3Admin, type Ccr3Setup } from './ccr3-service.js';
+} from '../hosts/ccr/install/ccr3-install-plan.js';
+import { createCcr3Admin, type Ccr3Setup } from '../hosts/ccr/install/ccr3-service.js';
 
 export type Ccr3InstallOptions = {
   configDir: string;

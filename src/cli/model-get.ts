@@ -9,7 +9,7 @@ import {
   defaultModels,
   defaultTransformerOptions,
   placeholderBaseUrl,
-} from './ccr-install-plan.js';
+} from '../hosts/ccr/install/ccr-install-plan.js';
 import { convertJsonNodeToValue, findJsonProperty, parseJson5 } from '../config/parse-json5.js';
 import type { JsonNode } from '../config/parse-json5.js';
 

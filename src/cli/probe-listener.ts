@@ -1,5 +1,5 @@
 import { isRecord } from '../../lib/is-record.js';
-import type { CursorReadiness } from '../server/create-server.js';
+import type { CursorReadiness } from '../hosts/http/create-server.js';
 
 /** What answers on a loopback port. */
 export type ListenerProbe =

@@ -5,7 +5,7 @@ import { exitCodes, type CliIo } from './cli-io.js';
 import { envBlockFormats } from './templates-env-formats.js';
 import { describeFacts, formatSection } from './templates-format.js';
 
-/** The bridge's route this command reads (`src/server/create-server.ts`). */
+/** The bridge's route this command reads (`src/hosts/http/create-server.ts`). */
 export const groundingPath = '/debug/grounding';
 
 const textSchema = z.looseObject({ template: z.string(), origin: z.string(), text: z.string() });

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+
 /**
  * A config file that cannot be used. The CLI prints {@link ConfigError.message} and exits with code 2;
  * the message already names the file, the field (or line/column) and what to do.
@@ -39,3 +41,25 @@ export const formatFieldPath = (path: ReadonlyArray<PropertyKey>): string =>
     const name = String(segment);
     return text === '' ? name : `${text}.${name}`;
   }, '');
+
+/**
+ * `schema`'s output for `value`, or a ConfigError for its first issue, in `location.file` at the field
+ * `location.fieldPath` followed by the issue's own path (no field when both are empty); `fallback` is the
+ * reason when zod gives none.
+ * @throws ConfigError
+ */
+export const parseConfigValue = <Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  location: { file: string; fieldPath?: ReadonlyArray<PropertyKey> },
+  fallback = 'invalid config',
+): z.output<Schema> => {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = formatFieldPath([...(location.fieldPath ?? []), ...(issue?.path ?? [])]);
+  throw new ConfigError(
+    { file: location.file, ...(field === '' ? {} : { field }) },
+    issue?.message ?? fallback,
+  );
+};

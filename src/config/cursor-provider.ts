@@ -2,7 +2,7 @@
  * Which provider is the Cursor one, and where its transformer options live. Works on raw (unvalidated)
  * values too, so `model get` can use it on a file it edits as text.
  */
-import { formatFieldPath, ConfigError } from './config-error.js';
+import { parseConfigValue } from './config-error.js';
 import { cursorOptionsSchema } from './config-schema.js';
 import type { ConfigFile, CursorOptions } from './config-schema.js';
 import { isRecord } from '../../lib/is-record.js';
@@ -56,15 +56,16 @@ export const resolveCursorOptions = (
   });
   let merged: CursorOptions = {};
   for (const source of sources) {
-    const parsed = cursorOptionsSchema.safeParse(source.options);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new ConfigError(
-        { file, field: formatFieldPath([...source.path, ...(issue?.path ?? [])]) },
-        issue?.message ?? 'invalid cursor-sdk options',
-      );
-    }
-    merged = { ...merged, ...parsed.data };
+    merged = { ...merged, ...parseCursorOptions(source.options, { file, fieldPath: source.path }) };
   }
   return merged;
 };
+
+/**
+ * One source of cursor-sdk options, validated.
+ * @throws ConfigError naming the offending field (`location.fieldPath` followed by the option's name).
+ */
+export const parseCursorOptions = (
+  options: unknown,
+  location: { file: string; fieldPath: ReadonlyArray<PropertyKey> },
+): CursorOptions => parseConfigValue(cursorOptionsSchema, options, location, 'invalid cursor-sdk options');

@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { homedir as osHomedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
-import { ConfigError, formatFieldPath } from './config-error.js';
+import { ConfigError, parseConfigValue } from './config-error.js';
+import { resolveConfigOverrides, type ConfigOverrides } from './config-overrides.js';
 import { configFileSchema } from './config-schema.js';
 import type { ConfigFile, CursorMode, CursorOptions, LogLevel } from './config-schema.js';
 import { isCursorProvider, resolveCursorOptions } from './cursor-provider.js';
@@ -38,9 +39,12 @@ export type CursorProviderConfig = {
   /** The provider's `models` list (a routing hint; the SDK catalog is authoritative). */
   models: string[];
   mode: CursorMode;
-  /** `cursorCwd`, absolute; only used in `agent` mode. */
+  /** `cursorCwd`, absolute (`~` and relative paths expanded); only used in `agent` mode. */
   cwd?: string;
-  /** `sandboxEnabled` or `CCR_CURSOR_SANDBOX=1`; the upstream still forces it off where unsupported. */
+  /**
+   * `sandboxEnabled` (from any source: an override cannot turn the file's off) or `CCR_CURSOR_SANDBOX=1`; the
+   * upstream still forces it off where unsupported.
+   */
   sandboxEnabled: boolean;
   /**
    * Bounds on a run's silence (ms): `firstEventTimeoutMs` / `idleTimeoutMs` transformer options, or
@@ -48,7 +52,10 @@ export type CursorProviderConfig = {
    * absent ones take the upstream's defaults.
    */
   timeouts?: { firstEventTimeoutMs?: number; idleTimeoutMs?: number };
-  /** The provider's `api_key` after interpolation, possibly still a `$VAR` literal; see `resolveCursorApiKey`. */
+  /**
+   * The host's Cursor key ({@link ConfigOverrides}) or the provider's `api_key`, after interpolation, possibly
+   * still a `$VAR` literal; see `resolveCursorApiKey`.
+   */
   apiKeyConfigured?: string;
 };
 
@@ -143,6 +150,8 @@ export type ConfigSourceOptions = {
   env: Env;
   /** Defaults to `os.homedir()`. */
   homedir?: string;
+  /** What the host hands over besides the file (CCR's transformer options, the CCR 3 plugin's config). */
+  overrides?: ConfigOverrides;
 };
 
 /** `$CURSOR_BRIDGE_CONFIG` if set, else `~/.claude-code-router/config.json`. */
@@ -183,21 +192,15 @@ export const parseConfigText = (text: string, options: ConfigSourceOptions): Bri
 };
 
 /**
- * Resolves an already-parsed config value (interpolation, validation, defaults). Pure apart from
- * `os.homedir()` when `options.homedir` is absent.
+ * Resolves an already-parsed config value (interpolation, validation, defaults) with the host's
+ * `options.overrides` on top. Pure apart from `os.homedir()` when `options.homedir` is absent.
  * @throws ConfigError naming the file and field.
  */
 export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): BridgeConfig => {
   const file = options.path;
   const home = options.homedir ?? osHomedir();
   const baseDir = dirname(resolve(file));
-  const parsed = configFileSchema.safeParse(interpolateEnv(raw, options.env));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = formatFieldPath(issue?.path ?? []);
-    throw new ConfigError({ file, ...(field === '' ? {} : { field }) }, issue?.message ?? 'invalid config');
-  }
-  const config = parsed.data;
+  const config = parseConfigValue(configFileSchema, interpolateEnv(raw, options.env), { file });
   const warnings: string[] = [];
 
   const providers = config.Providers ?? [];
@@ -291,7 +294,10 @@ const resolveTimeouts = (
   return Object.keys(timeouts).length === 0 ? {} : { timeouts };
 };
 
-/** The first Cursor provider (or the built-in one when `Providers` is absent or empty) with its options. */
+/**
+ * The first Cursor provider (or the built-in one when `Providers` is absent or empty) with its options: the
+ * file's, then the host's overrides on top.
+ */
 const resolveCursorProvider = (
   config: ConfigFile,
   cursorIndexes: number[],
@@ -301,46 +307,43 @@ const resolveCursorProvider = (
   const file = options.path;
   const providers = config.Providers ?? [];
   const cursorIndex = cursorIndexes[0];
-  if (cursorIndex === undefined) {
-    if (providers.length > 0) {
-      const found = providers.map((provider) => provider.name).join(', ');
-      throw new ConfigError(
-        { file, field: 'Providers' },
-        `no Cursor provider: name one provider "cursor" or add "cursor-sdk" to its transformer.use (found: ${found})`,
-      );
-    }
-    if (config.Providers !== undefined) {
-      warnings.push(
-        `${file}: Providers is empty; serving the built-in "cursor" provider with models composer-2`,
-      );
-    }
-    return {
-      providerName: defaultCursorProvider.name,
-      models: [...defaultCursorProvider.models],
-      mode: 'bridge',
-      sandboxEnabled: options.env['CCR_CURSOR_SANDBOX'] === '1',
-      ...resolveTimeouts({}, options),
-    };
+  if (cursorIndex === undefined && providers.length > 0) {
+    const found = providers.map((provider) => provider.name).join(', ');
+    throw new ConfigError(
+      { file, field: 'Providers' },
+      `no Cursor provider: name one provider "cursor" or add "cursor-sdk" to its transformer.use (found: ${found})`,
+    );
   }
-  const provider = providers[cursorIndex];
+  if (cursorIndex === undefined && config.Providers !== undefined) {
+    warnings.push(
+      `${file}: Providers is empty; serving the built-in "cursor" provider with models composer-2`,
+    );
+  }
+  const provider = cursorIndex === undefined ? undefined : providers[cursorIndex];
   if (cursorIndexes.length > 1) {
     const ignored = cursorIndexes.slice(1).map((index) => providers[index]?.name);
     warnings.push(
       `${file}: several Cursor providers; serving "${provider?.name}", ignoring ${ignored.join(', ')}`,
     );
   }
-  const cursorOptions = resolveCursorOptions(config, cursorIndex, file);
-  const apiKey = provider?.api_key;
+  const fileOptions = cursorIndex === undefined ? {} : resolveCursorOptions(config, cursorIndex, file);
+  const host = resolveConfigOverrides(options.overrides, file, options.env);
+  const cursorOptions = { ...fileOptions, ...host.cursorOptions };
+  const fileApiKey = provider?.api_key === '' ? undefined : provider?.api_key;
+  const apiKey = host.cursorApiKey ?? fileApiKey;
   return {
     providerName: provider?.name ?? defaultCursorProvider.name,
-    models: provider?.models ?? [],
+    models: provider === undefined ? [...defaultCursorProvider.models] : provider.models,
     mode: cursorOptions.cursorMode ?? 'bridge',
-    sandboxEnabled: cursorOptions.sandboxEnabled === true || options.env['CCR_CURSOR_SANDBOX'] === '1',
+    sandboxEnabled:
+      fileOptions.sandboxEnabled === true ||
+      host.cursorOptions.sandboxEnabled === true ||
+      options.env['CCR_CURSOR_SANDBOX'] === '1',
     ...resolveTimeouts(cursorOptions, options),
     ...(cursorOptions.cursorCwd === undefined
       ? {}
       : { cwd: expandPath(cursorOptions.cursorCwd, options.baseDir, options.homedir) }),
-    ...(apiKey === undefined || apiKey === '' ? {} : { apiKeyConfigured: apiKey }),
+    ...(apiKey === undefined ? {} : { apiKeyConfigured: apiKey }),
   };
 };
 

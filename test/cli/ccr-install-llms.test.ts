@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { convertJsonNodeToValue, parseJson5 } from '../../src/config/parse-json5.js';
-import { createLlmsServer, llmsInstallTimeoutMs } from '../ccr/real-llms.js';
+import { createLlmsServer, llmsInstallTimeoutMs } from '../hosts/ccr/real-llms.js';
 import { ensureClient } from '../e2e/helpers/install-clients.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 import { repoRoot } from '../helpers/repo-root.js';

@@ -22,7 +22,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { main } from '../../src/cli/main.js';
 import { runCcrInstall } from '../../src/cli/ccr-install-command.js';
-import { planCcrInstall, placeholderBaseUrl } from '../../src/cli/ccr-install-plan.js';
+import { planCcrInstall, placeholderBaseUrl } from '../../src/hosts/ccr/install/ccr-install-plan.js';
 import { parseConfigText } from '../../src/config/load-config.js';
 import { convertJsonNodeToValue, parseJson5 } from '../../src/config/parse-json5.js';
 import { createCapturedIo } from './helpers/captured-io.js';

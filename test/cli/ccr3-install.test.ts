@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCcr3Install } from '../../src/cli/ccr3-install-command.js';
-import { planCcr3Install, routesClaude } from '../../src/cli/ccr3-install-plan.js';
-import { detectCcr3 } from '../../src/cli/ccr3-service.js';
+import { planCcr3Install, routesClaude } from '../../src/hosts/ccr/install/ccr3-install-plan.js';
+import { detectCcr3 } from '../../src/hosts/ccr/install/ccr3-service.js';
 import { main } from '../../src/cli/main.js';
 import { createCapturedIo } from './helpers/captured-io.js';
 

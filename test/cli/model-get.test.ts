@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { planCcrInstall } from '../../src/cli/ccr-install-plan.js';
+import { planCcrInstall } from '../../src/hosts/ccr/install/ccr-install-plan.js';
 import { applyModelList, createDefaultConfigText } from '../../src/cli/model-get.js';
 import { parseConfigText } from '../../src/config/load-config.js';
 

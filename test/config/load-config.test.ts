@@ -267,6 +267,40 @@ describe('resolveConfig', () => {
     expect(() => resolve(withUse([['cursor-sdk', { idleTimeoutMs: -1 }]]))).toThrow(ConfigError);
   });
 
+  it("puts a host's overrides over the file's cursor options and key, also on the built-in provider", () => {
+    const overrides = {
+      fieldPath: ['plugin'],
+      interpolate: true,
+      cursorOptions: { cursorMode: 'agent', cursorCwd: '~/$PROJECT' },
+      cursorApiKey: '$HOST_KEY',
+    };
+    const env = { PROJECT: 'app', HOST_KEY: 'crsr_host' };
+    for (const raw of [specExample, {}]) {
+      expect(resolveConfig(raw, { path, env, homedir: home, overrides }).cursor).toMatchObject({
+        mode: 'agent',
+        cwd: '/home/user/app',
+        apiKeyConfigured: 'crsr_host',
+      });
+    }
+    // An empty key is none: the file's stays.
+    expect(
+      resolveConfig(specExample, {
+        path,
+        env: {},
+        homedir: home,
+        overrides: { ...overrides, cursorApiKey: '' },
+      }).cursor.apiKeyConfigured,
+    ).toBe('$CURSOR_API_KEY');
+    expect(
+      configErrorOf(() =>
+        resolveConfig(
+          {},
+          { path, env: {}, homedir: home, overrides: { ...overrides, cursorOptions: { idleTimeoutMs: -1 } } },
+        ),
+      ),
+    ).toMatchObject({ file: path, field: 'plugin.idleTimeoutMs' });
+  });
+
   it('enables the sandbox from CCR_CURSOR_SANDBOX=1', () => {
     expect(resolve(specExample, { CCR_CURSOR_SANDBOX: '1' }).cursor.sandboxEnabled).toBe(true);
     expect(resolve(specExample, { CCR_CURSOR_SANDBOX: '0' }).cursor.sandboxEnabled).toBe(false);

@@ -133,7 +133,7 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
     const script = `const T = require(${JSON.stringify(transformer)}); const t = new T({ cursorMode: 'bridge' }); process.stdout.write(String(t.name) + ' ' + typeof t.transformRequestIn);`;
     const { stdout } = await run(nodeBinary, ['-e', script], { cwd: work });
     expect(stdout).toBe('cursor-sdk function');
-    expect(existsSync(join(packageDir(), 'dist', 'src', 'ccr', 'ccr-transformer.js'))).toBe(true);
+    expect(existsSync(join(packageDir(), 'dist', 'src', 'hosts', 'ccr', 'ccr-transformer.js'))).toBe(true);
   });
 
   it('serves /health and a turn on 0.0.0.0 with APIKEY in a container, sandbox forced off; the HEALTHCHECK passes', async () => {

@@ -2,7 +2,9 @@
  * The import boundaries `eslint.config.js` enforces (design.md, "Layout": `mcp/` never imports `src/`),
  * checked on a one-line module linted as if it sat at each path: `lib/` is the neutral helper library
  * of `src/` and `mcp/` and imports neither; `src/` reaches `mcp/` only through the tool host's public
- * entry points (`index.js`, `host.js`, `server-name.js`); only `src/upstream/cursor/` imports `@cursor/sdk`.
+ * entry points (`index.js`, `host.js`, `server-name.js`); only `src/upstream/cursor/` imports `@cursor/sdk`;
+ * nothing imports `src/cli/`; the inner layers never import `src/hosts/` or `src/bridge/`; the hosts
+ * (`src/hosts/http/`, `src/hosts/ccr/`) never import each other.
  */
 
 import { ESLint } from 'eslint';
@@ -38,14 +40,46 @@ describe('import boundaries', () => {
 
   it('src/ uses mcp/ only through its public entry points', async () => {
     for (const entry of ['index', 'host', 'server-name']) {
-      expect(await restrictedImports('src/server/helper.ts', `../../mcp/${entry}.js`), entry).toEqual([]);
+      expect(await restrictedImports('src/hosts/http/helper.ts', `../../../mcp/${entry}.js`), entry).toEqual(
+        [],
+      );
     }
-    const [message] = await restrictedImports('src/server/helper.ts', '../../mcp/tool-call-result.js');
+    const [message] = await restrictedImports('src/hosts/http/helper.ts', '../../../mcp/tool-call-result.js');
     expect(message).toContain('public entry points');
     expect(
       await restrictedImports('src/upstream/cursor/helper.ts', '../../../mcp/parked-call-broker.js'),
     ).toHaveLength(1);
-    expect(await restrictedImports('src/server/helper.ts', '../../lib/is-record.js')).toEqual([]);
+    expect(await restrictedImports('src/hosts/http/helper.ts', '../../../lib/is-record.js')).toEqual([]);
+  });
+
+  it('nothing outside src/cli/ imports src/cli/', async () => {
+    expect(await restrictedImports('src/hosts/http/helper.ts', '../../cli/cli-io.js')).toHaveLength(1);
+    expect(await restrictedImports('src/engine/helper.ts', '../cli/cli-io.js')).toHaveLength(1);
+    expect(await restrictedImports('src/upstream/cursor/helper.ts', '../../cli/cli-io.js')).toHaveLength(1);
+    expect(await restrictedImports('src/cli/helper.ts', './cli-io.js')).toEqual([]);
+  });
+
+  it('the inner layers never import the hosts or the composition root', async () => {
+    expect(await restrictedImports('src/engine/helper.ts', '../hosts/turn-pipeline.js')).toHaveLength(1);
+    expect(await restrictedImports('src/config/helper.ts', '../bridge/create-bridge.js')).toHaveLength(1);
+    expect(
+      await restrictedImports('src/upstream/cursor/helper.ts', '../../hosts/http/create-server.js'),
+    ).toHaveLength(1);
+    expect(await restrictedImports('src/bridge/helper.ts', '../hosts/http/create-server.js')).toEqual([]);
+    expect(await restrictedImports('src/hosts/ccr/helper.ts', '../../bridge/create-bridge.js')).toEqual([]);
+  });
+
+  it('the hosts stand side by side over the turn pipeline, neither importing the other', async () => {
+    expect(await restrictedImports('src/hosts/http/helper.ts', '../ccr/ccr-facade.js')).toHaveLength(1);
+    expect(await restrictedImports('src/hosts/ccr/helper.ts', '../http/create-server.js')).toHaveLength(1);
+    expect(
+      await restrictedImports('src/hosts/ccr/install/helper.ts', '../../http/send-json.js'),
+    ).toHaveLength(1);
+    expect(await restrictedImports('src/hosts/helper.ts', './http/send-json.js')).toHaveLength(1);
+    expect(await restrictedImports('src/hosts/helper.ts', './ccr/ccr-facade.js')).toHaveLength(1);
+    expect(await restrictedImports('src/hosts/ccr/helper.ts', '../turn-pipeline.js')).toEqual([]);
+    expect(await restrictedImports('src/hosts/http/helper.ts', '../turn-pipeline.js')).toEqual([]);
+    expect(await restrictedImports('src/hosts/ccr/helper.ts', 'node:http')).toEqual([]);
   });
 
   it('only src/upstream/cursor/ imports @cursor/sdk', async () => {
