@@ -1,6 +1,6 @@
 /**
  * The bearer token of the standalone tool host, compared in constant time. (`mcp/` cannot import
- * `src/server/api-key.ts`; this is the same rule: sha-256 digests first, so the length does not leak.)
+ * `src/hosts/http/api-key.ts`; this is the same rule: sha-256 digests first, so the length does not leak.)
  */
 
 import { createHash, timingSafeEqual } from 'node:crypto';

@@ -197,7 +197,7 @@ export class Engine {
   }
 
   /**
-   * The server's TurnHandler. The events carry the turn's {@link TurnModelRoute} (`modelRoute`): the
+   * The hosts' `TurnHandler` (see `runTurnRequest`). The events carry the turn's {@link TurnModelRoute} (`modelRoute`): the
    * Cursor model that runs and the rule that chose it, for the answer's `model` and the access log.
    */
   handleTurn = async (request: TurnRequest, signal: AbortSignal): Promise<TurnEvents> => {

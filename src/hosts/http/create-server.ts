@@ -64,7 +64,7 @@ export type BridgeServerOptions = {
 };
 
 /**
- * The request's logger (its id, method and path bound), made on first use: a pino child costs ≈ 15 µs
+ * The request's logger (its id, method and path bound), made on first use: a pino child is not free
  * (its bindings pass the redaction), and a request that goes well logs nothing.
  */
 type RequestLog = () => Logger;

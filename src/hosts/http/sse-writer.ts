@@ -66,8 +66,8 @@ export class SseWriter {
    * they leave with the next {@link write} (one socket write for a block's start and its first delta),
    * or once the current chain of microtasks has run (Node's own uncork), with the headers if those have
    * not left yet. So the work a turn starts right after opening its stream — resuming a parked run with
-   * the client's tool results, which the SDK then sends on — is not behind a socket write (measured:
-   * ≈ 30 µs of tool_result → first text delta), and the first delta is not behind its block's start.
+   * the client's tool results, which the SDK then sends on — is not behind a socket write, and the first
+   * delta is not behind its block's start.
    */
   hold(frames: readonly SseFrame[]): void {
     if (frames.length === 0 || this.closed) return;
@@ -100,8 +100,7 @@ export class SseWriter {
    * Hand the first writes of each event-loop turn to the socket at once. Node's `http` corks the socket on
    * a response write until the next `process.nextTick`, which runs only once the microtask queue is empty;
    * the SDK delivers a backend read as one long chain of microtasks (decoding, its bookkeeping, the end of
-   * the turn), so the first delta written in that chain would otherwise wait for all of it (measured:
-   * ≈ 0.5 ms of tool_result → first text delta). Later writes of the same turn stay corked and leave
+   * the turn), so the first delta written in that chain would otherwise wait for all of it. Later writes of the same turn stay corked and leave
    * together: a burst of thousands of deltas then fills the corked buffer, `write` reports it full, and
    * the run merges what queues meanwhile into a few large events — flushing every write instead doubled
    * the CPU of a 10k-delta answer (one frame per delta).
