@@ -1,8 +1,8 @@
 /**
- * Claude Code Router 3.1.1 (the real one, `test/e2e/helpers/install-ccr3.ts`) with cursor-bridge as its
+ * Claude Code Router 3.1.1 (the real one, `test/helpers/e2e/install-ccr3.ts`) with cursor-bridge as its
  * plugin (the engine inside CCR's process) against CCR 3 with `cursor-bridge serve` as a sidecar (its own
  * process behind an `anthropic_messages` provider), in one interleaved run. Each CCR runs in its own
- * private network namespace (`test/e2e/helpers/ccr3-host.ts`: CCR 3 binds fixed ports) with its own fake
+ * private network namespace (`test/helpers/e2e/ccr3-host.ts`: CCR 3 binds fixed ports) with its own fake
  * Cursor backend (`side-by-side/scenario.ts`: "use the tool" makes one Bash call, anything else answers
  * "hello"). The client is `side-by-side/bridge-client-worker.ts`, one per namespace, its own process,
  * posting to CCR's gateway (3456) and timing each figure itself from the request's start.
@@ -23,7 +23,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { planCcr3Install } from '../src/hosts/ccr/install/ccr3-install-plan.js';
-import { cursorBridgeBin, startCcr3Host, type Ccr3Host } from '../test/e2e/helpers/ccr3-host.js';
+import { cursorBridgeBin, startCcr3Host, type Ccr3Host } from '../test/helpers/e2e/ccr3-host.js';
 import { benchScenario } from './side-by-side/scenario.js';
 import { ipc } from './side-by-side/child-process.js';
 import type {

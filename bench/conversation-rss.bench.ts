@@ -8,7 +8,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { startServeBridge } from '../test/e2e/helpers/serve-bridge.js';
+import { startServeBridge } from '../test/helpers/e2e/serve-bridge.js';
 
 const conversations = Number(process.env['BENCH_CONVERSATIONS'] ?? 32);
 

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { startBridgeCluster } from '../test/e2e/helpers/haproxy-cluster.js';
+import { startBridgeCluster } from '../test/helpers/e2e/haproxy-cluster.js';
 
 const healthIterations = Number(process.env['BENCH_HEALTH_ITERATIONS'] ?? 400);
 const turnIterations = Number(process.env['BENCH_TURN_ITERATIONS'] ?? 40);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { engineModelResolver } from '../../src/bridge/create-bridge.js';
 import { resolveConfig } from '../../src/config/load-config.js';
 import { BridgeError } from '../../src/turn/turn-error.js';
-import { request, user } from '../engine/engine-helpers.js';
+import { request, user } from '../helpers/engine-helpers.js';
 import { captureLog } from '../helpers/capture-log.js';
 
 const config = resolveConfig(

@@ -20,7 +20,7 @@ import { ScriptedUpstream } from '../../src/upstream/scripted/scripted-upstream.
 import type { UpstreamSessionOptions } from '../../src/upstream/upstream-port.js';
 import { createSessionKey } from '../../src/workspace/session-key.js';
 import { WorkspaceManager } from '../../src/workspace/workspace-manager.js';
-import { collect, never, request, user, withId } from '../engine/engine-helpers.js';
+import { collect, never, request, user, withId } from '../helpers/engine-helpers.js';
 
 /** A scripted upstream whose `prewarm` hands out executor leases, one per workspace directory warmed. */
 class PrewarmingUpstream extends ScriptedUpstream {

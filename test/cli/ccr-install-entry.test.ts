@@ -11,7 +11,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { convertJsonNodeToValue, parseJson5 } from '../../src/config/parse-json5.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 import { repoRoot } from '../helpers/repo-root.js';
-import { createChildEnv, killLeftoverChildren, runCli } from './helpers/cli-process.js';
+import { createChildEnv, killLeftoverChildren, runCli } from '../helpers/cli/cli-process.js';
 
 let home: string;
 

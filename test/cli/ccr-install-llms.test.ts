@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { convertJsonNodeToValue, parseJson5 } from '../../src/config/parse-json5.js';
-import { createLlmsServer, llmsInstallTimeoutMs } from '../hosts/ccr/real-llms.js';
-import { ensureClient } from '../e2e/helpers/install-clients.js';
+import { createLlmsServer, llmsInstallTimeoutMs } from '../helpers/ccr/real-llms.js';
+import { ensureClient } from '../helpers/e2e/install-clients.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 import { repoRoot } from '../helpers/repo-root.js';
-import { createChildEnv, killLeftoverChildren, runCli } from './helpers/cli-process.js';
+import { createChildEnv, killLeftoverChildren, runCli } from '../helpers/cli/cli-process.js';
 
 let home: string;
 

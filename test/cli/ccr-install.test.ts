@@ -25,7 +25,7 @@ import { runCcrInstall } from '../../src/cli/ccr-install-command.js';
 import { planCcrInstall, placeholderBaseUrl } from '../../src/hosts/ccr/install/ccr-install-plan.js';
 import { parseConfigText } from '../../src/config/load-config.js';
 import { convertJsonNodeToValue, parseJson5 } from '../../src/config/parse-json5.js';
-import { createCapturedIo } from './helpers/captured-io.js';
+import { createCapturedIo } from '../helpers/cli/captured-io.js';
 
 let home: string;
 let transformerPath: string;

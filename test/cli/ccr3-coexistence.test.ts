@@ -10,8 +10,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ccr3OwnsCcrDir, cursorBridgeConfigPath, resolveConfigPath } from '../../src/cli/config-path.js';
 import { describeListenFailure } from '../../src/cli/listen-error.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
-import { createCapturedIo } from './helpers/captured-io.js';
-import { createChildEnv, killLeftoverChildren, runCli } from './helpers/cli-process.js';
+import { createCapturedIo } from '../helpers/cli/captured-io.js';
+import { createChildEnv, killLeftoverChildren, runCli } from '../helpers/cli/cli-process.js';
 
 let home: string;
 let busy: Server | undefined;

@@ -14,7 +14,7 @@ import { runCcr3Install } from '../../src/cli/ccr3-install-command.js';
 import { planCcr3Install, routesClaude } from '../../src/hosts/ccr/install/ccr3-install-plan.js';
 import { detectCcr3 } from '../../src/hosts/ccr/install/ccr3-service.js';
 import { main } from '../../src/cli/main.js';
-import { createCapturedIo } from './helpers/captured-io.js';
+import { createCapturedIo } from '../helpers/cli/captured-io.js';
 
 type Json = Record<string, unknown>;
 

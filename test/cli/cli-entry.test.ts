@@ -16,7 +16,7 @@ import {
   startCli,
   stopChild,
   type CliChild,
-} from './helpers/cli-process.js';
+} from '../helpers/cli/cli-process.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 import { repoRoot } from '../helpers/repo-root.js';
 

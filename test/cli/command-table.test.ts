@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../src/cli/command.js';
 import { commandTable } from '../../src/cli/commands.js';
 import { main } from '../../src/cli/main.js';
-import { createCapturedIo } from './helpers/captured-io.js';
+import { createCapturedIo } from '../helpers/cli/captured-io.js';
 
 const { commands } = commandTable;
 const trailer = '(cursor-bridge --help lists every command and the environment it reads)\n';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { decideListenHost } from '../../src/cli/listen-host.js';
 import { main } from '../../src/cli/main.js';
-import { createCapturedIo } from './helpers/captured-io.js';
+import { createCapturedIo } from '../helpers/cli/captured-io.js';
 import { resolveConfig } from '../../src/config/load-config.js';
 
 const fileConfig = (raw: Record<string, unknown>) =>

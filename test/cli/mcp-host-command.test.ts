@@ -11,8 +11,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/ensure-built.js';
-import { connectAgent, connectToolHost, testToken } from '../mcp/tool-host-fixture.js';
-import type { TestToolHost } from '../mcp/tool-host-fixture.js';
+import { connectAgent, connectToolHost, testToken } from '../helpers/mcp/tool-host-fixture.js';
+import type { TestToolHost } from '../helpers/mcp/tool-host-fixture.js';
 import {
   binPath,
   createChildEnv,
@@ -21,7 +21,7 @@ import {
   runCli,
   startCli,
   stopChild,
-} from './helpers/cli-process.js';
+} from '../helpers/cli/cli-process.js';
 
 const listeningLine = /mcp-host listening on http:\/\/127\.0\.0\.1:(\d+) /;
 

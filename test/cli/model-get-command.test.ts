@@ -23,7 +23,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startFakeCursorBackend, type FakeCursorBackend } from '../fakes/cursor-backend/index.js';
 import { resolveInstalledTransformer } from '../../src/cli/ccr-install-command.js';
 import { placeholderBaseUrl } from '../../src/hosts/ccr/install/ccr-install-plan.js';
-import { createChildEnv, killLeftoverChildren, runCli } from './helpers/cli-process.js';
+import { createChildEnv, killLeftoverChildren, runCli } from '../helpers/cli/cli-process.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 
 let backend: FakeCursorBackend;

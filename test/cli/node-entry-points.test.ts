@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { createChildEnv, killLeftoverChildren, runCli, startCli } from './helpers/cli-process.js';
+import { createChildEnv, killLeftoverChildren, runCli, startCli } from '../helpers/cli/cli-process.js';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 import { repoRoot } from '../helpers/repo-root.js';
 

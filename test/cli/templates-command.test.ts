@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { templateNames } from '../../src/workspace/template-store.js';
 import { resolveDefaultTemplateDir } from '../../src/workspace/workspace-paths.js';
-import { createCapturedIo } from './helpers/captured-io.js';
+import { createCapturedIo } from '../helpers/cli/captured-io.js';
 
 const defaultDir = resolveDefaultTemplateDir();
 

@@ -22,7 +22,7 @@ import {
   runCli,
   startCli,
   stopChild,
-} from './helpers/cli-process.js';
+} from '../helpers/cli/cli-process.js';
 
 const defaultDir = resolveDefaultTemplateDir();
 

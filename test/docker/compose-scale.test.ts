@@ -7,9 +7,9 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ensureHaproxy, haproxyConfigPath } from '../e2e/helpers/haproxy-lb.js';
+import { ensureHaproxy, haproxyConfigPath } from '../helpers/e2e/haproxy-lb.js';
 import { repoRoot } from '../helpers/repo-root.js';
-import { findComposeCommand } from './compose-command.js';
+import { findComposeCommand } from '../helpers/docker/compose-command.js';
 
 const run = promisify(execFile);
 const composeFile = join(repoRoot, 'deploy', 'compose.scale.yml');

@@ -10,8 +10,8 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { repoRoot } from '../helpers/repo-root.js';
-import { findComposeCommand, succeeds } from './compose-command.js';
-import { findFreePort } from '../cli/helpers/cli-process.js';
+import { findComposeCommand, succeeds } from '../helpers/docker/compose-command.js';
+import { findFreePort } from '../helpers/cli/cli-process.js';
 
 const run = promisify(execFile);
 

@@ -10,8 +10,8 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
-import { parseJsonLines, type ClientDriver } from './helpers/client-driver.js';
+import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
+import { parseJsonLines, type ClientDriver } from '../helpers/e2e/client-driver.js';
 import {
   ccrBridgeStarter,
   ccrProviders,
@@ -19,12 +19,12 @@ import {
   type CcrHost,
   type CcrReferenceStyle,
   type CcrVersion,
-} from './helpers/ccr-bridge.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { ensureClient } from './helpers/install-clients.js';
-import { quoteToolResults, type ModelScenario } from './helpers/model-scenario.js';
-import { expectToolResults, hasToolCall } from './helpers/scenario-assertions.js';
-import { rejectedKeyMessage } from './helpers/serve-bridge.js';
+} from '../helpers/e2e/ccr-bridge.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { ensureClient } from '../helpers/e2e/install-clients.js';
+import { quoteToolResults, type ModelScenario } from '../helpers/e2e/model-scenario.js';
+import { expectToolResults, hasToolCall } from '../helpers/e2e/scenario-assertions.js';
+import { rejectedKeyMessage } from '../helpers/e2e/serve-bridge.js';
 
 const answerOf = (stdout: string): string => claudeCodeResult(stdout)?.result ?? '';
 

@@ -15,19 +15,19 @@ import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { repoRoot } from '../helpers/repo-root.js';
-import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
-import { parseJsonLines } from './helpers/client-driver.js';
+import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
+import { parseJsonLines } from '../helpers/e2e/client-driver.js';
 import {
   cursorBridgeBin,
   pluginLogPath,
   startCcr3Host,
   type Ccr3Host,
   type CommandOutcome,
-} from './helpers/ccr3-host.js';
-import { installTimeoutMs } from './helpers/e2e-harness.js';
-import { createFakeBackendModel } from './helpers/fake-backend-model.js';
-import { ensureClient } from './helpers/install-clients.js';
-import { quoteToolResults } from './helpers/model-scenario.js';
+} from '../helpers/e2e/ccr3-host.js';
+import { installTimeoutMs } from '../helpers/e2e/e2e-harness.js';
+import { createFakeBackendModel } from '../helpers/e2e/fake-backend-model.js';
+import { ensureClient } from '../helpers/e2e/install-clients.js';
+import { quoteToolResults } from '../helpers/e2e/model-scenario.js';
 
 const testTimeoutMs = 5 * 60_000;
 

@@ -7,9 +7,9 @@
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedExchange } from './helpers/e2e-bridge.js';
-import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
+import type { RecordedExchange } from '../helpers/e2e/e2e-bridge.js';
+import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
 
 type Message = { role: string; content: string | Array<{ type: string; text?: string }> };
 

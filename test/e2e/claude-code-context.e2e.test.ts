@@ -14,12 +14,12 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { claudeCodeDriver } from './helpers/claude-code-driver.js';
-import { e2eApiKey } from './helpers/client-driver.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { ensureClient } from './helpers/install-clients.js';
-import { clientPath } from './helpers/run-client.js';
-import { startServeBridge, type ServeBridge } from './helpers/serve-bridge.js';
+import { claudeCodeDriver } from '../helpers/e2e/claude-code-driver.js';
+import { e2eApiKey } from '../helpers/e2e/client-driver.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { ensureClient } from '../helpers/e2e/install-clients.js';
+import { clientPath } from '../helpers/e2e/run-client.js';
+import { startServeBridge, type ServeBridge } from '../helpers/e2e/serve-bridge.js';
 
 /** Digits: o200k_base makes a token of every three, Claude Code's estimate one of every four characters. */
 const memoryMarker = 'cursor-bridge-e2e-memory';

@@ -18,10 +18,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatSection } from '../../src/cli/templates-format.js';
 import type { GroundingPreview } from '../../src/workspace/template-preview.js';
-import { createChildEnv, runCli } from '../cli/helpers/cli-process.js';
-import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { startServeBridge, type ServeBridge } from './helpers/serve-bridge.js';
+import { createChildEnv, runCli } from '../helpers/cli/cli-process.js';
+import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { startServeBridge, type ServeBridge } from '../helpers/e2e/serve-bridge.js';
 
 const promptMarker = 'user-says-7c41e0';
 const answerMarker = 'model-says-3ad92b';

@@ -6,12 +6,12 @@
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
-import { quoteToolResults } from './helpers/model-scenario.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { startHaproxyE2eBridge, type ClusterE2eBridge } from './helpers/haproxy-cluster.js';
-import { ensureHaproxy } from './helpers/haproxy-lb.js';
-import { expectSlimSecondTurn, expectToolResults } from './helpers/scenario-assertions.js';
+import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
+import { quoteToolResults } from '../helpers/e2e/model-scenario.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { startHaproxyE2eBridge, type ClusterE2eBridge } from '../helpers/e2e/haproxy-cluster.js';
+import { ensureHaproxy } from '../helpers/e2e/haproxy-lb.js';
+import { expectSlimSecondTurn, expectToolResults } from '../helpers/e2e/scenario-assertions.js';
 
 describe(
   'Claude Code through HAProxy in front of three bridges',

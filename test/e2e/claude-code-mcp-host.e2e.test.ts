@@ -13,11 +13,11 @@ import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/webso
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
-import type { ClientDriver } from './helpers/client-driver.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { startMcpHostProcess, type McpHostProcess } from './helpers/mcp-host-process.js';
-import { quoteToolResults, type ModelStep } from './helpers/model-scenario.js';
+import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
+import type { ClientDriver } from '../helpers/e2e/client-driver.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { startMcpHostProcess, type McpHostProcess } from '../helpers/e2e/mcp-host-process.js';
+import { quoteToolResults, type ModelStep } from '../helpers/e2e/model-scenario.js';
 
 const toolName = 'lookup_order';
 /** The name Claude Code gives the tool of its MCP server `custom-user-tools`. */

@@ -7,8 +7,8 @@
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
-import { parseJsonLines } from './helpers/client-driver.js';
+import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
+import { parseJsonLines } from '../helpers/e2e/client-driver.js';
 import {
   plainAnswerText,
   runCursorAuthFailure,
@@ -19,9 +19,9 @@ import {
   runToolRoundTrip,
   runTwoCallsInOneStep,
   type E2eClient,
-} from './helpers/client-scenarios.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { missingKeyMessage, rejectedKeyMessage } from './helpers/serve-bridge.js';
+} from '../helpers/e2e/client-scenarios.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { missingKeyMessage, rejectedKeyMessage } from '../helpers/e2e/serve-bridge.js';
 
 const answerOf = (stdout: string): string => claudeCodeResult(stdout)?.result ?? '';
 

@@ -13,10 +13,10 @@ import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/webso
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import { codexAgentMessages, codexDriver, codexWebSearchNote } from './helpers/codex-driver.js';
-import type { ClientDriver } from './helpers/client-driver.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { startMcpHostProcess } from './helpers/mcp-host-process.js';
+import { codexAgentMessages, codexDriver, codexWebSearchNote } from '../helpers/e2e/codex-driver.js';
+import type { ClientDriver } from '../helpers/e2e/client-driver.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { startMcpHostProcess } from '../helpers/e2e/mcp-host-process.js';
 
 describe('Codex with cursor-bridge mcp-host as an MCP server', { timeout: scenarioTimeoutMs }, () => {
   beforeAll(() => prepareE2e('codex'), installTimeoutMs);

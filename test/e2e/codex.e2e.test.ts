@@ -15,7 +15,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseJsonLines } from './helpers/client-driver.js';
+import { parseJsonLines } from '../helpers/e2e/client-driver.js';
 import {
   plainAnswerText,
   runCursorAuthFailure,
@@ -26,7 +26,7 @@ import {
   runToolRoundTrip,
   runTwoCallsInOneStep,
   type E2eClient,
-} from './helpers/client-scenarios.js';
+} from '../helpers/e2e/client-scenarios.js';
 import {
   codexAgentMessages,
   codexCommands,
@@ -35,17 +35,17 @@ import {
   codexReadmeNoModelDriver,
   codexWebSearchNote,
   codexReasoning,
-} from './helpers/codex-driver.js';
+} from '../helpers/e2e/codex-driver.js';
 import {
   installTimeoutMs,
   prepareE2e,
   scenarioTimeoutMs,
   startE2e,
   type E2eScenario,
-} from './helpers/e2e-harness.js';
-import { quoteToolResults } from './helpers/model-scenario.js';
-import { rejectedKeyMessage } from './helpers/serve-bridge.js';
-import { expectToolResults } from './helpers/scenario-assertions.js';
+} from '../helpers/e2e/e2e-harness.js';
+import { quoteToolResults } from '../helpers/e2e/model-scenario.js';
+import { rejectedKeyMessage } from '../helpers/e2e/serve-bridge.js';
+import { expectToolResults } from '../helpers/e2e/scenario-assertions.js';
 
 const answerOf = (stdout: string): string => codexAgentMessages(stdout).join('\n');
 

@@ -29,15 +29,15 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed, onTestFinished
 import { startFakeCursorBackend } from '../fakes/cursor-backend/index.js';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
 import { repoRoot } from '../helpers/repo-root.js';
-import { claudeCodeDriver, claudeCodeResult } from './helpers/claude-code-driver.js';
-import { codexAgentMessages } from './helpers/codex-driver.js';
-import { clientTimeoutMs, installTimeoutMs } from './helpers/e2e-harness.js';
-import { createFakeBackendModel } from './helpers/fake-backend-model.js';
-import { ensureClient, type InstalledClient } from './helpers/install-clients.js';
-import { quoteToolResults, type ModelScenario } from './helpers/model-scenario.js';
-import { openClientEndpoint, type ClientEndpoint } from './helpers/network-isolation.js';
-import { clientPath, runClient, type ClientRun, type ClientSandbox } from './helpers/run-client.js';
-import { startServeBridge } from './helpers/serve-bridge.js';
+import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
+import { codexAgentMessages } from '../helpers/e2e/codex-driver.js';
+import { clientTimeoutMs, installTimeoutMs } from '../helpers/e2e/e2e-harness.js';
+import { createFakeBackendModel } from '../helpers/e2e/fake-backend-model.js';
+import { ensureClient, type InstalledClient } from '../helpers/e2e/install-clients.js';
+import { quoteToolResults, type ModelScenario } from '../helpers/e2e/model-scenario.js';
+import { openClientEndpoint, type ClientEndpoint } from '../helpers/e2e/network-isolation.js';
+import { clientPath, runClient, type ClientRun, type ClientSandbox } from '../helpers/e2e/run-client.js';
+import { startServeBridge } from '../helpers/e2e/serve-bridge.js';
 
 const run = promisify(execFile);
 

@@ -8,14 +8,14 @@
 import { afterEach, beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { ensureBuilt } from '../helpers/ensure-built.js';
 import { createGateWithSafetyNet } from '../helpers/gate.js';
-import { startBridgeCluster, type BridgeCluster } from './helpers/haproxy-cluster.js';
-import { ensureHaproxy } from './helpers/haproxy-lb.js';
+import { startBridgeCluster, type BridgeCluster } from '../helpers/e2e/haproxy-cluster.js';
+import { ensureHaproxy } from '../helpers/e2e/haproxy-lb.js';
 import {
   createConversationBackend,
   runConversation,
   type ConversationBackend,
   type ConversationOutcome,
-} from './helpers/scale-conversations.js';
+} from '../helpers/e2e/scale-conversations.js';
 
 const shell = { name: 'Bash', input: (command: string) => ({ command }) };
 /** `CURSOR_BRIDGE_DRAIN_TIMEOUT` of the rolling-restart cluster, in seconds. */

@@ -11,11 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateWithSafetyNet } from '../helpers/gate.js';
-import { ensureClient } from './helpers/install-clients.js';
-import { installTimeoutMs } from './helpers/e2e-harness.js';
-import { detectIsolation, openClientEndpoint, type ClientEndpoint } from './helpers/network-isolation.js';
-import { startRecordingProxy } from './helpers/recording-proxy.js';
-import { createClientSandbox, runClient, type ClientSandbox } from './helpers/run-client.js';
+import { ensureClient } from '../helpers/e2e/install-clients.js';
+import { installTimeoutMs } from '../helpers/e2e/e2e-harness.js';
+import {
+  detectIsolation,
+  openClientEndpoint,
+  type ClientEndpoint,
+} from '../helpers/e2e/network-isolation.js';
+import { startRecordingProxy } from '../helpers/e2e/recording-proxy.js';
+import { createClientSandbox, runClient, type ClientSandbox } from '../helpers/e2e/run-client.js';
 
 describe('e2e harness', () => {
   let root: string;

@@ -23,14 +23,14 @@ import {
   runCli,
   startCli,
   stopChild,
-} from '../cli/helpers/cli-process.js';
+} from '../helpers/cli/cli-process.js';
 import {
   envOf,
   execForm,
   readDockerfile,
   runCommands,
   type DockerStage,
-} from '../docker/dockerfile-steps.js';
+} from '../helpers/docker/dockerfile-steps.js';
 
 const run = promisify(execFile);
 

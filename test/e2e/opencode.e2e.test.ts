@@ -7,7 +7,7 @@
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseJsonLines } from './helpers/client-driver.js';
+import { parseJsonLines } from '../helpers/e2e/client-driver.js';
 import {
   plainAnswerText,
   runCursorAuthFailure,
@@ -16,18 +16,18 @@ import {
   runSlimSecondTurn,
   runTwoCallsInOneStep,
   type E2eClient,
-} from './helpers/client-scenarios.js';
-import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from './helpers/e2e-harness.js';
-import { quoteToolResults } from './helpers/model-scenario.js';
-import { rejectedKeyMessage } from './helpers/serve-bridge.js';
+} from '../helpers/e2e/client-scenarios.js';
+import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { quoteToolResults } from '../helpers/e2e/model-scenario.js';
+import { rejectedKeyMessage } from '../helpers/e2e/serve-bridge.js';
 import {
   opencodeDriver,
   opencodeReasoning,
   opencodeResponsesDriver,
   opencodeText,
   opencodeToolUses,
-} from './helpers/opencode-driver.js';
-import { expectGrounded, expectToolResults } from './helpers/scenario-assertions.js';
+} from '../helpers/e2e/opencode-driver.js';
+import { expectGrounded, expectToolResults } from '../helpers/e2e/scenario-assertions.js';
 
 const opencode: E2eClient = { driver: opencodeDriver, answerOf: opencodeText };
 

@@ -9,8 +9,8 @@ import {
   request,
   toolResult,
   withId,
-} from './engine-helpers.js';
-import { claudeCodeForkMessage, dateReminder, user } from './identity-fixtures.js';
+} from '../helpers/engine-helpers.js';
+import { claudeCodeForkMessage, dateReminder, user } from '../helpers/identity-fixtures.js';
 
 /** Every run answers `answer <n>`, n counting runs from 1, so a later request can quote the answer it got. */
 const numberedAnswers = () =>

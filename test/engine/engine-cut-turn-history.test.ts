@@ -9,7 +9,15 @@
 
 import { describe, expect, it } from 'vitest';
 import type { ScriptStep } from '../../src/upstream/scripted/scripted-upstream.js';
-import { assistant, collect, createTestEngine, never, request, textOf, user } from './engine-helpers.js';
+import {
+  assistant,
+  collect,
+  createTestEngine,
+  never,
+  request,
+  textOf,
+  user,
+} from '../helpers/engine-helpers.js';
 
 const neverSettles = new Promise<never>(() => {});
 

@@ -16,7 +16,7 @@ import {
   toolResult,
   user,
   withId,
-} from './engine-helpers.js';
+} from '../helpers/engine-helpers.js';
 
 /** The engine's clock and timers (and the scripts' delays) are fake here; the test moves them. */
 const useFakeClock = () =>

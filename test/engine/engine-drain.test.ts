@@ -1,6 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BridgeError } from '../../src/turn/turn-error.js';
-import { assistant, collect, createTestEngine, request, toolResult, user } from './engine-helpers.js';
+import {
+  assistant,
+  collect,
+  createTestEngine,
+  request,
+  toolResult,
+  user,
+} from '../helpers/engine-helpers.js';
 
 const never = new AbortController().signal;
 

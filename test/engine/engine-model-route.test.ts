@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ResolvedModel } from '../../src/engine/engine.js';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
-import { collect, createTestEngine, never, request, user } from './engine-helpers.js';
+import { collect, createTestEngine, never, request, user } from '../helpers/engine-helpers.js';
 import { captureLog } from '../helpers/capture-log.js';
 
 const answer: ScriptSource = () => [

@@ -7,7 +7,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolCallGuard, WorkspacePort } from '../../src/engine/engine-deps.js';
 import type { TurnRequest } from '../../src/turn/turn-request.js';
-import { assistant, collect, createTestEngine, never, request, toolResult, user } from './engine-helpers.js';
+import {
+  assistant,
+  collect,
+  createTestEngine,
+  never,
+  request,
+  toolResult,
+  user,
+} from '../helpers/engine-helpers.js';
 
 /** The root a request reports, as `root: <path>` in its first system text. */
 const rootOf = (turn: TurnRequest): string | undefined => {

@@ -12,7 +12,7 @@ import {
   toolResult,
   user,
   withId,
-} from './engine-helpers.js';
+} from '../helpers/engine-helpers.js';
 
 /** A safety net for what the engine does after the client left, never a speed claim. */
 const eventually = { timeout: 30_000, interval: 10 };

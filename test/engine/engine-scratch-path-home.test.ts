@@ -9,7 +9,15 @@
 import { describe, expect, it } from 'vitest';
 import { ScratchPathGuards } from '../../src/workspace/scratch-path-guards.js';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
-import { collect, createTestEngine, never, request, silentLogger, textOf, user } from './engine-helpers.js';
+import {
+  collect,
+  createTestEngine,
+  never,
+  request,
+  silentLogger,
+  textOf,
+  user,
+} from '../helpers/engine-helpers.js';
 
 const homeDir = '/home/bridge';
 const scratchRoot = `${homeDir}/.claude-code-router/cursor-sdk-workspaces`;

@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
 import { never as neverSettles } from '../helpers/gate.js';
-import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
+import {
+  assistant,
+  collect,
+  createTestEngine,
+  request,
+  textOf,
+  toolResult,
+  user,
+} from '../helpers/engine-helpers.js';
 
 const never = new AbortController().signal;
 const withId = (id: string) => ({ identity: { nativeSessionId: { value: id, source: 'x-session-id' } } });

@@ -8,7 +8,15 @@
 import { describe, expect, it } from 'vitest';
 import type { UpstreamRun, UpstreamSession } from '../../src/upstream/upstream-port.js';
 import { captureLog } from '../helpers/capture-log.js';
-import { assistant, collect, createTestEngine, never, request, textOf, user } from './engine-helpers.js';
+import {
+  assistant,
+  collect,
+  createTestEngine,
+  never,
+  request,
+  textOf,
+  user,
+} from '../helpers/engine-helpers.js';
 
 const neverSettles = new Promise<never>(() => {});
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { captureLog } from '../helpers/capture-log.js';
-import { collect, createTestEngine, never, request, user } from './engine-helpers.js';
+import { collect, createTestEngine, never, request, user } from '../helpers/engine-helpers.js';
 
 describe("a turn's log lines", () => {
   it("carry the turn's session and protocol, the plan at debug level", async () => {

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/turn/turn-event.js';
-import { assistant, collect, createTestEngine, request, textOf, toolResult, user } from './engine-helpers.js';
+import {
+  assistant,
+  collect,
+  createTestEngine,
+  request,
+  textOf,
+  toolResult,
+  user,
+} from '../helpers/engine-helpers.js';
 import { never as neverSettles } from '../helpers/gate.js';
 
 const never = new AbortController().signal;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { computeIdentity } from '../../src/engine/identity/conversation-identity.js';
 import { IdentityIndex } from '../../src/engine/identity/identity-index.js';
 import type { TurnMessage } from '../../src/turn/turn-request.js';
-import { assistant, request, tool, user, type IdentityHint } from './identity-fixtures.js';
+import { assistant, request, tool, user, type IdentityHint } from '../helpers/identity-fixtures.js';
 
 const native: IdentityHint = { native: 'session-1' };
 const idOf = (messages: TurnMessage[], hint: IdentityHint = native) =>

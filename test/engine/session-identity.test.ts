@@ -19,7 +19,7 @@ import {
   tool,
   user,
   type IdentityHint,
-} from './identity-fixtures.js';
+} from '../helpers/identity-fixtures.js';
 
 const identityOf = (
   messages: TurnMessage[],

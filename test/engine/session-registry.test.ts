@@ -3,7 +3,7 @@ import type { ToolCallGuard, WorkspacePort } from '../../src/engine/engine-deps.
 import { Session, type ActiveRun } from '../../src/engine/session.js';
 import { SessionRegistry } from '../../src/engine/session-registry.js';
 import { ScriptedUpstream } from '../../src/upstream/scripted/scripted-upstream.js';
-import { request, silentLogger, user } from './engine-helpers.js';
+import { request, silentLogger, user } from '../helpers/engine-helpers.js';
 
 const withId = (id: string) => ({ identity: { nativeSessionId: { value: id, source: 'x-session-id' } } });
 

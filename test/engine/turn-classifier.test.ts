@@ -13,7 +13,7 @@ import {
   system,
   tool,
   user,
-} from './identity-fixtures.js';
+} from '../helpers/identity-fixtures.js';
 
 const history: TurnMessage[] = [user(dateReminder('d'), 'fix the bug'), system('agent types')];
 const calls = (...ids: string[]) => assistant('Running.', ids);

@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/repo-root.js';
-import { connectAgent, startMcpHost, testToken, until } from '../mcp/tool-host-fixture.js';
-import type { RunningMcpHost } from '../mcp/tool-host-fixture.js';
+import { connectAgent, startMcpHost, testToken, until } from '../helpers/mcp/tool-host-fixture.js';
+import type { RunningMcpHost } from '../helpers/mcp/tool-host-fixture.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -16,7 +16,7 @@ import type { TurnEvents } from '../../src/turn/turn-model-route.js';
 import type { TurnRequest } from '../../src/turn/turn-request.js';
 import { captureLog } from '../helpers/capture-log.js';
 import { createGate } from '../helpers/gate.js';
-import { createTestTurnRequest } from '../protocols/shared/create-test-turn-request.js';
+import { createTestTurnRequest } from '../helpers/protocols/create-test-turn-request.js';
 
 type Answer =
   | { kind: 'error'; error: TurnError }

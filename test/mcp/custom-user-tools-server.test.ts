@@ -7,8 +7,8 @@ import { CUSTOM_USER_TOOLS_SERVER_NAME } from '../../mcp/server-name.js';
 import { ParkedCallBroker } from '../../mcp/parked-call-broker.js';
 import { createTextResult } from '../../mcp/tool-call-result.js';
 import type { ToolCallResult } from '../../mcp/tool-call-result.js';
-import { createMcpFixture, hostTools, until } from './mcp-fixture.js';
-import type { McpFixture } from './mcp-fixture.js';
+import { createMcpFixture, hostTools, until } from '../helpers/mcp/mcp-fixture.js';
+import type { McpFixture } from '../helpers/mcp/mcp-fixture.js';
 
 const PNG_1X1 =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';

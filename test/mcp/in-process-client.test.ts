@@ -3,8 +3,8 @@ import { createCustomUserToolsServer } from '../../mcp/custom-user-tools-server.
 import { connectInProcess } from '../../mcp/in-process-client.js';
 import { ParkedCallBroker } from '../../mcp/parked-call-broker.js';
 import { createTextResult } from '../../mcp/tool-call-result.js';
-import { createMcpFixture, hostTools, until } from './mcp-fixture.js';
-import type { McpFixture } from './mcp-fixture.js';
+import { createMcpFixture, hostTools, until } from '../helpers/mcp/mcp-fixture.js';
+import type { McpFixture } from '../helpers/mcp/mcp-fixture.js';
 
 const TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] as const;
 const HOUR = 3_600_000;

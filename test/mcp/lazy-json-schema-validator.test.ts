@@ -1,8 +1,8 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLazyJsonSchemaValidator } from '../../mcp/lazy-json-schema-validator.js';
-import { createMcpFixture, until } from './mcp-fixture.js';
-import type { McpFixture } from './mcp-fixture.js';
+import { createMcpFixture, until } from '../helpers/mcp/mcp-fixture.js';
+import type { McpFixture } from '../helpers/mcp/mcp-fixture.js';
 
 const pointSchema = {
   type: 'object',

@@ -7,8 +7,8 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connectAgent, connectToolHost, startMcpHost, until } from './tool-host-fixture.js';
-import type { RunningMcpHost, TestToolHost } from './tool-host-fixture.js';
+import { connectAgent, connectToolHost, startMcpHost, until } from '../helpers/mcp/tool-host-fixture.js';
+import type { RunningMcpHost, TestToolHost } from '../helpers/mcp/tool-host-fixture.js';
 
 const calls = 200;
 const agents = 4;

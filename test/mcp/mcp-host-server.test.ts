@@ -20,8 +20,8 @@ import {
   startMcpHost,
   testToken,
   until,
-} from './tool-host-fixture.js';
-import type { RunningMcpHost, TestToolHost } from './tool-host-fixture.js';
+} from '../helpers/mcp/tool-host-fixture.js';
+import type { RunningMcpHost, TestToolHost } from '../helpers/mcp/tool-host-fixture.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

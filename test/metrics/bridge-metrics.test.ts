@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BridgeMetrics } from '../../src/metrics/bridge-metrics.js';
 import { ScratchPathGuards } from '../../src/workspace/scratch-path-guards.js';
 import { bridgeCounters, parsePrometheusText, sumSamples } from '../helpers/prometheus-text.js';
-import { startScriptedBridge } from '../hosts/http/bridge-server-fixture.js';
+import { startScriptedBridge } from '../helpers/bridge-server-fixture.js';
 
 let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
 afterEach(async () => {

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CcrFacade } from '../../src/hosts/ccr/ccr-facade.js';
 import { MAX_JSON_DEPTH } from '../../lib/json-depth.js';
 import { ScriptedUpstream, type ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
-import { startScriptedBridge } from '../hosts/http/bridge-server-fixture.js';
+import { startScriptedBridge } from '../helpers/bridge-server-fixture.js';
 
 const textTurn: ScriptSource = [
   { type: 'text-delta', text: 'ok' },

@@ -9,7 +9,7 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
 import { createGate } from '../helpers/gate.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../wire/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
 import type { ScriptSource, ScriptStep } from '../../src/upstream/scripted/scripted-upstream.js';
 import { repoRoot } from '../helpers/repo-root.js';
-import { startScriptedBridge } from '../hosts/http/bridge-server-fixture.js';
+import { startScriptedBridge } from '../helpers/bridge-server-fixture.js';
 
 const bodiesPerEndpoint = Number(process.env['CURSOR_BRIDGE_FUZZ_BODIES'] ?? 2000);
 const seed = Number(process.env['CURSOR_BRIDGE_FUZZ_SEED'] ?? Math.floor(Math.random() * 2 ** 31));

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { boundLogFields, createLogger } from '../../src/logging/logger.js';
 import { REPEATED_WARNINGS_MESSAGE } from '../../src/logging/repeat-limiter.js';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
-import { startScriptedBridge } from '../hosts/http/bridge-server-fixture.js';
+import { startScriptedBridge } from '../helpers/bridge-server-fixture.js';
 
 const textTurn: ScriptSource = [
   { type: 'text-delta', text: 'ok' },

@@ -12,7 +12,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startBridgeProcess, type BridgeProcess } from './helpers/bridge-process.js';
+import { startBridgeProcess, type BridgeProcess } from '../helpers/bridge-process.js';
 
 const maxSessions = 4;
 /** A safety net for waits on events, never the claim. */

@@ -8,8 +8,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Scenario } from '../fakes/cursor-backend/index.js';
-import { closeWireBackend, startWireBridge } from '../wire/wire-fixture.js';
-import { startBridgeProcess, type BridgeProcess } from './helpers/bridge-process.js';
+import { closeWireBackend, startWireBridge } from '../helpers/wire-fixture.js';
+import { startBridgeProcess, type BridgeProcess } from '../helpers/bridge-process.js';
 
 const conversations = 200;
 const concurrency = 4;

@@ -11,7 +11,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunContext, Scenario } from '../fakes/cursor-backend/index.js';
-import { startBridgeProcess, type BridgeProcess } from './helpers/bridge-process.js';
+import { startBridgeProcess, type BridgeProcess } from '../helpers/bridge-process.js';
 
 const chunk = 'lorem ipsum '.repeat(1_365); // ~16 KiB
 const chunksPerAnswer = 2_048; // ~32 MiB per answer, at most ~1.6 MiB/s: a 20 s answer

@@ -8,7 +8,7 @@
 import { connect } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ParkedCallBroker } from '../../mcp/index.js';
 import type { FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
 import { createGate } from '../helpers/gate.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
 
 let wire: WireBridge | undefined;
 const start = async (...args: Parameters<typeof startWireBridge>) => (wire = await startWireBridge(...args));

@@ -20,8 +20,8 @@ import { z } from 'zod';
 import { fakeShellArgs } from '../fakes/cursor-backend/exec-args.js';
 import type { JsonObject } from '../fakes/cursor-backend/client-message.js';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
-import { requestContextOf } from './request-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
+import { requestContextOf } from '../helpers/request-context.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
 
 let wire: WireBridge | undefined;
 let scratch = '';

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeRunRequest, FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
 
 /**
  * The SDK model selection a request's reasoning leads to, seen in the run requests the real `@cursor/sdk`

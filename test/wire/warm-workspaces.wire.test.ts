@@ -15,8 +15,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { fakeShellArgs } from '../fakes/cursor-backend/exec-args.js';
 import type { JsonObject } from '../fakes/cursor-backend/client-message.js';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
-import { requestContextOf } from './request-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from './wire-fixture.js';
+import { requestContextOf } from '../helpers/request-context.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
 
 // Counts the child processes this process spawns (the bridge and the SDK run in it).
 const require = createRequire(import.meta.url);

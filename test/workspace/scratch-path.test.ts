@@ -6,7 +6,7 @@ import {
   scratchPathSummaryMessage,
 } from '../../src/workspace/scratch-path.js';
 import { ScratchPathGuards } from '../../src/workspace/scratch-path-guards.js';
-import { createCapturingLogger } from './workspace-test-helpers.js';
+import { createCapturingLogger } from '../helpers/workspace-test-helpers.js';
 
 const scratchRoot = '/root/.claude-code-router/cursor-sdk-workspaces';
 const workspace = `${scratchRoot}/0123456789abcdef0123456789abcdef`;

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildTemplateContext } from '../../src/workspace/template-context.js';
 import { TemplateStore, templateNames } from '../../src/workspace/template-store.js';
 import { resolveDefaultTemplateDir } from '../../src/workspace/workspace-paths.js';
-import { createCapturingLogger, createTempDirs } from './workspace-test-helpers.js';
+import { createCapturingLogger, createTempDirs } from '../helpers/workspace-test-helpers.js';
 
 const temp = createTempDirs();
 afterEach(temp.cleanup);

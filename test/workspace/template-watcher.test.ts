@@ -11,7 +11,7 @@ import {
   type TemplateWatcher,
 } from '../../src/workspace/template-watcher.js';
 import { WorkspaceManager } from '../../src/workspace/workspace-manager.js';
-import { createCapturingLogger, createTempDirs, waitFor } from './workspace-test-helpers.js';
+import { createCapturingLogger, createTempDirs, waitFor } from '../helpers/workspace-test-helpers.js';
 
 const temp = createTempDirs();
 const closers: Array<() => Promise<void>> = [];

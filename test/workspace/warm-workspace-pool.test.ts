@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { HostFacts } from '../../src/workspace/host-facts.js';
 import { WarmWorkspacePool, type WarmWorkspacePoolOptions } from '../../src/workspace/warm-workspace-pool.js';
-import { createCapturingLogger } from './workspace-test-helpers.js';
+import { createCapturingLogger } from '../helpers/workspace-test-helpers.js';
 
 /** A manager and an executor warmer that record what the pool does with them. */
 const createWorld = (warmOutcome: () => Promise<void> = async () => {}) => {

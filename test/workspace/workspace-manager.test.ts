@@ -8,7 +8,7 @@ import { createSessionKey, isSessionKey } from '../../src/workspace/session-key.
 import { TemplateStore } from '../../src/workspace/template-store.js';
 import { resolveDefaultTemplateDir } from '../../src/workspace/workspace-paths.js';
 import { WorkspaceManager } from '../../src/workspace/workspace-manager.js';
-import { createCapturingLogger, createTempDirs } from './workspace-test-helpers.js';
+import { createCapturingLogger, createTempDirs } from '../helpers/workspace-test-helpers.js';
 
 const temp = createTempDirs();
 const managers: WorkspaceManager[] = [];

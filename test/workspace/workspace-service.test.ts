@@ -13,7 +13,7 @@ import {
 import { WorkspaceManager } from '../../src/workspace/workspace-manager.js';
 import { WarmWorkspacePool } from '../../src/workspace/warm-workspace-pool.js';
 import { WorkspaceService } from '../../src/workspace/workspace-service.js';
-import { createCapturingLogger, createTempDirs, waitFor } from './workspace-test-helpers.js';
+import { createCapturingLogger, createTempDirs, waitFor } from '../helpers/workspace-test-helpers.js';
 
 const temp = createTempDirs();
 const managers: WorkspaceManager[] = [];

@@ -13,12 +13,16 @@ import {
   createStreamTurnResponse,
 } from '../../../src/hosts/ccr/create-turn-response.js';
 import { createWarningLimiter, runTurnRequest } from '../../../src/hosts/turn-pipeline.js';
-import { createTestTurnRequest } from '../../protocols/shared/create-test-turn-request.js';
+import { createTestTurnRequest } from '../../helpers/protocols/create-test-turn-request.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import { createGate } from '../../helpers/gate.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
-import { reasoningEvents, textEvents, toolCallEvents } from '../../protocols/shared/turn-event-builders.js';
-import { llmsInstallTimeoutMs, loadAnthropicTransformer, type LlmsTransformer } from './real-llms.js';
+import { reasoningEvents, textEvents, toolCallEvents } from '../../helpers/protocols/turn-event-builders.js';
+import {
+  llmsInstallTimeoutMs,
+  loadAnthropicTransformer,
+  type LlmsTransformer,
+} from '../../helpers/ccr/real-llms.js';
 
 const log = pino({ level: 'silent' });
 const meta = { id: 'chatcmpl-test', model: 'composer-2', createdAt: 1_700_000_000 };

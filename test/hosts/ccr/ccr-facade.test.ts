@@ -27,7 +27,7 @@ import {
   llmsInstallTimeoutMs,
   loadAnthropicTransformer,
   type LlmsTransformer,
-} from './real-llms.js';
+} from '../../helpers/ccr/real-llms.js';
 
 /** A safety net for what happens after a disconnect or a TTL, never a speed claim. */
 const eventually = { timeout: 30_000, interval: 10 };

@@ -3,7 +3,7 @@ import { CcrStreamEncoder, createCcrJsonResponse } from '../../../src/hosts/ccr/
 import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
-import { reasoningEvents, textEvents, toolCallEvents } from '../../protocols/shared/turn-event-builders.js';
+import { reasoningEvents, textEvents, toolCallEvents } from '../../helpers/protocols/turn-event-builders.js';
 
 const meta = { id: 'chatcmpl-1', model: 'composer-2', createdAt: 1_700_000_000 };
 const usage = { inputTokens: 7, outputTokens: 3, cacheReadTokens: 5, cacheWriteTokens: 1 };

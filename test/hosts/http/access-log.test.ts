@@ -4,13 +4,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/logging/logger.js';
 import type { ScriptSource } from '../../../src/upstream/scripted/scripted-upstream.js';
 import { createGate, never } from '../../helpers/gate.js';
-import { startScriptedBridge } from './bridge-server-fixture.js';
+import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
 import { BridgeMetrics } from '../../../src/metrics/bridge-metrics.js';
 import { anthropicAdapter } from '../../../src/protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../../../src/protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../../../src/protocols/openai-responses/openai-responses-adapter.js';
 import { createBridgeServer } from '../../../src/hosts/http/create-server.js';
-import { createTestEngine } from '../../engine/engine-helpers.js';
+import { createTestEngine } from '../../helpers/engine-helpers.js';
 
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => {

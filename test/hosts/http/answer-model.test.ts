@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { engineModelResolver } from '../../../src/bridge/create-bridge.js';
 import { resolveConfig } from '../../../src/config/load-config.js';
 import type { ScriptSource } from '../../../src/upstream/scripted/scripted-upstream.js';
-import { startScriptedBridge } from './bridge-server-fixture.js';
+import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
 
 const textTurn: ScriptSource = [
   { type: 'text-delta', text: 'Hello' },

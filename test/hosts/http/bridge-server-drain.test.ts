@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedBridge } from './bridge-server-fixture.js';
+import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
 
 let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
 afterEach(async () => {

@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScriptSource } from '../../../src/upstream/scripted/scripted-upstream.js';
 import { createGate, never } from '../../helpers/gate.js';
-import { startScriptedBridge } from './bridge-server-fixture.js';
+import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
 
 let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
 const start = async (...args: Parameters<typeof startScriptedBridge>) =>

@@ -6,7 +6,7 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkspacePort } from '../../../src/engine/engine-deps.js';
-import { startScriptedBridge } from './bridge-server-fixture.js';
+import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
 
 const header = 'x-ccr-cursor-session';
 const answer = [

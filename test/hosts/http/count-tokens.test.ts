@@ -6,7 +6,7 @@ import {
   IMAGE_TOKEN_ESTIMATE,
   MESSAGE_OVERHEAD_TOKENS,
 } from '../../../src/hosts/http/count-turn-tokens.js';
-import { startScriptedBridge } from './bridge-server-fixture.js';
+import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
 
 let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
 afterEach(async () => {

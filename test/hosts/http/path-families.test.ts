@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedBridge } from './bridge-server-fixture.js';
+import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
 
 let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
 const start = async (options: Parameters<typeof startScriptedBridge>[1] = {}) =>

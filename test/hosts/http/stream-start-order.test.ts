@@ -7,7 +7,7 @@ import { openaiChatAdapter } from '../../../src/protocols/openai-chat/openai-cha
 import { openaiResponsesAdapter } from '../../../src/protocols/openai-responses/openai-responses-adapter.js';
 import { createBridgeServer } from '../../../src/hosts/http/create-server.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
-import { silentLogger } from '../../engine/engine-helpers.js';
+import { silentLogger } from '../../helpers/engine-helpers.js';
 import { createGate } from '../../helpers/gate.js';
 
 afterEach(() => vi.restoreAllMocks());

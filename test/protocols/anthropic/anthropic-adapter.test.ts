@@ -6,8 +6,8 @@ import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
 import { createJsonFetch } from '../../helpers/sse-response.js';
-import { runStreamEncoder } from '../shared/run-stream-encoder.js';
-import { encodeScript, meta, scripts } from './turn-event-scripts.js';
+import { runStreamEncoder } from '../../helpers/protocols/run-stream-encoder.js';
+import { encodeScript, meta, scripts } from '../../helpers/protocols/turn-event-scripts.js';
 
 const parsed = anthropicAdapter.parseRequest(
   { model: 'claude-opus-4-8', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], stream: true },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { convertAnthropicRequestToTurn } from '../../../src/protocols/anthropic/anthropic-to-turn.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
-import { readJsonFixture } from '../shared/read-fixture.js';
+import { readJsonFixture } from '../../helpers/protocols/read-fixture.js';
 
 /** Request bodies modelled on Claude Code 2.1.197 / 2.1.332 captures (facts/clients.md), shortened. */
 const readFixture = (name: string): unknown => readJsonFixture('anthropic', name);

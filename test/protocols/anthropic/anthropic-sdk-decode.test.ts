@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createAnthropicJsonResponse } from '../../../src/protocols/anthropic/turn-to-anthropic-events.js';
 import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { createSseFetch } from '../../helpers/sse-response.js';
-import { encodeScript, meta, scripts, type ScriptName } from './turn-event-scripts.js';
+import { encodeScript, meta, scripts, type ScriptName } from '../../helpers/protocols/turn-event-scripts.js';
 
 /** Decode the encoder's output with the official client's own SSE parser and MessageStream accumulator. */
 

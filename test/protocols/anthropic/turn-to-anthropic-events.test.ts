@@ -8,9 +8,15 @@ import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
-import { readFixture } from '../shared/read-fixture.js';
-import { toolCallEvents } from '../shared/turn-event-builders.js';
-import { encodeScript, meta, scripts, usage, type ScriptName } from './turn-event-scripts.js';
+import { readFixture } from '../../helpers/protocols/read-fixture.js';
+import { toolCallEvents } from '../../helpers/protocols/turn-event-builders.js';
+import {
+  encodeScript,
+  meta,
+  scripts,
+  usage,
+  type ScriptName,
+} from '../../helpers/protocols/turn-event-scripts.js';
 
 const readSse = (name: string): string => readFixture('anthropic', `${name}.sse`);
 

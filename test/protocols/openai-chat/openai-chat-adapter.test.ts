@@ -3,7 +3,7 @@ import { openaiChatAdapter } from '../../../src/protocols/openai-chat/openai-cha
 import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
-import { meta, usage } from './openai-chat-scripts.js';
+import { meta, usage } from '../../helpers/protocols/openai-chat-scripts.js';
 
 const body = {
   model: 'composer-2',

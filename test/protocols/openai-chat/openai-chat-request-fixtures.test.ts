@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { convertOpenaiChatRequestToTurn } from '../../../src/protocols/openai-chat/openai-chat-to-turn.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
-import { readJsonFixture } from '../shared/read-fixture.js';
+import { readJsonFixture } from '../../helpers/protocols/read-fixture.js';
 
 const fixture = (name: string): Record<string, unknown> =>
   readJsonFixture('openai-chat', `${name}.request.json`) as Record<string, unknown>;

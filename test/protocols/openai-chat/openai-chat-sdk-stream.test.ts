@@ -5,8 +5,14 @@ import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { createSseFetch } from '../../helpers/sse-response.js';
 import { createOpenaiChatJsonResponse } from '../../../src/protocols/openai-chat/turn-to-openai-chat-events.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
-import type { EncoderStep } from '../shared/run-stream-encoder.js';
-import { encodeScript, expectedUsage, meta, scripts, type ScriptName } from './openai-chat-scripts.js';
+import type { EncoderStep } from '../../helpers/protocols/run-stream-encoder.js';
+import {
+  encodeScript,
+  expectedUsage,
+  meta,
+  scripts,
+  type ScriptName,
+} from '../../helpers/protocols/openai-chat-scripts.js';
 
 /** The official client, pointed at a fetch stand-in; the base URL is never contacted. */
 const clientFor = (frames: readonly SseFrame[], options: { chunkSize?: number; crlf?: boolean } = {}) =>

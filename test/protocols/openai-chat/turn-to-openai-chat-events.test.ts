@@ -8,9 +8,16 @@ import {
 import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { emptyUsage } from '../../../src/turn/turn-usage.js';
-import { readFixture } from '../shared/read-fixture.js';
-import { runStreamEncoder } from '../shared/run-stream-encoder.js';
-import { encodeScript, expectedUsage, meta, scripts, usage, type ScriptName } from './openai-chat-scripts.js';
+import { readFixture } from '../../helpers/protocols/read-fixture.js';
+import { runStreamEncoder } from '../../helpers/protocols/run-stream-encoder.js';
+import {
+  encodeScript,
+  expectedUsage,
+  meta,
+  scripts,
+  usage,
+  type ScriptName,
+} from '../../helpers/protocols/openai-chat-scripts.js';
 
 const readSse = (name: string): string => readFixture('openai-chat', `${name}.sse`);
 

@@ -2,9 +2,9 @@ import OpenAI, { BadRequestError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { openaiResponsesAdapter } from '../../../src/protocols/openai-responses/openai-responses-adapter.js';
 import { createJsonFetch, createSseFetch } from '../../helpers/sse-response.js';
-import { runStreamEncoder } from '../shared/run-stream-encoder.js';
-import { textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
-import { testMeta, testUsage } from './encode-turn-events.js';
+import { runStreamEncoder } from '../../helpers/protocols/run-stream-encoder.js';
+import { textEvents, toolCallEvents } from '../../helpers/protocols/turn-event-builders.js';
+import { testMeta, testUsage } from '../../helpers/protocols/encode-turn-events.js';
 
 const createClient = (fetch: ReturnType<typeof createJsonFetch>) =>
   new OpenAI({ apiKey: 'sk-test', baseURL: 'http://127.0.0.1:9/v1', maxRetries: 0, fetch });

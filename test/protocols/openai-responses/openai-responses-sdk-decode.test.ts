@@ -5,9 +5,9 @@ import { OpenaiResponsesStreamEncoder } from '../../../src/protocols/openai-resp
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import { createSseFetch } from '../../helpers/sse-response.js';
-import { createTestTurnRequest } from '../shared/create-test-turn-request.js';
-import { reasoningEvents, textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
-import { encodeTurnEvents, testMeta, testUsage } from './encode-turn-events.js';
+import { createTestTurnRequest } from '../../helpers/protocols/create-test-turn-request.js';
+import { reasoningEvents, textEvents, toolCallEvents } from '../../helpers/protocols/turn-event-builders.js';
+import { encodeTurnEvents, testMeta, testUsage } from '../../helpers/protocols/encode-turn-events.js';
 
 const createClient = (frames: readonly SseFrame[], options: { chunkSize?: number; crlf?: boolean } = {}) =>
   new OpenAI({

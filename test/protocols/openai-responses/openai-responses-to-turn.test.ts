@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { convertOpenaiResponsesRequestToTurn } from '../../../src/protocols/openai-responses/openai-responses-to-turn.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
-import { readJsonFixture } from '../shared/read-fixture.js';
+import { readJsonFixture } from '../../helpers/protocols/read-fixture.js';
 
 const readFixture = (name: string): unknown => readJsonFixture('openai-responses', `${name}.request.json`);
 

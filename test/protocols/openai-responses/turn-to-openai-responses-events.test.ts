@@ -7,10 +7,16 @@ import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import type { TurnRequest, TurnTool, TurnWarning } from '../../../src/turn/turn-request.js';
-import { createTestTurnRequest } from '../shared/create-test-turn-request.js';
-import { readFixture } from '../shared/read-fixture.js';
-import { textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
-import { encodeTurnEvents, frameData, sseFixtureScripts, testMeta, testUsage } from './encode-turn-events.js';
+import { createTestTurnRequest } from '../../helpers/protocols/create-test-turn-request.js';
+import { readFixture } from '../../helpers/protocols/read-fixture.js';
+import { textEvents, toolCallEvents } from '../../helpers/protocols/turn-event-builders.js';
+import {
+  encodeTurnEvents,
+  frameData,
+  sseFixtureScripts,
+  testMeta,
+  testUsage,
+} from '../../helpers/protocols/encode-turn-events.js';
 
 const types = (events: readonly TurnEvent[]) =>
   frameData(encodeTurnEvents(events)).map((data) => data['type']);

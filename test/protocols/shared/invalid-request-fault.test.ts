@@ -3,7 +3,7 @@ import {
   catchInvalidRequest,
   InvalidRequestFault,
 } from '../../../src/protocols/shared/invalid-request-fault.js';
-import { createTestTurnRequest } from './create-test-turn-request.js';
+import { createTestTurnRequest } from '../../helpers/protocols/create-test-turn-request.js';
 
 const turn = createTestTurnRequest();
 

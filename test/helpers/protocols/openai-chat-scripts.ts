@@ -3,8 +3,8 @@ import type { SseFrame } from '../../../src/protocols/sse-frame.js';
 import { OpenaiChatStreamEncoder } from '../../../src/protocols/openai-chat/turn-to-openai-chat-events.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import type { TurnUsage } from '../../../src/turn/turn-usage.js';
-import { runStreamEncoder, type EncoderStep } from '../shared/run-stream-encoder.js';
-import { textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
+import { runStreamEncoder, type EncoderStep } from './run-stream-encoder.js';
+import { textEvents, toolCallEvents } from './turn-event-builders.js';
 
 /** TurnEvent scripts shared by the byte-level fixture tests and the `openai` SDK decoding tests. */
 

@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { ensureClient } from '../../e2e/helpers/install-clients.js';
+import { ensureClient } from '../e2e/install-clients.js';
 
 /** The members of an llms transformer the tests call. */
 export type LlmsTransformer = {

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { repoRoot } from '../helpers/repo-root.js';
+import { repoRoot } from '../repo-root.js';
 
 export type DockerInstruction = { keyword: string; args: string };
 export type DockerStage = { from: string; instructions: DockerInstruction[] };

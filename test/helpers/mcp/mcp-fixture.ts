@@ -1,13 +1,13 @@
-import { createCustomUserToolsServer } from '../../mcp/custom-user-tools-server.js';
+import { createCustomUserToolsServer } from '../../../mcp/custom-user-tools-server.js';
 import type {
   CustomUserToolsServer,
   CustomUserToolsServerOptions,
-} from '../../mcp/custom-user-tools-server.js';
-import { connectInProcess } from '../../mcp/in-process-client.js';
-import type { InProcessClient, InProcessClientOptions } from '../../mcp/in-process-client.js';
-import type { ToolDefinition } from '../../mcp/mirror-tool-definition.js';
-import { ParkedCallBroker } from '../../mcp/parked-call-broker.js';
-import type { ParkedCall } from '../../mcp/parked-call-broker.js';
+} from '../../../mcp/custom-user-tools-server.js';
+import { connectInProcess } from '../../../mcp/in-process-client.js';
+import type { InProcessClient, InProcessClientOptions } from '../../../mcp/in-process-client.js';
+import type { ToolDefinition } from '../../../mcp/mirror-tool-definition.js';
+import { ParkedCallBroker } from '../../../mcp/parked-call-broker.js';
+import type { ParkedCall } from '../../../mcp/parked-call-broker.js';
 
 export const hostTools: ToolDefinition[] = [
   {

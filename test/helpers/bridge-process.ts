@@ -12,10 +12,10 @@ import {
   startFakeCursorBackend,
   type FakeCursorBackend,
   type Scenario,
-} from '../../fakes/cursor-backend/index.js';
-import { stopProcess } from '../../e2e/helpers/serve-bridge.js';
-import { ensureBuilt } from '../../helpers/ensure-built.js';
-import { serveArgs, waitForServePort } from '../../helpers/serve-process.js';
+} from '../fakes/cursor-backend/index.js';
+import { stopProcess } from './e2e/serve-bridge.js';
+import { ensureBuilt } from './ensure-built.js';
+import { serveArgs, waitForServePort } from './serve-process.js';
 
 export type BridgeProcess = {
   url: string;

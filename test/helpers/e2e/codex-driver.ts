@@ -7,7 +7,7 @@
 
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { repoRoot } from '../../helpers/repo-root.js';
+import { repoRoot } from '../repo-root.js';
 import { e2eApiKey, parseJsonLines, type ClientDriver } from './client-driver.js';
 import { clientTimeoutMs } from './e2e-harness.js';
 import type { ShellTool } from './model-scenario.js';

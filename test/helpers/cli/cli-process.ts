@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 
-import { repoRoot } from '../../helpers/repo-root.js';
+import { repoRoot } from '../repo-root.js';
 
 export const binPath = join(repoRoot, 'bin', 'cursor-bridge.js');
 

@@ -25,9 +25,9 @@ import {
 } from '../../fakes/cursor-backend/index.js';
 import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
-import { ensureBuilt } from '../../helpers/ensure-built.js';
-import { bridgeCounters } from '../../helpers/prometheus-text.js';
-import { serveArgs, waitForServePort } from '../../helpers/serve-process.js';
+import { ensureBuilt } from '../ensure-built.js';
+import { bridgeCounters } from '../prometheus-text.js';
+import { serveArgs, waitForServePort } from '../serve-process.js';
 import { createFakeBackendModel, scratchDirOf, type PlayedRun } from './fake-backend-model.js';
 import type { ModelScenario, ShellTool } from './model-scenario.js';
 import { countKeepalives, startRecordingProxy } from './recording-proxy.js';

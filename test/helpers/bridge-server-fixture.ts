@@ -1,12 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import type { EngineOptions } from '../../../src/engine/engine.js';
-import { BridgeMetrics } from '../../../src/metrics/bridge-metrics.js';
-import { createBridgeServer, type BridgeServerOptions } from '../../../src/hosts/http/create-server.js';
-import { anthropicAdapter } from '../../../src/protocols/anthropic/anthropic-adapter.js';
-import { openaiChatAdapter } from '../../../src/protocols/openai-chat/openai-chat-adapter.js';
-import { openaiResponsesAdapter } from '../../../src/protocols/openai-responses/openai-responses-adapter.js';
-import type { ScriptSource } from '../../../src/upstream/scripted/scripted-upstream.js';
-import { createTestEngine, silentLogger } from '../../engine/engine-helpers.js';
+import type { EngineOptions } from '../../src/engine/engine.js';
+import { BridgeMetrics } from '../../src/metrics/bridge-metrics.js';
+import { createBridgeServer, type BridgeServerOptions } from '../../src/hosts/http/create-server.js';
+import { anthropicAdapter } from '../../src/protocols/anthropic/anthropic-adapter.js';
+import { openaiChatAdapter } from '../../src/protocols/openai-chat/openai-chat-adapter.js';
+import { openaiResponsesAdapter } from '../../src/protocols/openai-responses/openai-responses-adapter.js';
+import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
+import { createTestEngine, silentLogger } from './engine-helpers.js';
 
 /** A real HTTP server on 127.0.0.1:0 over the engine and a scripted upstream. */
 export const startScriptedBridge = async (

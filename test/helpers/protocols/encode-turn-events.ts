@@ -4,9 +4,9 @@ import { OpenaiResponsesStreamEncoder } from '../../../src/protocols/openai-resp
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
 import type { TurnUsage } from '../../../src/turn/turn-usage.js';
-import { createTestTurnRequest } from '../shared/create-test-turn-request.js';
-import { runStreamEncoder } from '../shared/run-stream-encoder.js';
-import { reasoningEvents, textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
+import { createTestTurnRequest } from './create-test-turn-request.js';
+import { runStreamEncoder } from './run-stream-encoder.js';
+import { reasoningEvents, textEvents, toolCallEvents } from './turn-event-builders.js';
 
 /** Shared fixtures for the Responses encoder tests. */
 export const testMeta: ResponseMeta = { id: 'resp_test1', model: 'gpt-5.5', createdAt: 1_790_000_000 };

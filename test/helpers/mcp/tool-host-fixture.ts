@@ -11,8 +11,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { createMcpHostServer } from '../../mcp/mcp-host-server.js';
-import type { McpHostServer, McpHostServerOptions } from '../../mcp/mcp-host-server.js';
+import { createMcpHostServer } from '../../../mcp/mcp-host-server.js';
+import type { McpHostServer, McpHostServerOptions } from '../../../mcp/mcp-host-server.js';
 
 export const testToken = 'test-token-0123456789';
 

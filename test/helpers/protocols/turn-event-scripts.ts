@@ -4,8 +4,8 @@ import { AnthropicStreamEncoder } from '../../../src/protocols/anthropic/turn-to
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 import type { TurnUsage } from '../../../src/turn/turn-usage.js';
-import { runStreamEncoder } from '../shared/run-stream-encoder.js';
-import { reasoningEvents, textEvents, toolCallEvents } from '../shared/turn-event-builders.js';
+import { runStreamEncoder } from './run-stream-encoder.js';
+import { reasoningEvents, textEvents, toolCallEvents } from './turn-event-builders.js';
 
 /** TurnEvent scripts shared by the byte-level fixture tests and the SDK decoding tests. */
 

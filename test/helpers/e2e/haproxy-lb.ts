@@ -10,7 +10,7 @@ import { execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../../helpers/repo-root.js';
+import { repoRoot } from '../repo-root.js';
 
 const execFileAsync = promisify(execFile);
 

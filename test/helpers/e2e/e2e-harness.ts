@@ -8,7 +8,7 @@
 
 import { onTestFailed, onTestFinished } from 'vitest';
 import type { ClientDriver, TurnOptions } from './client-driver.js';
-import { ensureBuilt } from '../../helpers/ensure-built.js';
+import { ensureBuilt } from '../ensure-built.js';
 import { ensureClient, type ClientName } from './install-clients.js';
 import type { ModelScenario } from './model-scenario.js';
 import { openClientEndpoint, type ClientEndpoint, type ExtraForward } from './network-isolation.js';
