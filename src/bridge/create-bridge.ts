@@ -29,7 +29,7 @@ import { TemplateStore } from '../workspace/template-store.js';
 import { createTemplateWatcher, type TemplateWatcher } from '../workspace/template-watcher.js';
 import { WorkspaceManager } from '../workspace/workspace-manager.js';
 import { defaultTemplateOverrideDir, resolveDefaultTemplateDir } from '../workspace/workspace-paths.js';
-import { WarmWorkspacePool } from '../workspace/warm-workspace-pool.js';
+import { WarmWorkspacePool, type WarmPoolState } from '../workspace/warm-workspace-pool.js';
 import { WorkspaceService } from '../workspace/workspace-service.js';
 import { decideSandbox, detectContainer } from './sandbox.js';
 
@@ -58,6 +58,9 @@ export type DrainResult = {
   abandoned: number;
 };
 
+/** What the pre-warmed workspace pool holds (`size`) and is doing (`state`). */
+export type WarmPoolView = { readonly size: number; readonly state: WarmPoolState };
+
 export type Bridge = {
   server: Server;
   engine: Engine;
@@ -65,6 +68,8 @@ export type Bridge = {
   metrics: BridgeMetrics;
   upstream: UpstreamPort;
   workspaces: WorkspaceManager;
+  /** The pre-warmed workspace pool; undefined when it is off. */
+  warmPool: WarmPoolView | undefined;
   /**
    * Graceful stop (SIGTERM in `serve`): `/health` answers 503 `draining` and turns that would start a
    * new conversation get a retryable 503 with `retry-after`, while live conversations — in-flight turns
@@ -92,6 +97,8 @@ export type BridgeEngine = {
   workspaces: WorkspaceManager;
   /** The bridge's Prometheus registry, served at `GET /metrics`. */
   metrics: BridgeMetrics;
+  /** The pre-warmed workspace pool; undefined when it is off. */
+  warmPool: WarmPoolView | undefined;
   /** What the live conversations' agents are grounded with, served at `GET /debug/grounding`. */
   grounding: () => Promise<GroundingPreview>;
   /** Closes the engine, then the template watcher and the workspaces. */
@@ -207,6 +214,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     metrics: parts.metrics,
     upstream: parts.upstream,
     workspaces: parts.workspaces,
+    warmPool: parts.warmPool,
     drain: async (timeoutMs, signal) => {
       draining = true;
       const inFlight = async (): Promise<number> => (await parts.engine.metrics()).inFlightSessions;
@@ -295,6 +303,9 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
           // more, and warms a fresh entry as an evicted session's executor is released.
           executorsInUse: () => workspaces.liveCount,
           executorLimit: config.maxSessions + config.warmWorkspacesAtCap,
+          // The engine's sessions in flight (the gauge it registers on `metrics`): a warm-up forks and
+          // loads on the cores their turns need, so none starts while one is in flight.
+          turnsInFlight: async () => (await metrics.snapshot()).inFlightSessions,
         })
       : undefined;
   metrics.readWarmWorkspacesFrom(() => pool?.size ?? 0);
@@ -348,6 +359,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     upstream,
     workspaces,
     metrics,
+    warmPool: pool,
     grounding: () => previewGrounding(templates, workspace.latestGrounding()),
     close: async () => {
       try {

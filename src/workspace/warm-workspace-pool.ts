@@ -5,38 +5,52 @@
  * each entry is a reserved workspace (rendered by the {@link WorkspaceManager}) plus a lease on an
  * executor built for it (the SDK's public `prewarmLocalWorkspace`, through {@link WarmExecutor}).
  *
+ * A warm-up talks to Cursor: every new executor exchanges the API key for a token of its own and fetches
+ * the team's admin settings, and the SDK reports its startup (see `CursorUpstream.prewarm`). So the pool
+ * warms only for demand it has seen — a new conversation that wanted a key — never on its own, and only
+ * as much as that demand needs.
+ *
  * Entries are keyed by the exact files they render to ({@link WorkspaceManager.renderKey}): an executor
  * keeps the rules it loaded, so an entry only serves a conversation whose AGENTS.md and hooks are
  * byte-identical (each naming its own directory). Rewriting the files and reloading the executor is no
  * cheaper than a cold start, so a mismatch is simply a miss.
  *
- * Sizing: a key is *active* while a new conversation wanted it (hit or miss) within `idleTtlMs`. The
- * cap (`size`) is shared fairly among the active keys: each gets `floor(size / active)` entries, and the
- * most recently wanted one also the remainder, so the targets add up to `size` exactly; with more active
- * keys than `size`, the `size` most recently wanted get one each and the others none. Inactive keys
- * target none. The pool warms, for the most recently wanted key below its target, one entry at a time
- * and only once no new conversation has started for `quietMs` (so it never competes with a burst it is
- * refilling for): the first conversation of a key fills the key's share, and every hit is replaced, so
- * a burst finds what the previous conversations left. When full, an entry of a key above its target
- * makes room — inactive keys first, then the least recently wanted — never one of a key at or below its
- * target. Every entry is released `idleTtlMs` after it was warmed and re-warmed only while its key is
- * still active: a server left idle stops warming one TTL after its last new conversation and holds
- * nothing one TTL later. A failed warm-up is logged and backs the pool off (`failureBackoffMs`):
- * warming is an optimisation, a conversation without an entry starts cold exactly as before.
+ * Sizing: a key is *active* while a new conversation wanted it (hit or miss) within `idleTtlMs`; inactive
+ * keys target no entry. An active key's *demand* is one entry plus one per miss it had within
+ * `demandWindowMs` while already active — a conversation that found nothing ready because conversations
+ * came faster than the pool refilled (a key's first conversation is its activation, not a miss that
+ * counts). `size` is a cap, not a target: when the active keys' demands add up to more, it is shared
+ * max-min fairly (a key demanding less than an even share gets its demand, the others split the rest
+ * evenly, the remainder to the most recently wanted; with more active keys than `size`, only the `size`
+ * most recently wanted are served). A key's first conversation thus warms one entry, every hit is
+ * replaced, and a burst that outran the pool raises the target for the next burst; as its misses age out
+ * of the window the target falls back, and entries above their key's target are released at once.
+ *
+ * When: warm-ups never compete with live turns. The pool warms one entry at a time, only once no new
+ * conversation has started for `quietMs`, and only while no turn is in flight (`turnsInFlight`: a running
+ * or streaming turn, or a run parked on a host tool call whose continuation may arrive at any moment);
+ * while turns are in flight it checks again every `busyRecheckMs` and starts nothing. A warm-up already
+ * running when a turn arrives is not interrupted (it is one SDK call), but no other starts after it.
+ * Nothing is warmed before the first conversation, so the first request after start never waits for
+ * warm-up work it did not cause.
+ *
+ * Every entry is released `idleTtlMs` after it was warmed and re-warmed only while its key is still
+ * active, and a key going inactive releases its entries: a server left idle warms nothing, and holds
+ * nothing, one TTL after its last new conversation. A failed warm-up is logged and backs the pool off
+ * (`failureBackoffMs`): warming is an optimisation, a conversation without an entry starts cold exactly
+ * as before.
  *
  * Bound: the pool's own warm-ups run only while its entries plus the executors live sessions hold
- * (`executorsInUse`) stay below `executorLimit` (the session cap plus a few): a bridge below its cap
- * keeps its burst share warm, a bridge at the cap would otherwise hold an idle executor per session and
- * per entry. There, a session's removal releases its executor ({@link WarmWorkspacePool.executorReleased}),
- * which makes room for one more entry.
+ * (`executorsInUse`) stay below `executorLimit` (the session cap plus a few): a bridge at the cap would
+ * otherwise hold an idle executor per session and per entry. There, a session's removal releases its
+ * executor ({@link WarmWorkspacePool.executorReleased}), which makes room for one more entry.
  *
  * Every entry is a new reservation (a new directory under a new key) with an executor warmed for it:
  * nothing of a disposed session — its directory, its executor — ever comes back to the pool.
  *
  * Cost: an entry holds a directory and an idle executor for up to `idleTtlMs`, and each warm-up spends
- * CPU off the request path but on the same cores as live turns. One key alone fills `size` entries, once
- * per key per TTL while it stays in use, plus one warm-up per hit; `size` 0 trades that memory and CPU
- * back for cold starts. Measured figures: bench/results/warm-workspaces.md.
+ * CPU off the request path (while no turn is in flight) and the backend calls above; `size` 0 trades that
+ * for cold starts. Measured figures: bench/results/warm-workspaces.md.
  */
 
 import type { Logger } from 'pino';
@@ -49,14 +63,24 @@ export type WarmExecutor = (workspaceDir: string) => Promise<() => Promise<void>
 /** A warm workspace handed to a new session: adopt `key`, hold `release` until the session ends. */
 export type WarmWorkspace = { key: string; dir: string; release: () => Promise<void> };
 
+/**
+ * What the pool is doing: `warming` an entry; `waiting` with work it may have to do (a quiet period,
+ * turns in flight, a back-off, or a claim not yet looked at); `idle`: every active key is at its target
+ * (or the executor bound holds), and it starts nothing until a claim, a released executor, an expiry or
+ * a demand ageing out.
+ */
+export type WarmPoolState = 'idle' | 'waiting' | 'warming';
+
 export type WarmWorkspacePoolOptions = {
   manager: Pick<WorkspaceManager, 'reserveWorkspace' | 'releaseReservation'>;
   warm: WarmExecutor;
   logger: Logger;
-  /** Most entries kept, over all keys; 0 disables the pool. */
+  /** The most entries kept, over all keys: a cap, not a target; 0 disables the pool. */
   size: number;
-  /** An entry unused this long is released. Default 10 minutes. */
+  /** An entry unused this long is released; a key not wanted this long is inactive. Default 10 minutes. */
   idleTtlMs?: number;
+  /** A key's misses count towards its demand for this long. Default 5 minutes. */
+  demandWindowMs?: number;
   /** Warm only after this long without a new conversation. Default 50 ms. */
   quietMs?: number;
   /** After a failed warm-up, no warming for this long. Default 60 s. */
@@ -70,6 +94,13 @@ export type WarmWorkspacePoolOptions = {
   executorsInUse?: () => number;
   /** See `executorsInUse`. Default: no bound. */
   executorLimit?: number;
+  /**
+   * Turns in flight on the engine, read before each warm-up: none starts while it is above 0. Default:
+   * none are ever in flight.
+   */
+  turnsInFlight?: () => number | Promise<number>;
+  /** While turns are in flight, look again after this long. Default 200 ms. */
+  busyRecheckMs?: number;
 };
 
 /** Distinct keys whose demand is remembered (one per host environment; oldest forgotten first). */
@@ -78,13 +109,16 @@ const maxWantedKeys = 256;
 /** `renderKey`: what it was warmed for. */
 type Entry = WarmWorkspace & { renderKey: string; readyAt: number };
 
-type Wanted = { facts: HostFacts | undefined; lastWantedAt: number };
+/** `misses`: when it was claimed while active and nothing was ready (within `demandWindowMs`, oldest first). */
+type Wanted = { facts: HostFacts | undefined; lastWantedAt: number; misses: number[] };
 
 export class WarmWorkspacePool {
   readonly #options: WarmWorkspacePoolOptions;
   readonly #idleTtlMs: number;
+  readonly #demandWindowMs: number;
   readonly #quietMs: number;
   readonly #failureBackoffMs: number;
+  readonly #busyRecheckMs: number;
   /** Ready entries, oldest first. */
   #entries: Entry[] = [];
   /** Keys by when a new conversation last wanted them, least recently first. */
@@ -95,14 +129,20 @@ export class WarmWorkspacePool {
   #backoffUntil = 0;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = 0;
-  #warming: Promise<void> | undefined;
+  /** A look at what to do (and the warm-up it starts), one at a time. */
+  #cycle: Promise<void> | undefined;
+  #warmingNow = false;
+  /** Something may be below its target: cleared by a cycle that finds nothing to warm. */
+  #pending = false;
   #closed = false;
 
   constructor(options: WarmWorkspacePoolOptions) {
     this.#options = options;
     this.#idleTtlMs = options.idleTtlMs ?? 10 * 60_000;
+    this.#demandWindowMs = options.demandWindowMs ?? 5 * 60_000;
     this.#quietMs = options.quietMs ?? 50;
     this.#failureBackoffMs = options.failureBackoffMs ?? 60_000;
+    this.#busyRecheckMs = options.busyRecheckMs ?? 200;
   }
 
   /** Ready entries. */
@@ -110,10 +150,16 @@ export class WarmWorkspacePool {
     return this.#entries.length;
   }
 
+  get state(): WarmPoolState {
+    if (this.#warmingNow) return 'warming';
+    return this.#pending && !this.#closed ? 'waiting' : 'idle';
+  }
+
   /**
    * For a new conversation whose files render to `renderKey`: a ready entry of that key (removed from the
    * pool; the caller owns its reservation and release), or undefined. Either way the key is active for
-   * `idleTtlMs` from now, and the pool tops it up to its share once quiet.
+   * `idleTtlMs` from now; a miss of an already active key raises its demand. The pool tops the key up to
+   * its target once quiet and no turn is in flight.
    */
   claim(renderKey: string, facts: HostFacts | undefined): WarmWorkspace | undefined {
     if (this.#closed || this.#options.size <= 0) return undefined;
@@ -123,16 +169,25 @@ export class WarmWorkspacePool {
     const entry = index < 0 ? undefined : this.#entries.splice(index, 1)[0];
     this.#options.onClaim?.(entry !== undefined);
     this.#lastDemandAt = now;
+    const previous = this.#wanted.get(renderKey); // active: `#expire` forgot the others
+    const misses = previous?.misses ?? [];
+    if (entry === undefined && previous !== undefined) {
+      misses.push(now);
+      if (misses.length > this.#options.size) misses.shift(); // demand is capped at `size` anyway
+    }
     this.#wanted.delete(renderKey);
-    this.#wanted.set(renderKey, { facts, lastWantedAt: now }); // most recently wanted last
+    this.#wanted.set(renderKey, { facts, lastWantedAt: now, misses }); // most recently wanted last
     if (this.#wanted.size > maxWantedKeys) this.#wanted.delete(this.#wanted.keys().next().value as string);
+    this.#pending = true;
     this.#schedule(this.#quietMs);
     return entry === undefined ? undefined : { key: entry.key, dir: entry.dir, release: entry.release };
   }
 
   /** A live session's executor was released: the executor bound may let the pool warm again. */
   executorReleased(): void {
-    if (this.#options.executorLimit !== undefined) this.#schedule(this.#quietMs);
+    if (this.#options.executorLimit === undefined) return;
+    this.#pending = true;
+    this.#schedule(this.#quietMs);
   }
 
   /** Release a claimed entry that could not be used (its lease, and its reservation if not adopted). */
@@ -162,10 +217,10 @@ export class WarmWorkspacePool {
     this.#closed = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#warming !== undefined) {
+    if (this.#cycle !== undefined) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        this.#warming,
+        this.#cycle,
         new Promise((resolve) => {
           timer = setTimeout(resolve, closeWaitMs);
         }),
@@ -175,9 +230,9 @@ export class WarmWorkspacePool {
     await this.invalidate();
   }
 
-  /** Tick in `delayMs`, unless a tick is due sooner or a warm-up runs (it ticks when done). */
+  /** Tick in `delayMs`, unless a tick is due sooner or a cycle runs (it schedules the next when done). */
   #schedule(delayMs: number): void {
-    if (this.#closed || this.#warming !== undefined) return;
+    if (this.#closed || this.#cycle !== undefined) return;
     const at = Date.now() + delayMs;
     if (this.#timer !== undefined) {
       if (this.#timerAt <= at) return;
@@ -192,86 +247,129 @@ export class WarmWorkspacePool {
   }
 
   #tick(): void {
-    const now = Date.now();
-    this.#expire(now);
-    const waitFor = Math.max(this.#lastDemandAt + this.#quietMs, this.#backoffUntil) - now;
-    if (waitFor > 0) {
-      this.#schedule(waitFor);
-      return;
-    }
-    const next = this.#belowExecutorLimit() ? this.#nextToWarm(now) : undefined;
-    if (next === undefined) {
-      // Nothing below its target (or the executor bound reached): the next change is an entry expiring
-      // or a key going inactive (which raises the others' shares), or a claim or a released executor
-      // (which schedule their own tick). With none, the pool is idle and keeps no timer.
-      const changes = [
-        ...this.#entries.map((entry) => entry.readyAt),
-        ...[...this.#wanted.values()].map((wanted) => wanted.lastWantedAt),
-      ];
-      if (changes.length > 0) this.#schedule(Math.min(...changes) + this.#idleTtlMs - now);
-      return;
-    }
-    this.#warming = this.#warmOne(next.renderKey, next.wanted).finally(() => {
-      this.#warming = undefined;
-      this.#schedule(0);
-    });
+    this.#cycle = this.#runCycle()
+      .catch((error: unknown) => {
+        this.#failed(error, 'pre-warming failed unexpectedly');
+        return this.#failureBackoffMs;
+      })
+      .then((nextInMs) => {
+        this.#cycle = undefined;
+        if (nextInMs !== undefined) this.#schedule(nextInMs);
+      });
   }
 
   /**
-   * Each active key's target, most recently wanted first: the cap shared evenly, the remainder to the
-   * most recently wanted key, at most `size` keys served (the most recently wanted). Decisions are made
-   * only between warm-ups (one at a time), so no entry is in flight when they are.
+   * One look at what to do: wait for turns in flight, the quiet period and the back-off; release entries
+   * above their key's target; warm one entry for the most recently wanted key below its target. Resolves
+   * to when to look again, or undefined when only a claim or a released executor can change anything.
+   */
+  async #runCycle(): Promise<number | undefined> {
+    // First, so that what follows sees the state after the await.
+    if (await this.#turnsInFlight()) return this.#busyRecheckMs;
+    if (this.#closed) return undefined;
+    const now = Date.now();
+    this.#expire(now);
+    const waitFor = Math.max(this.#lastDemandAt + this.#quietMs, this.#backoffUntil) - now;
+    if (waitFor > 0) return waitFor;
+    const targets = this.#targets(now);
+    this.#releaseSurplus(targets);
+    const next = this.#belowExecutorLimit() ? this.#nextToWarm(targets) : undefined;
+    if (next === undefined) {
+      // Nothing below its target (or the executor bound reached): the next change is an entry expiring,
+      // a key going inactive (which raises the others' shares), or a miss ageing out of the window (which
+      // lowers its key's target), or a claim or a released executor (which schedule their own tick).
+      this.#pending = false;
+      const changes = [
+        ...this.#entries.map((entry) => entry.readyAt + this.#idleTtlMs),
+        ...[...this.#wanted.values()].flatMap((wanted) => [
+          wanted.lastWantedAt + this.#idleTtlMs,
+          ...wanted.misses.map((missedAt) => missedAt + this.#demandWindowMs),
+        ]),
+      ];
+      return changes.length > 0 ? Math.max(0, Math.min(...changes) - now) : undefined;
+    }
+    this.#warmingNow = true;
+    try {
+      await this.#warmOne(next.renderKey, next.wanted);
+    } finally {
+      this.#warmingNow = false;
+    }
+    return 0;
+  }
+
+  /** Whether a turn is in flight; a failure to tell backs the pool off, as a failed warm-up does. */
+  async #turnsInFlight(): Promise<boolean> {
+    const read = this.#options.turnsInFlight;
+    if (read === undefined) return false;
+    try {
+      return (await read()) > 0;
+    } catch (error) {
+      this.#failed(error, 'could not read the turns in flight; not pre-warming for now');
+      return false;
+    }
+  }
+
+  /**
+   * Each active key's target, most recently wanted first: its demand, with the cap shared max-min fairly
+   * when the demands add up to more (keys demanding less than an even share keep their demand, the others
+   * split the rest evenly, the remainder to the most recently wanted), at most `size` keys served (the
+   * most recently wanted). Decided only between warm-ups (one at a time), so no entry is in flight then.
    */
   #targets(now: number): Map<string, number> {
     const active = [...this.#wanted]
       .filter(([, wanted]) => this.#isActive(wanted, now))
-      .map(([renderKey]) => renderKey)
       .reverse()
       .slice(0, this.#options.size);
-    const targets = new Map<string, number>();
-    if (active.length === 0) return targets;
-    const share = Math.floor(this.#options.size / active.length);
-    const remainder = this.#options.size - share * active.length;
-    active.forEach((renderKey, rank) => targets.set(renderKey, share + (rank === 0 ? remainder : 0)));
-    return targets;
+    // Smallest demand first; among equal demands the most recently wanted last, so it gets the remainder.
+    const byDemand = active
+      .map(([renderKey, wanted], rank) => ({ renderKey, rank, demand: this.#demand(wanted) }))
+      .sort((left, right) => left.demand - right.demand || right.rank - left.rank);
+    const shares = new Map<string, number>();
+    let remaining = this.#options.size;
+    byDemand.forEach(({ renderKey, demand }, index) => {
+      const share = Math.min(demand, Math.floor(remaining / (byDemand.length - index)));
+      shares.set(renderKey, share);
+      remaining -= share;
+    });
+    return new Map(active.map(([renderKey]) => [renderKey, shares.get(renderKey) ?? 0]));
   }
 
-  /** The most recently wanted key below its target, once there is room for it (making room if needed). */
-  #nextToWarm(now: number): { renderKey: string; wanted: Wanted } | undefined {
-    const targets = this.#targets(now);
+  /** One entry, plus one per miss within the demand window, up to the cap. */
+  #demand(wanted: Wanted): number {
+    return Math.min(this.#options.size, 1 + wanted.misses.length);
+  }
+
+  /** Release the oldest entries of every key holding more than its target (inactive keys: target 0). */
+  #releaseSurplus(targets: Map<string, number>): void {
+    const kept = new Map<string, number>();
+    const surplus: Entry[] = [];
+    // Newest first, so that a key's oldest entries are the ones over its target.
+    for (const entry of [...this.#entries].reverse()) {
+      const count = kept.get(entry.renderKey) ?? 0;
+      if (count < (targets.get(entry.renderKey) ?? 0)) kept.set(entry.renderKey, count + 1);
+      else surplus.push(entry);
+    }
+    if (surplus.length === 0) return;
+    this.#entries = this.#entries.filter((entry) => !surplus.includes(entry));
+    this.#options.logger.debug(
+      { workspaces: surplus.map((entry) => entry.key), ready: this.#entries.length },
+      "released pre-warmed workspaces above their environment's demand",
+    );
+    void this.#discardAll(surplus);
+  }
+
+  /**
+   * The most recently wanted key below its target. After {@link #releaseSurplus} every key is at or
+   * below its target and the targets add up to at most `size`, so there is room for it.
+   */
+  #nextToWarm(targets: Map<string, number>): { renderKey: string; wanted: Wanted } | undefined {
     const counts = new Map<string, number>();
     for (const entry of this.#entries) counts.set(entry.renderKey, (counts.get(entry.renderKey) ?? 0) + 1);
     for (const [renderKey, target] of targets) {
       const wanted = this.#wanted.get(renderKey);
-      if (wanted === undefined || (counts.get(renderKey) ?? 0) >= target) continue;
-      if (this.#entries.length >= this.#options.size) {
-        // The targets add up to `size`, so a full pool with a key below its target has one above.
-        const victim = this.#surplusEntry(targets, counts);
-        if (victim === undefined) continue;
-        this.#entries = this.#entries.filter((entry) => entry !== victim);
-        this.#options.logger.debug(
-          { workspace: victim.key, environment: renderKey.slice(0, 12) },
-          'released a pre-warmed workspace to make room for a busier environment',
-        );
-        void this.#discard(victim);
-      }
-      return { renderKey, wanted };
+      if (wanted !== undefined && (counts.get(renderKey) ?? 0) < target) return { renderKey, wanted };
     }
     return undefined;
-  }
-
-  /**
-   * The oldest entry of a key holding more than its target: keys no longer active first (`#expire` has
-   * forgotten them; target 0), then the least recently wanted active key.
-   */
-  #surplusEntry(targets: Map<string, number>, counts: Map<string, number>): Entry | undefined {
-    const recency = [...this.#wanted.keys()]; // -1 for a forgotten key
-    const over = [...counts]
-      .filter(([renderKey, count]) => count > (targets.get(renderKey) ?? 0))
-      .map(([renderKey]) => renderKey)
-      .sort((left, right) => recency.indexOf(left) - recency.indexOf(right));
-    const renderKey = over[0];
-    return renderKey === undefined ? undefined : this.#entries.find((entry) => entry.renderKey === renderKey);
   }
 
   /** Whether the pool's own warm-ups may add an executor (see `executorsInUse`). */
@@ -318,7 +416,10 @@ export class WarmWorkspacePool {
     this.#options.logger.warn({ err: error, retryInMs: this.#failureBackoffMs }, message);
   }
 
-  /** Release entries warmed `idleTtlMs` ago and forget keys no longer active. */
+  /**
+   * Release entries warmed `idleTtlMs` ago, forget keys no longer active and misses older than the
+   * demand window.
+   */
   #expire(now: number): void {
     const expired = this.#entries.filter((entry) => now - entry.readyAt >= this.#idleTtlMs);
     if (expired.length > 0) {
@@ -327,6 +428,7 @@ export class WarmWorkspacePool {
     }
     for (const [renderKey, wanted] of this.#wanted) {
       if (!this.#isActive(wanted, now)) this.#wanted.delete(renderKey);
+      else wanted.misses = wanted.misses.filter((missedAt) => now - missedAt < this.#demandWindowMs);
     }
   }
 

@@ -16,11 +16,12 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createBridgeEngine, type BridgeEngine } from '../../src/bridge/create-bridge.js';
 import { resolveConfig } from '../../src/config/load-config.js';
-import { ScriptedUpstream } from '../../src/upstream/scripted/scripted-upstream.js';
+import { ScriptedUpstream, type Script } from '../../src/upstream/scripted/scripted-upstream.js';
 import type { UpstreamSessionOptions } from '../../src/upstream/upstream-port.js';
 import { createSessionKey } from '../../src/workspace/session-key.js';
 import { WorkspaceManager } from '../../src/workspace/workspace-manager.js';
 import { collect, never, request, user, withId } from '../helpers/engine-helpers.js';
+import { createGate } from '../helpers/gate.js';
 
 /** A scripted upstream whose `prewarm` hands out executor leases, one per workspace directory warmed. */
 class PrewarmingUpstream extends ScriptedUpstream {
@@ -53,21 +54,23 @@ afterEach(async () => {
   }
 });
 
+const finishedTurn: Script = [
+  { type: 'text-delta', text: 'ok' },
+  { type: 'end', status: 'finished' },
+];
+
 /**
  * A bridge of two sessions and two warm workspaces whose pool warms nothing beyond the cap
  * (`cursorWarmWorkspacesAtCap` 0): its own warm-ups stop at two executors, entries and sessions together.
  */
-const start = async (idleTtlMs?: number) => {
+const start = async (idleTtlMs?: number, script: Script = finishedTurn) => {
   const home = await mkdtemp(join(tmpdir(), 'cursor-bridge-eviction-'));
   const env = { HOME: home, CURSOR_API_KEY: 'crsr_test' };
   const config = resolveConfig(
     { cursorWarmWorkspaces: 2, cursorMaxSessions: 2, cursorWarmWorkspacesAtCap: 0 },
     { path: join(home, 'config.json'), env, homedir: home },
   );
-  const upstream = new PrewarmingUpstream([
-    { type: 'text-delta', text: 'ok' },
-    { type: 'end', status: 'finished' },
-  ]);
+  const upstream = new PrewarmingUpstream(script);
   const parts: BridgeEngine = await createBridgeEngine({
     config,
     env,
@@ -121,8 +124,11 @@ describe('an evicted conversation’s workspace and executor (spec: removed when
     const { a, b } = await coldThenWarm(bridge);
     await vi.advanceTimersByTimeAsync(60_000);
     expect(await bridge.metrics()).toMatchObject({ evicted: 2, sessions: 0 });
-    // Both executors are released, so the pool warms its two entries again.
-    await vi.waitFor(async () => expect((await bridge.metrics()).warmWorkspaces).toBe(2), eventually);
+    // Both executors are released, so the pool warms again, up to the demand it saw: one entry (B found
+    // its workspace ready), not its cap of two.
+    await vi.waitFor(async () => expect((await bridge.metrics()).warmWorkspaces).toBe(1), eventually);
+    await vi.waitFor(() => expect(bridge.parts.warmPool?.state).toBe('idle'), eventually);
+    expect((await bridge.metrics()).warmWorkspaces).toBe(1);
 
     const c = await bridge.converse('c');
     expect(await bridge.metrics()).toMatchObject({ warmHits: 2, warmMisses: 1 });
@@ -148,6 +154,29 @@ describe('an evicted conversation’s workspace and executor (spec: removed when
     expect(bridge.upstream.calls.map((call) => call.sessionOptions.workspaceDir)).toEqual([a, b, c, d]);
     await expectGone(bridge.upstream, [a, b]);
     expect(existsSync(c) && existsSync(d)).toBe(true);
+  });
+});
+
+describe('the warm pool and live turns (issue 27: background work never delays a live turn)', () => {
+  it('starts no warm-up while a turn is in flight, and warms one entry once it has ended', async () => {
+    const gate = createGate();
+    const bridge = await start(undefined, [
+      { type: 'wait', until: gate.opened },
+      { type: 'text-delta', text: 'ok' },
+      { type: 'end', status: 'finished' },
+    ]);
+    // The pool reads the engine's in-flight gauge through the metrics before each warm-up it would start.
+    const looked = vi.spyOn(bridge.parts.metrics, 'snapshot');
+    const turn = bridge.converse('a');
+    await vi.waitFor(() => expect(looked.mock.calls.length).toBeGreaterThanOrEqual(2), eventually);
+    expect(bridge.upstream.warmed).toEqual([]);
+    expect(bridge.parts.warmPool?.state).toBe('waiting');
+
+    gate.open();
+    await turn;
+    await vi.waitFor(() => expect(bridge.parts.warmPool?.state).toBe('idle'), eventually);
+    expect(bridge.upstream.warmed).toHaveLength(1);
+    expect(await bridge.metrics()).toMatchObject({ warmMisses: 1, warmWorkspaces: 1 });
   });
 });
 

@@ -103,25 +103,38 @@ const gamma: HostFacts = { source: 'claude-code', facts: [], root: '/home/cy/gam
 /** A warm-up that takes `ms` of the fake clock. */
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-describe('WarmWorkspacePool', () => {
-  it("fills a key's share after its first conversation, one entry at a time; a hit hands one over and is replaced", async () => {
-    const world = createWorld(() => pause(2));
-    const { pool, claims } = createPool(world);
-    expect(await pool.claim('alpha', alpha)).toBeUndefined();
-    await advance(1_000);
-    expect(pool.size).toBe(4);
-    expect([...world.reserved.values()]).toEqual([alpha, alpha, alpha, alpha]);
-    expect(world.mostAtOnce()).toBe(1);
+/** `count` new conversations of one key at the same moment: the first activates it, the others miss. */
+const burst = (pool: WarmWorkspacePool, key: string, facts: HostFacts, count: number) =>
+  Array.from({ length: count }, () => pool.claim(key, facts));
 
-    const warm = await pool.claim('alpha', alpha);
-    expect(warm?.dir).toBe(world.warmed[0]);
-    expect(pool.size).toBe(3);
-    await advance(1_000);
-    expect(pool.size).toBe(4);
+describe('WarmWorkspacePool', () => {
+  it('warms nothing before the first conversation and keeps no timer', async () => {
+    const world = createWorld();
+    const { pool } = createPool(world);
     await advance(60_000);
-    expect(pool.size).toBe(4);
-    expect(world.warmed).toHaveLength(5);
+    expect(world.warmed).toHaveLength(0);
+    expect(pool.state).toBe('idle');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("warms one entry after a key's first conversation, not the cap; a hit hands it over and is replaced", async () => {
+    const world = createWorld(() => pause(2));
+    const { pool, claims } = createPool(world, { size: 4 });
+    expect(pool.claim('alpha', alpha)).toBeUndefined();
+    await advance(1_000);
+    expect(pool.size).toBe(1);
+    expect([...world.reserved.values()]).toEqual([alpha]);
+
+    const warm = pool.claim('alpha', alpha);
+    expect(warm?.dir).toBe(world.warmed[0]);
+    expect(pool.size).toBe(0);
+    await advance(1_000);
+    expect(pool.size).toBe(1);
+    await advance(60_000);
+    expect(pool.size).toBe(1);
+    expect(world.warmed).toHaveLength(2);
     expect(claims).toEqual([false, true]);
+    expect(world.mostAtOnce()).toBe(1);
     // The handed-over lease is the caller's: the pool does not release it.
     expect(world.leases.has(warm?.dir ?? '')).toBe(true);
     await warm?.release();
@@ -131,17 +144,30 @@ describe('WarmWorkspacePool', () => {
   it('never hands out an entry rendered for another key', async () => {
     const world = createWorld();
     const { pool, claims } = createPool(world);
-    await pool.claim('alpha', alpha);
+    pool.claim('alpha', alpha);
     await advance(1_000);
-    expect(pool.size).toBe(4);
-    expect(await pool.claim('beta', beta)).toBeUndefined();
+    expect(pool.size).toBe(1);
+    expect(pool.claim('beta', beta)).toBeUndefined();
     expect(claims).toEqual([false, false]);
   });
 
-  it('grows with a burst of new conversations, up to its size', async () => {
+  it("raises a key's target by the conversations that found nothing ready: the next burst of that size is served", async () => {
+    const world = createWorld(() => pause(2));
+    const { pool, claims } = createPool(world, { size: 5 });
+    burst(pool, 'alpha', alpha, 3);
+    await advance(1_000);
+    expect(pool.size).toBe(3);
+    expect(world.mostAtOnce()).toBe(1);
+    expect(burst(pool, 'alpha', alpha, 3).every((warm) => warm !== undefined)).toBe(true);
+    expect(claims).toEqual([false, false, false, true, true, true]);
+    await advance(1_000);
+    expect(pool.size).toBe(3);
+  });
+
+  it('grows with a burst of new conversations up to its size, never beyond', async () => {
     const world = createWorld();
     const { pool } = createPool(world, { size: 5 });
-    for (let index = 0; index < 10; index += 1) await pool.claim('alpha', alpha);
+    burst(pool, 'alpha', alpha, 10);
     await advance(1_000);
     expect(pool.size).toBe(5);
     await advance(60_000);
@@ -149,32 +175,54 @@ describe('WarmWorkspacePool', () => {
     expect(world.warmed).toHaveLength(5);
   });
 
-  it('shares the cap among active keys: a new key takes the surplus of the others, never more than their share', async () => {
+  it('falls back to one entry as the misses age out of the demand window, releasing the surplus', async () => {
+    const world = createWorld();
+    const { pool } = createPool(world, { size: 5, demandWindowMs: 1_000, idleTtlMs: 60_000 });
+    burst(pool, 'alpha', alpha, 3); // t = 0: two misses, until t = 1000
+    await advance(500);
+    expect(pool.size).toBe(3);
+    expect(pool.claim('alpha', alpha)).toBeDefined(); // t = 500: a hit, replaced; no miss
+    await advance(499);
+    expect(pool.size).toBe(3);
+    await advance(1);
+    expect(pool.size).toBe(1);
+    expect(world.leases.size).toBe(2); // the entry left, and the one handed over
+    expect(world.released).toHaveLength(2);
+    await advance(30_000);
+    expect(pool.size).toBe(1);
+    expect(world.warmed).toHaveLength(4);
+  });
+
+  it('shares the cap max-min fairly among active keys: less than a share keeps its demand, the remainder goes to the most recently wanted', async () => {
     const world = createWorld();
     const { pool } = createPool(world, { size: 4 });
-    await pool.claim('alpha', alpha);
+    /** New conversations whose sessions end at once: what they took leaves the pool for good. */
+    const conversations = (key: string, facts: HostFacts, count: number) =>
+      Promise.all(burst(pool, key, facts, count).map((warm) => warm && pool.discard(warm)));
+    await conversations('alpha', alpha, 4); // demand 4
     await advance(1_000);
-    expect(pool.size).toBe(4);
+    expect(world.byRoot()).toEqual({ '/home/ada/alpha': 4 });
     const alphaKeys = [...world.reserved.keys()];
 
-    await pool.claim('beta', beta);
+    // Beta demands one: alpha keeps the other three; its oldest entry is released.
+    await conversations('beta', beta, 1);
     await advance(1_000);
-    expect(world.warmed).toHaveLength(6);
-    await advance(60_000);
-    expect(world.warmed).toHaveLength(6);
-    expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
-    // The oldest alpha entries made room, released with their leases.
-    expect(world.released).toEqual(alphaKeys.slice(0, 2));
-    expect(world.leases.size).toBe(4);
+    expect(world.byRoot()).toEqual({ '/home/ada/alpha': 3, '/home/bob/beta': 1 });
+    expect(world.released).toEqual(alphaKeys.slice(0, 1));
 
-    // Three keys on four: one each, and the remainder to the most recently wanted.
-    await pool.claim('gamma', gamma);
+    // Beta demands three (a hit, then two misses): more than a share each, so the cap is split evenly.
+    await conversations('beta', beta, 3);
     await advance(1_000);
-    expect(world.warmed).toHaveLength(8);
-    await advance(60_000);
-    expect(world.warmed).toHaveLength(8);
+    expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
+
+    // Gamma demands four: beta (three) and alpha (four) are both above a share of four among three;
+    // one each, the remainder to gamma.
+    await conversations('gamma', gamma, 4);
+    await advance(1_000);
     expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 1, '/home/cy/gamma': 2 });
-    expect(await pool.claim('alpha', alpha)).toBeDefined();
+    expect(world.leases.size).toBe(4);
+    await advance(60_000);
+    expect(world.leases.size).toBe(4);
   });
 
   it('serves only the most recently wanted keys when more are active than it holds entries', async () => {
@@ -185,7 +233,7 @@ describe('WarmWorkspacePool', () => {
       ['beta', beta],
       ['gamma', gamma],
     ] as const) {
-      await pool.claim(key, facts);
+      pool.claim(key, facts);
       await advance(5);
       expect(world.byRoot()[facts.root ?? '']).toBe(1);
       await advance(60_000);
@@ -199,10 +247,11 @@ describe('WarmWorkspacePool', () => {
     const { pool } = createPool(world, { quietMs: 60 });
     // A new conversation every 10 ms for 200 ms: never 60 ms of quiet.
     for (let index = 0; index < 20; index += 1) {
-      await pool.claim('alpha', alpha);
+      pool.claim('alpha', alpha);
       await advance(10);
     }
     expect(world.warmed).toHaveLength(0);
+    expect(pool.state).toBe('waiting');
     // The last one came at 190 ms: quiet from 250 ms.
     await advance(49);
     expect(world.warmed).toHaveLength(0);
@@ -212,13 +261,69 @@ describe('WarmWorkspacePool', () => {
     expect(pool.size).toBe(4);
   });
 
-  it('backs off after a failed warm-up, releasing the reservation and saying why, then fills the share', async () => {
+  describe('live turns', () => {
+    it('starts no warm-up while a turn is in flight, and warms once the last one ends', async () => {
+      const world = createWorld();
+      let inFlight = 1;
+      const { pool } = createPool(world, { turnsInFlight: async () => inFlight, busyRecheckMs: 100 });
+      pool.claim('alpha', alpha); // the conversation's own turn is the one in flight
+      // Quiet from t = 5; looked at again every 100 ms: at t = 60 005 next.
+      await advance(60_000);
+      expect(world.warmed).toHaveLength(0);
+      expect(pool.state).toBe('waiting');
+      inFlight = 0;
+      await advance(4);
+      expect(world.warmed).toHaveLength(0);
+      await advance(1);
+      expect(world.warmed).toHaveLength(1);
+      await advance(1_000);
+      expect(pool.state).toBe('idle');
+    });
+
+    it('lets a warm-up under way finish but starts no other while a turn is in flight', async () => {
+      let finish = (): void => {};
+      const world = createWorld(() => new Promise<void>((resolve) => (finish = resolve)));
+      let inFlight = 0;
+      const { pool } = createPool(world, { turnsInFlight: () => inFlight, busyRecheckMs: 100 });
+      burst(pool, 'alpha', alpha, 3); // demand 3
+      await advance(5);
+      expect(pool.state).toBe('warming');
+      inFlight = 2; // two turns start while the first entry is warmed
+      finish();
+      await advance(10_000);
+      expect(world.warmed).toHaveLength(1);
+      expect(world.reserved.size).toBe(1);
+      inFlight = 1;
+      await advance(10_000);
+      expect(world.reserved.size).toBe(1);
+      inFlight = 0;
+      await advance(100);
+      expect(world.reserved.size).toBe(2);
+      expect(world.mostAtOnce()).toBe(1);
+    });
+
+    it('backs off when it cannot tell whether turns are in flight', async () => {
+      const world = createWorld();
+      const { pool, records } = createPool(world, {
+        failureBackoffMs: 150,
+        turnsInFlight: () => {
+          throw new Error('no engine');
+        },
+      });
+      pool.claim('alpha', alpha);
+      await advance(1_000);
+      expect(world.warmed).toHaveLength(0);
+      expect(records.some((record) => record['level'] === 40)).toBe(true);
+    });
+  });
+
+  it('backs off after a failed warm-up, releasing the reservation and saying why, then meets the demand', async () => {
     let fail = true;
     const world = createWorld(async () => {
       if (fail) throw new Error('backend down');
     });
     const { pool, records } = createPool(world, { failureBackoffMs: 150 });
-    await pool.claim('alpha', alpha);
+    pool.claim('alpha', alpha);
     // t = 5: the first warm-up fails; the pool backs off until t = 155.
     await advance(5);
     expect(records.filter((record) => record['level'] === 40)).toHaveLength(1);
@@ -226,9 +331,9 @@ describe('WarmWorkspacePool', () => {
     expect(warning?.['msg']).toContain('new conversations start cold');
     expect(world.reserved.size).toBe(0);
     expect(world.released).toHaveLength(1);
-    // Demand during the back-off is not warmed until it passes.
+    // Demand during the back-off (a miss: demand 2) is not warmed until it passes.
     fail = false;
-    await pool.claim('alpha', alpha);
+    pool.claim('alpha', alpha);
     await advance(149);
     expect(pool.size).toBe(0);
     expect(world.warmed).toHaveLength(0);
@@ -236,39 +341,41 @@ describe('WarmWorkspacePool', () => {
     await advance(1);
     expect(world.warmed).toHaveLength(1);
     await advance(1_000);
-    expect(pool.size).toBe(4);
+    expect(pool.size).toBe(2);
   });
 
   it('releases every entry on invalidate and on close, forgets the stale keys, and warms nothing after close', async () => {
     const world = createWorld();
     const { pool } = createPool(world);
-    await pool.claim('alpha', alpha);
+    burst(pool, 'alpha', alpha, 2);
     await advance(1_000);
-    expect(pool.size).toBe(4);
+    expect(pool.size).toBe(2);
     await pool.invalidate();
     expect(pool.size).toBe(0);
     expect(world.leases.size).toBe(0);
     expect(world.reserved.size).toBe(0);
     // The key rendered the old templates: nothing is warmed for it until a conversation wants it again.
     await advance(60_000);
-    expect(world.warmed).toHaveLength(4);
+    expect(world.warmed).toHaveLength(2);
 
-    await pool.claim('alpha', alpha);
+    // Wanted again, it starts over from one entry (its misses were forgotten with it).
+    pool.claim('alpha', alpha);
     await advance(1_000);
-    expect(pool.size).toBe(4);
+    expect(pool.size).toBe(1);
     await pool.close();
+    expect(pool.state).toBe('idle');
     expect(world.leases.size).toBe(0);
     expect(world.reserved.size).toBe(0);
-    expect(await pool.claim('alpha', alpha)).toBeUndefined();
+    expect(pool.claim('alpha', alpha)).toBeUndefined();
     await advance(60_000);
-    expect(world.warmed).toHaveLength(8);
+    expect(world.warmed).toHaveLength(3);
   });
 
   it('discards a warm-up that was in flight when the templates changed', async () => {
     let finish = (): void => {};
     const world = createWorld(() => new Promise<void>((resolve) => (finish = resolve)));
     const { pool } = createPool(world);
-    await pool.claim('alpha', alpha);
+    pool.claim('alpha', alpha);
     await advance(5);
     expect(world.reserved.size).toBe(1);
     await pool.invalidate();
@@ -284,7 +391,7 @@ describe('WarmWorkspacePool', () => {
   it('is inert with size 0', async () => {
     const world = createWorld();
     const { pool, claims } = createPool(world, { size: 0 });
-    expect(await pool.claim('alpha', alpha)).toBeUndefined();
+    expect(pool.claim('alpha', alpha)).toBeUndefined();
     await advance(60_000);
     expect(world.warmed).toHaveLength(0);
     expect(claims).toEqual([]);
@@ -294,7 +401,7 @@ describe('WarmWorkspacePool', () => {
     let finish = (): void => {};
     const world = createWorld(() => new Promise<void>((resolve) => (finish = resolve)));
     const { pool } = createPool(world);
-    await pool.claim('alpha', alpha);
+    pool.claim('alpha', alpha);
     await advance(5);
     expect(world.reserved.size).toBe(1);
     // The warm-up never ends by itself: close waits for it 100 ms, not more.
@@ -319,7 +426,7 @@ describe('WarmWorkspacePool', () => {
         executorLimit: 6,
         executorsInUse: () => inUse,
       });
-      await pool.claim('alpha', alpha);
+      burst(pool, 'alpha', alpha, 4); // demand 4
       await advance(1_000);
       expect(pool.size).toBe(2);
       await advance(60_000);
@@ -336,67 +443,51 @@ describe('WarmWorkspacePool', () => {
   });
 
   describe('over time', () => {
-    it('gives the entries of a key gone inactive to the active ones before they expire', async () => {
-      // Each warm-up takes 100 ms, so alpha's last entries are ready long after alpha was last wanted.
+    it("releases a key's entries when it goes inactive; the others keep their demand, not the cap", async () => {
+      // Each warm-up takes 100 ms of the fake clock.
       const world = createWorld(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
       const { pool } = createPool(world, { size: 4, idleTtlMs: 1_000 });
-      await pool.claim('alpha', alpha); // t = 0: alpha active until t = 1000
+      burst(pool, 'alpha', alpha, 4); // t = 0: alpha active until t = 1000, demand 4
       await advance(450);
       expect(world.byRoot()).toEqual({ '/home/ada/alpha': 4 }); // ready at ≈ 105, 205, 305, 405
-      await pool.claim('beta', beta); // t = 450: beta takes its share, alpha keeps its own
+      burst(pool, 'beta', beta, 2); // t = 450: beta demands 2, alpha keeps the other 2
       await advance(400);
       expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
-      const releasedBefore = world.released.length;
-      // t = 1000: alpha is no longer active; its entries (ready at ≈ 305 and 405, due to expire at ≈ 1305
-      // and 1405) make room for beta's whole cap.
+      // t = 1000: alpha is no longer active; its entries go, beta stays at its demand.
       await advance(200);
-      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 3 });
-      await advance(200);
-      expect(world.byRoot()).toEqual({ '/home/bob/beta': 4 });
-      expect(world.released.length - releasedBefore).toBe(2);
-      expect(await pool.claim('beta', beta)).toBeDefined();
+      expect(world.byRoot()).toEqual({ '/home/bob/beta': 2 });
+      await advance(300);
+      expect(world.byRoot()).toEqual({ '/home/bob/beta': 2 });
+      expect(world.warmed).toHaveLength(6);
+      expect(pool.claim('beta', beta)).toBeDefined();
     });
 
-    it('makes room from the least recently wanted key first', async () => {
-      const world = createWorld(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
-      const { pool } = createPool(world, { size: 4 });
-      await pool.claim('alpha', alpha);
-      await advance(450);
-      await pool.claim('beta', beta);
-      await advance(250);
-      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 2, '/home/bob/beta': 2 });
-      // Gamma's share (2, with the remainder) comes from alpha's surplus, then from beta's.
-      await pool.claim('gamma', gamma);
-      await advance(50);
-      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 2, '/home/cy/gamma': 1 });
-      await advance(200);
-      expect(world.byRoot()).toEqual({ '/home/ada/alpha': 1, '/home/bob/beta': 1, '/home/cy/gamma': 2 });
-    });
-
-    it('drains to 0 after activity stops and warms nothing more', async () => {
+    it('re-warms an expired entry only while its key is active, and holds nothing once the key is inactive', async () => {
       const world = createWorld();
       const { pool } = createPool(world, { size: 4, idleTtlMs: 1_000 });
-      await pool.claim('alpha', alpha); // t = 0
+      burst(pool, 'alpha', alpha, 2); // t = 0: demand 2, entries ready at ≈ 5
       await advance(50);
-      expect(pool.size).toBe(4);
-      const hit = await pool.claim('alpha', alpha); // t = 50: alpha active until t = 1050; the hit is replaced
+      expect(pool.size).toBe(2);
+      await advance(450);
+      const hit = pool.claim('alpha', alpha); // t = 500: alpha active until t = 1500; the hit is replaced
       expect(hit).toBeDefined();
       await advance(50);
-      expect(pool.size).toBe(4);
-      expect(world.warmed).toHaveLength(5);
-      // t ≈ 1005: the first three entries expire while alpha is still active and are warmed again.
-      await advance(950);
-      expect(pool.size).toBe(4);
-      expect(world.warmed).toHaveLength(8);
-      // t ≈ 1055: the replacement expires after alpha went inactive: not warmed again.
-      await advance(50);
-      expect(pool.size).toBe(3);
-      // t ≈ 2005: the re-warmed ones expire too; the pool is empty, keeps no timer, and stays so.
-      await advance(1_000);
+      expect(pool.size).toBe(2);
+      expect(world.warmed).toHaveLength(3);
+      // t ≈ 1005: the entry left from the burst expires while alpha is active and is warmed again.
+      await advance(500);
+      expect(pool.size).toBe(2);
+      expect(world.warmed).toHaveLength(4);
+      // t = 1500: alpha goes inactive; its entries are released (not warmed again), the pool keeps no
+      // timer, and stays empty.
+      await advance(449);
+      expect(pool.size).toBe(2);
+      await advance(1);
       expect(pool.size).toBe(0);
+      expect(pool.state).toBe('idle');
       expect(vi.getTimerCount()).toBe(0);
       await advance(10 * 1_000);
-      expect(world.warmed).toHaveLength(8);
+      expect(world.warmed).toHaveLength(4);
       await hit?.release();
       expect(world.leases.size).toBe(0);
       expect(world.reserved.size).toBe(1); // the claimed one is its caller's to remove

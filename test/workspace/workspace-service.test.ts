@@ -111,8 +111,9 @@ describe('WorkspaceService.remove with a pool', () => {
     pools.push(pool);
     const service = new WorkspaceService(manager, new PromptGrounding(templates), pool);
     const env = request(openCodeEnv('/home/me/proj'), 'hi');
-    // A first conversation fills the pool; a second adopts an entry.
-    await service.prepare(createSessionKey(), env);
+    // Two first conversations at once: the second found nothing ready, so the pool keeps two entries
+    // for this environment; a third conversation adopts one.
+    await Promise.all([service.prepare(createSessionKey(), env), service.prepare(createSessionKey(), env)]);
     await waitFor(() => pool.size === 2);
     const session = createSessionKey();
     const adopted = await service.prepare(session, env);

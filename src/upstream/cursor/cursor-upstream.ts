@@ -102,6 +102,16 @@ export class CursorUpstream implements UpstreamPort {
    * `CursorAgentPlatform.prewarmLocalWorkspace`, with exactly the options the session's agent gets (the
    * executor is shared by key, and reference counted: the lease is held until the returned release).
    * The platform is only a handle on the SDK's process-wide executor cache; its store is never written.
+   *
+   * Each call for a new directory talks to Cursor, and nothing public lets executors share it: the SDK
+   * (1.0.32) gives every new executor a dashboard transport with a token cache of its own (one
+   * `exchange_user_api_key`), fetches the team's admin settings over it
+   * (`GetTeamAdminSettingsOrEmptyIfNotInTeam`, applied because an API key is set), and reports an
+   * `sdk.executor.startup` analytics event. Privacy mode, server config and the Statsig bootstrap are
+   * cached per API key for the process (the bootstrap only once it returned a config). Neither
+   * `createAgentPlatform`, `configureCursorSdk` nor the agent options take a transport, token or settings,
+   * and leaving the key out would build a different executor without the admin controls. So callers warm
+   * only for demand a user caused (the warm pool).
    */
   async prewarm(options: UpstreamSessionOptions): Promise<() => Promise<void>> {
     const apiKey = this.#apiKey();
