@@ -303,9 +303,10 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
           // more, and warms a fresh entry as an evicted session's executor is released.
           executorsInUse: () => workspaces.liveCount,
           executorLimit: config.maxSessions + config.warmWorkspacesAtCap,
-          // The engine's sessions in flight (the gauge it registers on `metrics`): a warm-up forks and
-          // loads on the cores their turns need, so none starts while one is in flight.
-          turnsInFlight: async () => (await metrics.snapshot()).inFlightSessions,
+          // A warm-up forks and loads on the cores live turns need, so none starts while a turn is in
+          // progress (a session parked on its client's tool run is not). The engine exists by the time the
+          // pool first warms: after the first conversation.
+          turnsInFlight: (): number => engine.turnsInProgress(),
         })
       : undefined;
   metrics.readWarmWorkspacesFrom(() => pool?.size ?? 0);

@@ -271,6 +271,14 @@ export class Engine {
     }
   }
 
+  /**
+   * Turns in progress now: requests admitted and runs streaming. Sessions parked on host tool calls wait on
+   * their clients and do not count (background work may run meanwhile).
+   */
+  turnsInProgress(): number {
+    return this.#sessions.busy;
+  }
+
   /** The engine's counters and session gauges (the Prometheus view is the metrics' registry). */
   metrics(): Promise<MetricsSnapshot> {
     return this.#metrics.snapshot();

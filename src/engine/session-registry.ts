@@ -60,6 +60,17 @@ export class SessionRegistry {
     return count;
   }
 
+  /**
+   * Sessions with a turn in progress: admitted, or with a run streaming. A session parked on host tool calls
+   * waits on its client, not on this process.
+   */
+  get busy(): number {
+    let count = 0;
+    for (const entry of this.#entries.values())
+      if (entry.admitted > 0 || entry.session.state.kind === 'running') count += 1;
+    return count;
+  }
+
   /** Host tool calls parked across every session. */
   get parkedCalls(): number {
     let count = 0;

@@ -27,8 +27,8 @@
  * of the window the target falls back, and entries above their key's target are released at once.
  *
  * When: warm-ups never compete with live turns. The pool warms one entry at a time, only once no new
- * conversation has started for `quietMs`, and only while no turn is in flight (`turnsInFlight`: a running
- * or streaming turn, or a run parked on a host tool call whose continuation may arrive at any moment);
+ * conversation has started for `quietMs`, and only while no turn is in flight (`turnsInFlight`: a request
+ * admitted or a run streaming; a run parked on a host tool call waits on its client, not on this process);
  * while turns are in flight it checks again every `busyRecheckMs` and starts nothing. A warm-up already
  * running when a turn arrives is not interrupted (it is one SDK call), but no other starts after it.
  * Nothing is warmed before the first conversation, so the first request after start never waits for

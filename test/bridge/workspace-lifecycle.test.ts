@@ -165,8 +165,8 @@ describe('the warm pool and live turns (issue 27: background work never delays a
       { type: 'text-delta', text: 'ok' },
       { type: 'end', status: 'finished' },
     ]);
-    // The pool reads the engine's in-flight gauge through the metrics before each warm-up it would start.
-    const looked = vi.spyOn(bridge.parts.metrics, 'snapshot');
+    // The pool asks the engine for its turns in progress before each warm-up it would start.
+    const looked = vi.spyOn(bridge.parts.engine, 'turnsInProgress');
     const turn = bridge.converse('a');
     await vi.waitFor(() => expect(looked.mock.calls.length).toBeGreaterThanOrEqual(2), eventually);
     expect(bridge.upstream.warmed).toEqual([]);
@@ -177,6 +177,21 @@ describe('the warm pool and live turns (issue 27: background work never delays a
     await vi.waitFor(() => expect(bridge.parts.warmPool?.state).toBe('idle'), eventually);
     expect(bridge.upstream.warmed).toHaveLength(1);
     expect(await bridge.metrics()).toMatchObject({ warmMisses: 1, warmWorkspaces: 1 });
+  });
+
+  it('warms while a conversation is parked on its client running a tool: that turn waits on the client', async () => {
+    const bridge = await start(undefined, [
+      { type: 'tool-call', toolCallId: 'call-1', toolName: 'Bash', input: { command: 'ls' } },
+      { type: 'tool-batch-end' },
+      { type: 'await-tool-results' },
+      { type: 'end', status: 'finished' },
+    ]);
+    // The response ends at the tool batch; the run stays parked until the client posts a result.
+    await bridge.converse('a');
+    expect(bridge.parts.engine.turnsInProgress()).toBe(0);
+    expect((await bridge.metrics()).parkedCalls).toBe(1);
+    await vi.waitFor(() => expect(bridge.upstream.warmed).toHaveLength(1), eventually);
+    expect((await bridge.metrics()).parkedCalls).toBe(1);
   });
 });
 
