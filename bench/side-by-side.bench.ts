@@ -12,6 +12,9 @@
  *
  * - first text delta on a new conversation (request → first `text_delta`; bare: create → first text delta);
  * - request → tool_use on a new conversation (bare: create → the custom tool's `execute`);
+ * - request → message_stop of that tool turn, when the client may run the tool (Claude Code waits for it;
+ *   bare: the same `execute`, the floor); `BENCH_TOOL_LISTING` sets how the fake announces the batch's size
+ *   (see `side-by-side/scenario.ts`);
  * - tool_result → first text delta;
  * - a 10k-delta answer (7 rounds): wall time (bridge: request → end of the body; bare: create → the
  *   run's end) and process CPU (every thread's schedstat); then the same as the second turn of a
@@ -325,6 +328,7 @@ for (let round = 0; round < rounds; round += 1) {
       record('first text delta, new conversation', side, fresh.textAt ?? Number.NaN);
       const parked = await bridgeTool(bridge, `please use the tool ${round}`);
       record('request → tool_use, new conversation', side, parked.answer.toolAt ?? Number.NaN);
+      record('request → message_stop, tool turn', side, parked.answer.stopAt ?? Number.NaN);
       record('tool_result → first text delta', side, await bridgeResult(bridge, parked));
     } else {
       record(
@@ -334,6 +338,7 @@ for (let round = 0; round < rounds; round += 1) {
       );
       const parked = await bare({ op: 'tool', prompt: `please use the tool ${round}` });
       record('request → tool_use, new conversation', side, parked.ms!);
+      record('request → message_stop, tool turn', side, parked.ms!);
       record(
         'tool_result → first text delta',
         side,

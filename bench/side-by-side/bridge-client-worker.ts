@@ -26,6 +26,8 @@ export type ClientRequest =
 export type Posted = {
   textAt?: number;
   toolAt?: number;
+  /** The `message_stop` event: on a tool turn, when the client may run the tool (Claude Code waits for it). */
+  stopAt?: number;
   /** The end of the response body. */
   endAt: number;
   /** The assistant's content blocks (text, tool_use with its id), to answer with a tool_result. */
@@ -94,6 +96,8 @@ const post = async ({ session, messages, parse }: Post, start = performance.now(
         if (text !== '') result.content.push({ type: 'text', text });
         text = '';
         result.content.push({ ...event.content_block, input: { command: 'true' } });
+      } else if (event.type === 'message_stop') {
+        result.stopAt ??= performance.now() - start;
       }
     }
   }

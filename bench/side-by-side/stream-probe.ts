@@ -14,7 +14,8 @@
  * `BENCH_STREAM_ROUNDS` (default 7, after one warm-up round); `BENCH_STREAM_TURN2_ONLY=1` skips the answer
  * on a new conversation; `BENCH_STREAM_TOOL=1` adds a tool round trip to every round (a new conversation
  * whose answer is one call of the client's tool, a pause, the tool's result and the answer after it:
- * request → tool_use and tool_result → first text delta, timed as in the side-by-side bench), and
+ * request → tool_use, request → message_stop and tool_result → first text delta, timed as in the
+ * side-by-side bench; `BENCH_TOOL_LISTING` as there), and
  * `BENCH_STREAM_TOOL=only` runs just that (an A/B of the tool path with `bridge:other` in ≈ 1 s a round); `BENCH_CPU_PROF=<dir>` writes a CPU profile of every side there on exit;
  * `BENCH_PROBE_DIR=<dir>` (with `BENCH_HEAP_SNAPSHOT=1`) a memory report (and heap snapshot) of every
  * side after the rounds; `BENCH_BRIDGE_LOG=<file>` keeps the bridge's log, at debug. Run with
@@ -78,8 +79,11 @@ type Side = {
   short: (prompt: string) => Promise<{ wall: number; conversation: Conversation }>;
   /** The 10k-delta answer: on a new conversation, or as the next turn of `conversation`. */
   stream: (prompt: string, conversation?: Conversation) => Promise<{ wall: number; first: number }>;
-  /** A new conversation answered with a tool call: request → tool_use; `result` posts the tool's result. */
-  tool: (prompt: string) => Promise<{ toolUse: number; result: () => Promise<number> }>;
+  /**
+   * A new conversation answered with a tool call: request → tool_use and → message_stop (bare: both its
+   * `execute`); `result` posts the tool's result.
+   */
+  tool: (prompt: string) => Promise<{ toolUse: number; toolStop: number; result: () => Promise<number> }>;
   stop: () => void;
 };
 
@@ -173,6 +177,7 @@ const startBridge = async (name: string, index: number): Promise<Side[]> => {
         };
         return {
           toolUse: answer.toolAt ?? Number.NaN,
+          toolStop: answer.stopAt ?? Number.NaN,
           result: async () =>
             (
               await post([
@@ -246,7 +251,11 @@ const startBare = async (features: string, index: number): Promise<Side> => {
         op: 'result',
         conversation: parked.conversation!,
       };
-      return { toolUse: parked.ms!, result: async () => (await channel.call(resultRequest)).ms! };
+      return {
+        toolUse: parked.ms!,
+        toolStop: parked.ms!,
+        result: async () => (await channel.call(resultRequest)).ms!,
+      };
     },
     stop: () => worker.disconnect(),
   };
@@ -271,6 +280,7 @@ type Figures = Record<
   | 'turnCpu'
   | 'turnFirst'
   | 'toolUse'
+  | 'toolStop'
   | 'toolResult',
   number[]
 >;
@@ -287,6 +297,7 @@ const figures = new Map<string, Figures>(
       turnCpu: [],
       turnFirst: [],
       toolUse: [],
+      toolStop: [],
       toolResult: [],
     },
   ]),
@@ -306,6 +317,7 @@ for (let round = -1; round < rounds; round += 1) {
       await pause();
       if (round >= 0) {
         figures.get(side.name)!.toolUse.push(trip.toolUse);
+        figures.get(side.name)!.toolStop.push(trip.toolStop);
         figures.get(side.name)!.toolResult.push(result);
       }
       if (toolOnly) continue;
@@ -365,14 +377,16 @@ const cell = (value: number, ratio?: number): string =>
 const beyond = (entry: Figures): number => median(entry.cpu) - median(entry.shortCpu);
 if (toolTrips) {
   console.log(`tool round trip, ${rounds} rounds: medians (ms) and ratios against ${referenceName}`);
-  console.log('  request → tool_use; tool_result → first text delta (then every round)');
+  console.log(
+    '  request → tool_use; request → message_stop; tool_result → first text delta (then every round of the last two)',
+  );
   for (const side of started) {
     const entry = figures.get(side.name)!;
-    const figure = (name: 'toolUse' | 'toolResult'): string =>
+    const figure = (name: 'toolUse' | 'toolStop' | 'toolResult'): string =>
       `${median(entry[name]).toFixed(2).padStart(7)} ${(median(entry[name]) / median(reference[name])).toFixed(2)}`;
     console.log(
-      `${side.name.slice(0, 34).padEnd(34)} ${figure('toolUse')} | ${figure('toolResult')} |` +
-        ` ${entry.toolResult.map((ms) => ms.toFixed(1)).join(' ')}`,
+      `${side.name.slice(0, 34).padEnd(34)} ${figure('toolUse')} | ${figure('toolStop')} | ${figure('toolResult')} |` +
+        ` ${entry.toolStop.map((ms) => ms.toFixed(1)).join(' ')} | ${entry.toolResult.map((ms) => ms.toFixed(1)).join(' ')}`,
     );
   }
 }

@@ -29,11 +29,32 @@ const describeUpdate = (update: InteractionUpdate): string => {
   }
 };
 
+/**
+ * One line per tool-batch message the fake sent (proto3 JSON), in wire order: the calls' starts, execs and
+ * the batch listing; everything else is left out.
+ */
+const describeSent = (message: JsonObject): string[] => {
+  const update = message.interactionUpdate as Record<string, JsonObject> | undefined;
+  if (update?.toolCallStarted !== undefined) return [`started:${String(update.toolCallStarted.callId)}`];
+  if (update?.toolRequestsListed !== undefined)
+    return [`listed:${String(update.toolRequestsListed.callCount)}`];
+  const exec = message.execServerMessage as { mcpArgs?: JsonObject } | undefined;
+  if (exec?.mcpArgs !== undefined) return [`exec:${String(exec.mcpArgs.toolCallId)}`];
+  return [];
+};
+
 describe('fake Cursor backend driven by the real @cursor/sdk', () => {
   let env: SdkTestEnv;
+  /** Every message the fake sent on an agent stream, in order. */
+  const sent: JsonObject[] = [];
 
   beforeAll(async () => {
-    env = await startSdkTestEnv({ heartbeatMs: 1000 });
+    env = await startSdkTestEnv({
+      heartbeatMs: 1000,
+      trace: (direction, message) => {
+        if (direction === 'send') sent.push(message as JsonObject);
+      },
+    });
   });
 
   afterAll(async () => {
@@ -175,18 +196,19 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
     const result = await run.wait();
     await agent[Symbol.asyncDispose]();
 
-    expect(events).toEqual([
+    // The SDK executes a call independently of delivering updates: `execute` runs after the call's start
+    // and before its completion, but may come before or after the listing.
+    const executes = events.filter((event) => event.startsWith('execute:'));
+    expect(events.filter((event) => !event.startsWith('execute:'))).toEqual([
       'step-started:1',
       'text-delta:Checking. ',
       'tool-call-started:toolu_1',
       'tool-requests-listed:1',
-      'execute:toolu_1:{"city":"Paris"}',
       'tool-call-completed:toolu_1',
       'step-completed:1',
       'step-started:2',
       'tool-call-started:toolu_2',
       'tool-requests-listed:1',
-      'execute:toolu_2:{"city":"Nowhere"}',
       'tool-call-completed:toolu_2',
       'step-completed:2',
       'step-started:3',
@@ -194,6 +216,12 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
       'step-completed:3',
       'turn-ended',
     ]);
+    expect(executes).toEqual(['execute:toolu_1:{"city":"Paris"}', 'execute:toolu_2:{"city":"Nowhere"}']);
+    for (const [index, id] of ['toolu_1', 'toolu_2'].entries()) {
+      const at = events.indexOf(executes[index]!);
+      expect(at).toBeGreaterThan(events.indexOf(`tool-call-started:${id}`));
+      expect(at).toBeLessThan(events.indexOf(`tool-call-completed:${id}`));
+    }
     expect(results).toEqual([
       {
         callId: 'toolu_1',
@@ -217,7 +245,7 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
     ]);
   });
 
-  it('runs two tool calls of one step in parallel; listed comes after both starts by default', async () => {
+  it('runs two tool calls of one step in parallel; by default each start is followed by its exec and the listing comes last', async () => {
     env.backend.setScenario(async (run) => {
       const results = await run.toolCalls([
         { toolName: 'lookup', args: { key: 'a' }, callId: 'call_a' },
@@ -245,6 +273,7 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
       },
     };
     const agent = await createAgent();
+    const firstSent = sent.length;
     const run = await agent.send('Look up a and b', {
       local: { customTools: { lookup } },
       onDelta: ({ update }) => void events.push(describeUpdate(update)),
@@ -252,13 +281,23 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
     const result = await run.wait();
     await agent[Symbol.asyncDispose]();
 
-    expect(events).toEqual([
+    expect(sent.slice(firstSent).flatMap(describeSent)).toEqual([
+      'started:call_a',
+      'exec:call_a',
+      'started:call_b',
+      'exec:mcp_b',
+      'listed:2',
+    ]);
+    // Both executes were pending at once (each waited for the other), whenever the updates reached onDelta.
+    expect(events.filter((event) => event.startsWith('execute:'))).toEqual([
+      'execute:call_a',
+      'execute:mcp_b',
+    ]);
+    expect(events.filter((event) => !event.startsWith('execute:'))).toEqual([
       'step-started:1',
       'tool-call-started:call_a',
       'tool-call-started:call_b',
       'tool-requests-listed:2',
-      'execute:call_a',
-      'execute:mcp_b',
       'tool-call-completed:call_a',
       'tool-call-completed:call_b',
       'step-completed:1',
@@ -270,31 +309,55 @@ describe('fake Cursor backend driven by the real @cursor/sdk', () => {
     expect(result.status).toBe('finished');
   });
 
-  it('can announce the batch size before the starts', async () => {
+  it.each([
+    ['before-started', ['listed:2', 'started:call_x', 'started:call_y', 'exec:call_x', 'exec:call_y']],
+    ['after-started', ['started:call_x', 'started:call_y', 'listed:2', 'exec:call_x', 'exec:call_y']],
+    ['none', ['started:call_x', 'exec:call_x', 'started:call_y', 'exec:call_y']],
+  ] as const)('keeps the other listing orders for fallback tests: %s', async (listed, wireOrder) => {
     env.backend.setScenario(async (run) => {
       await run.toolCalls(
         [
           { toolName: 'lookup', callId: 'call_x' },
           { toolName: 'lookup', callId: 'call_y' },
         ],
-        { listed: 'before-started' },
+        { listed },
       );
       run.turnEnded();
     });
-    const updates: string[] = [];
+    const agent = await createAgent();
+    const firstSent = sent.length;
+    const run = await agent.send('go', { local: { customTools: { lookup: { execute: () => 'ok' } } } });
+    await run.wait();
+    await agent[Symbol.asyncDispose]();
+    expect(sent.slice(firstSent).flatMap(describeSent)).toEqual(wireOrder);
+  });
+
+  it('holds the listing until `listedAfter` settles, after the call was executed', async () => {
+    let release!: () => void;
+    const listedAfter = new Promise<void>((resolve) => (release = resolve));
+    env.backend.setScenario(async (run) => {
+      await run.toolCall({ toolName: 'lookup', callId: 'call_z' }, { listedAfter });
+      run.turnEnded();
+    });
+    const events: string[] = [];
     const agent = await createAgent();
     const run = await agent.send('go', {
-      local: { customTools: { lookup: { execute: () => 'ok' } } },
-      onDelta: ({ update }) => void updates.push(describeUpdate(update)),
+      local: {
+        customTools: {
+          lookup: {
+            execute: () => {
+              events.push('execute');
+              release();
+              return 'ok';
+            },
+          },
+        },
+      },
+      onDelta: ({ update }) => void events.push(describeUpdate(update)),
     });
     await run.wait();
     await agent[Symbol.asyncDispose]();
-    expect(updates.slice(0, 4)).toEqual([
-      'step-started:1',
-      'tool-requests-listed:2',
-      'tool-call-started:call_x',
-      'tool-call-started:call_y',
-    ]);
+    expect(events.indexOf('tool-requests-listed:1')).toBeGreaterThan(events.indexOf('execute'));
   });
 
   it('keeps history across sends through checkpoints the fake writes into the store', async () => {

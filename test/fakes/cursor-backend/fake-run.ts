@@ -153,7 +153,7 @@ export class FakeRun implements RunContext {
     calls: readonly FakeToolCallSpec[],
     options: ToolBatchOptions = {},
   ): Promise<FakeToolResult[]> {
-    const listed = options.listed ?? 'after-started';
+    const listed = options.listed ?? 'after-exec';
     this.beginStep();
     const prepared = calls.map((call) => {
       const number = this.nextCallNumber();
@@ -167,20 +167,35 @@ export class FakeRun implements RunContext {
       };
       return { callId, modelCallId: call.modelCallId ?? `model-call-${number}`, mcpArgs };
     });
-    const listedUpdate = { toolRequestsListed: { callCount: calls.length } };
-    if (listed === 'before-started') this.update(listedUpdate);
-    for (const { callId, modelCallId, mcpArgs } of prepared) {
+    const sendListing = async (): Promise<void> => {
+      await options.listedAfter;
+      this.update({ toolRequestsListed: { callCount: calls.length } });
+    };
+    const start = ({ callId, modelCallId, mcpArgs }: (typeof prepared)[number]): void => {
       const toolCall = { mcpToolCall: { args: mcpArgs }, toolCallId: callId };
       this.update({ toolCallStarted: { callId, modelCallId, toolCall } });
-    }
-    if (listed === 'after-started') this.update(listedUpdate);
-    const answers = prepared.map(({ mcpArgs }) => {
+    };
+    const exec = ({ mcpArgs }: (typeof prepared)[number]): Promise<JsonObject | undefined> => {
       const id = this.nextExecId++;
       const answer = this.expect(this.pendingExecs, id);
       this.stream.send({ execServerMessage: { id, execId: `exec-${id}`, mcpArgs } });
       return answer;
-    });
-    const mcpResults = await Promise.all(answers);
+    };
+    let answers: Array<Promise<JsonObject | undefined>>;
+    if (listed === 'after-exec' || listed === 'none') {
+      answers = prepared.map((call) => (start(call), exec(call)));
+    } else {
+      if (listed === 'before-started') await sendListing();
+      prepared.forEach(start);
+      if (listed === 'after-started') await sendListing();
+      answers = prepared.map(exec);
+    }
+    // The listing goes out while the answers are awaited, so a stream that closes meanwhile rejects
+    // them with a handler attached.
+    const [mcpResults] = await Promise.all([
+      Promise.all(answers),
+      listed === 'after-exec' ? sendListing() : undefined,
+    ]);
     const results: FakeToolResult[] = [];
     prepared.forEach(({ callId, modelCallId, mcpArgs }, index) => {
       const mcpResult = mcpResults[index] ?? {};

@@ -4,10 +4,10 @@
  *
  * Wire order produced by the actions (what the SDK turns into `onDelta` updates):
  * - the first output of a step emits `stepStarted{stepId}` (step ids count from 1 per run attempt);
- * - `toolCalls` emits, per call, `toolCallStarted`, then one `toolRequestsListed{callCount}` (by default
- *   after the starts; see {@link ToolBatchOptions.listed}), then one `execServerMessage{mcpArgs}` per call,
- *   waits for every `execClientMessage{mcpResult}`, emits `toolCallCompleted` per call in call order and
- *   `stepCompleted` — the next output starts a new step;
+ * - `toolCalls` emits, per call, `toolCallStarted` followed by its `execServerMessage{mcpArgs}`, then one
+ *   `toolRequestsListed{callCount}` after the batch's last exec (Cursor's order as far as it is known; see
+ *   {@link ToolBatchOptions.listed} for the others), waits for every `execClientMessage{mcpResult}`, emits
+ *   `toolCallCompleted` per call in call order and `stepCompleted` — the next output starts a new step;
  * - `exec` sends one bare `execServerMessage{<kind>}` (a built-in tool, `requestContextArgs`, …) and
  *   waits for the SDK's `execClientMessage`; it emits no update and does not touch the step;
  * - `turnEnded` closes the open step (`stepCompleted`) before `turnEnded`;
@@ -77,10 +77,24 @@ export type FakeToolResult = { callId: string; toolCallId: string } & (
 
 export type ToolBatchOptions = {
   /**
-   * Where `toolRequestsListed{callCount}` goes: after every `toolCallStarted` of the batch (default),
-   * before them, or not at all. The real server's order is not verified; test both.
+   * Where `toolRequestsListed{callCount}` (`InteractionUpdate` field 27) goes.
+   *
+   * - `after-exec` (default): each call's `toolCallStarted` is followed by its `execServerMessage`, and
+   *   the listing comes after the batch's last exec — the count of the calls the model's generation made,
+   *   known once it ended. @cursor/sdk 1.0.32 only maps the update (it neither sends nor orders it); this
+   *   order is the live one recorded by a client of Cursor's raw agent protocol
+   *   (nkoynov/cursor-opencode-provider, `test/tool-call-order.test.ts`: "Live order": the listing follows
+   *   the step's execs). Not verified against Cursor's server from here.
+   * - `after-started`: every `toolCallStarted`, then the listing, then every exec.
+   * - `before-started`: the listing, then every `toolCallStarted`, then every exec.
+   * - `none`: as `after-exec` without a listing (a backend that never announces the count).
    */
-  listed?: 'after-started' | 'before-started' | 'none';
+  listed?: 'after-exec' | 'after-started' | 'before-started' | 'none';
+  /**
+   * Holds the listing until this settles (what comes after it in the chosen order waits too): a
+   * generation whose end reaches the SDK later than its calls' execs.
+   */
+  listedAfter?: Promise<unknown>;
 };
 
 /** Per-turn usage reported by `turnEnded`. */

@@ -238,7 +238,8 @@ describe('CursorRun', () => {
     expect(text.join('')).toBe('partial answer');
   });
 
-  it('ends a tool batch when every listed and started call has parked', async () => {
+  it('ends a tool batch when every listed and started call has parked, with no timer advance', async () => {
+    useFakeClock();
     const { cursorRun, delta } = createRun();
     delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
     delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
@@ -246,12 +247,60 @@ describe('CursorRun', () => {
     cursorRun.toolCalls.parked(parkedCall('a', 'Bash', { c: 1 }));
     cursorRun.toolCalls.parked(parkedCall('a', 'Bash', { c: 1 }));
     cursorRun.toolCalls.parked(parkedCall('b', 'Bash', { c: 2 }));
+    expect(cursorRun.events.size).toBe(3);
     expect(await available(cursorRun, 3)).toEqual([
       { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: { c: 1 }, parkedAt },
       { type: 'tool-call', toolCallId: 'b', toolName: 'Bash', input: { c: 2 }, parkedAt },
       { type: 'tool-batch-end' },
     ]);
     expect(cursorRun.pendingToolCalls()).toEqual(['a', 'b']);
+  });
+
+  it('ends the batch the moment a listing comes after its call parked, with no timer advance', async () => {
+    useFakeClock();
+    const { cursorRun, delta } = createRun();
+    delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', {}) });
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', {}));
+    expect(await available(cursorRun, 1)).toEqual([
+      { type: 'tool-call', toolCallId: 'a', toolName: 'Bash', input: {}, parkedAt },
+    ]);
+    expect(cursorRun.events.size).toBe(0);
+    delta({ type: 'tool-requests-listed', callCount: 1 });
+    expect(cursorRun.events.size).toBe(1);
+    expect(await available(cursorRun, 1)).toEqual([{ type: 'tool-batch-end' }]);
+  });
+
+  it('a listing between two parks ends the batch at the second, with no timer advance', async () => {
+    useFakeClock();
+    const { cursorRun, delta } = createRun();
+    delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
+    delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', { c: 1 }));
+    delta({ type: 'tool-requests-listed', callCount: 2 });
+    expect(cursorRun.events.size).toBe(1);
+    cursorRun.toolCalls.parked(parkedCall('b', 'Bash', { c: 2 }));
+    expect((await available(cursorRun, 3)).map((event) => event.type)).toEqual([
+      'tool-call',
+      'tool-call',
+      'tool-batch-end',
+    ]);
+  });
+
+  it('a listing of more calls than have parked stops the quiet period from ending the batch (batchQuietMs 20)', async () => {
+    useFakeClock();
+    const { cursorRun, delta } = createRun();
+    delta({ type: 'tool-call-started', callId: 'a', modelCallId: 'm1', toolCall: mcpCall('Bash', { c: 1 }) });
+    cursorRun.toolCalls.parked(parkedCall('a', 'Bash', { c: 1 }));
+    delta({ type: 'tool-requests-listed', callCount: 2 });
+    await advance(1_000);
+    expect((await available(cursorRun, 1)).map((event) => event.type)).toEqual(['tool-call']);
+    expect(cursorRun.events.size).toBe(0);
+    delta({ type: 'tool-call-started', callId: 'b', modelCallId: 'm2', toolCall: mcpCall('Bash', { c: 2 }) });
+    cursorRun.toolCalls.parked(parkedCall('b', 'Bash', { c: 2 }));
+    expect((await available(cursorRun, 2)).map((event) => event.type)).toEqual([
+      'tool-call',
+      'tool-batch-end',
+    ]);
   });
 
   it('matches parked calls whose toolCallId differs from the started callId by tool and arguments', async () => {

@@ -19,8 +19,11 @@
  *
  * Batch rule (the SDK's own signals instead of a fixed settle window): `tool-requests-listed` announces
  * `callCount`; each call has `tool-call-started` and then parks (or is corrected). A batch is complete when
- * every call started in it has parked or been corrected, and at least the listed number has. Without a
- * listing, completion is confirmed after a short quiet period.
+ * every call started in it has parked or been corrected, and at least the listed number has. It is checked
+ * on every park, correction and listing, and ends the moment it is complete: the SDK executes calls apart
+ * from delivering updates, so the listing may reach the run before or after the calls park (the order
+ * recorded from Cursor's server has it after the batch's execs). Only a batch whose size was never listed
+ * waits for a short quiet period.
  *
  * Bound: one record per tool call of the run; the records live and die with their run.
  */
@@ -361,9 +364,13 @@ export class RunToolCalls {
     this.#ledger.started(sdkCallId, toolName, args);
   }
 
-  /** A `tool-requests-listed` update: the current batch has `callCount` calls. */
+  /**
+   * A `tool-requests-listed` update: the current batch has `callCount` calls. When its calls have parked
+   * already, the batch ends now (not after the quiet period a batch without a listing waits).
+   */
   listed(callCount: number): void {
     this.#ledger.listed(callCount);
+    if (!this.#stopped) this.#checkBatch();
   }
 
   /**
