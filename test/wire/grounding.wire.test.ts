@@ -198,7 +198,7 @@ describe('host environment grounding with the real @cursor/sdk', () => {
     expect(existsSync(targets.shellMarker)).toBe(false);
     expect(existsSync(targets.writeMarker)).toBe(false);
     expect(JSON.stringify(probe.read)).not.toContain(targets.secret);
-  }, 15_000);
+  });
 
   it('never guesses a root when the client reports no environment', async () => {
     const targets = await newTargets('no-env');
@@ -239,7 +239,7 @@ describe('host environment grounding with the real @cursor/sdk', () => {
     }
     expect(existsSync(targets.shellMarker)).toBe(false);
     expect(existsSync(targets.writeMarker)).toBe(false);
-  }, 15_000);
+  });
 
   it('a workspaces root inside a git work tree (a HOME kept in git) still grounds the SDK in the scratch workspace', async () => {
     // The SDK takes `git rev-parse --show-toplevel` of its cwd as the project whose rules and hooks it
@@ -268,7 +268,7 @@ describe('host environment grounding with the real @cursor/sdk', () => {
       expect(refusalOf(answer, key)).toContain('is disabled in bridge mode');
     expect(existsSync(targets.shellMarker)).toBe(false);
     expect(existsSync(targets.writeMarker)).toBe(false);
-  }, 15_000);
+  });
 
   // Spec, "Modes": `cursorCwd` — "Used when `cursorMode` is `agent` to set the SDK local cwd." Issue 23,
   // item 5: agent mode's grounding tells the agent its own tools run there, not that the client hosts them.
@@ -301,7 +301,7 @@ describe('host environment grounding with the real @cursor/sdk', () => {
     expect(tail).toContain(`your own tools run in ${cursorCwd}`);
     expect(seen.prompt).not.toContain('custom-user-tools');
     expect(seen.prompt).not.toContain('never use its path');
-  }, 15_000);
+  });
 
   it('control: in agent mode (no project settings, no deny-hook) the same execs do run', async () => {
     const targets = await newTargets('agent-mode');
@@ -334,5 +334,5 @@ describe('host environment grounding with the real @cursor/sdk', () => {
     expect(probe.write).toMatchObject({ writeResult: { success: { path: targets.writeMarker } } });
     expect(existsSync(targets.shellMarker)).toBe(true);
     expect(await readFile(targets.writeMarker, 'utf8')).toBe('x');
-  }, 15_000);
+  });
 });
