@@ -99,3 +99,14 @@ export const startWireBridge = async (options: WireBridgeOptions = {}): Promise<
     },
   };
 };
+
+/** Claude Code's Bash tool as an Anthropic Messages request declares it (the wire tests' host tool). */
+export const anthropicBashTool = {
+  name: 'Bash',
+  description: 'Run a shell command on the host',
+  input_schema: {
+    type: 'object' as const,
+    properties: { command: { type: 'string' } },
+    required: ['command'],
+  },
+};

@@ -6,7 +6,12 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ParkedCallBroker } from '../../mcp/index.js';
 import type { FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
 import { createGate } from '../helpers/gate.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import {
+  closeWireBackend,
+  startWireBridge,
+  type WireBridge,
+  anthropicBashTool,
+} from '../helpers/wire-fixture.js';
 
 let wire: WireBridge | undefined;
 const start = async (...args: Parameters<typeof startWireBridge>) => (wire = await startWireBridge(...args));
@@ -17,15 +22,7 @@ afterEach(async () => {
 });
 afterAll(closeWireBackend);
 
-const bash = {
-  name: 'Bash',
-  description: 'Run a shell command on the host',
-  input_schema: {
-    type: 'object' as const,
-    properties: { command: { type: 'string' } },
-    required: ['command'],
-  },
-};
+const bash = anthropicBashTool;
 const environment =
   '# Environment\nYou have been invoked in the following environment: \n - Primary working directory: /home/dev/project\n - Platform: linux\n';
 

@@ -1,7 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeRunRequest, FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import {
+  closeWireBackend,
+  startWireBridge,
+  type WireBridge,
+  anthropicBashTool,
+} from '../helpers/wire-fixture.js';
 
 /**
  * The SDK model selection a request's reasoning leads to, seen in the run requests the real `@cursor/sdk`
@@ -84,15 +89,7 @@ describe('model selection: one reasoning rule on every protocol, through the bri
   });
 });
 
-const bash = {
-  name: 'Bash',
-  description: 'Run a shell command on the host',
-  input_schema: {
-    type: 'object' as const,
-    properties: { command: { type: 'string' } },
-    required: ['command'],
-  },
-};
+const bash = anthropicBashTool;
 
 const resultText = (result: FakeToolResult | undefined): string =>
   result?.status === 'success'

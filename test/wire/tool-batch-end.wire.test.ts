@@ -13,7 +13,12 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
 import { createGate } from '../helpers/gate.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import {
+  closeWireBackend,
+  startWireBridge,
+  type WireBridge,
+  anthropicBashTool,
+} from '../helpers/wire-fixture.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {
@@ -25,15 +30,7 @@ afterAll(closeWireBackend);
 /** Beyond vitest's test timeout (60 s): a batch that waited for it would fail the test. */
 const quietPeriodNobodyWaitsFor = 10 * 60_000;
 
-const bash = {
-  name: 'Bash',
-  description: 'Run a shell command on the host',
-  input_schema: {
-    type: 'object' as const,
-    properties: { command: { type: 'string' } },
-    required: ['command'],
-  },
-};
+const bash = anthropicBashTool;
 const environment =
   '# Environment\nYou have been invoked in the following environment: \n - Primary working directory: /home/dev/project\n';
 const opening: Anthropic.MessageParam[] = [{ role: 'user', content: 'List the project' }];
