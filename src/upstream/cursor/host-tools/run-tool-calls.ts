@@ -316,7 +316,8 @@ const ignore = (): void => undefined;
 
 /** One run's host tool calls (see the file's header). */
 export class RunToolCalls {
-  readonly #options: RunToolCallsOptions;
+  /** Without the sink: a stopped run's calls must not keep the run itself reachable (see {@link stop}). */
+  readonly #options: Omit<RunToolCallsOptions, keyof RunToolCallSink>;
   readonly #ledger = new ToolCallLedger();
   #sink: RunToolCallSink;
   #stopped = false;
@@ -326,8 +327,9 @@ export class RunToolCalls {
   #holdTimer: NodeJS.Timeout | undefined;
 
   constructor(options: RunToolCallsOptions) {
-    this.#options = options;
-    this.#sink = { emit: options.emit, onWaitingChanged: options.onWaitingChanged };
+    const { emit, onWaitingChanged, ...rest } = options;
+    this.#options = rest;
+    this.#sink = { emit, onWaitingChanged };
   }
 
   /**
@@ -428,7 +430,11 @@ export class RunToolCalls {
     this.#ledger.abandonAll();
   }
 
-  /** The run is over: settle what is parked, stop the timers, and let go of the run. */
+  /**
+   * The run is over: settle what is parked, stop the timers, and let go of the run (the session's tool host
+   * keeps its last run's calls until the next run begins, and a finished run's SDK `Run` holds the run's
+   * whole request context).
+   */
   stop(reason: string): void {
     this.#stopped = true;
     clearTimeout(this.#batchTimer);
