@@ -181,6 +181,13 @@ export function createMcpHostServer(options: McpHostServerOptions): McpHostServe
     });
   });
 
+  // Claude Code's MCP client (Bun's fetch) reuses a pooled connection without honouring the server's
+  // `Keep-Alive: timeout` hint, so a connection Node closed after its default 5 s of idling was reused and
+  // reset mid-call ("ECONNRESET: The socket connection was closed unexpectedly") while the agent was busy
+  // elsewhere. Idle connections are kept longer than such a client's own pool keeps them.
+  httpServer.keepAliveTimeout = 75_000;
+  httpServer.headersTimeout = 76_000;
+
   httpServer.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     socket.on('error', () => socket.destroy());
