@@ -19,6 +19,10 @@
  * - a 10k-delta answer (7 rounds): wall time (bridge: request → end of the body; bare: create → the
  *   run's end) and process CPU (every thread's schedstat); then the same as the second turn of a
  *   conversation (bare: send → the run's end), which leaves out creating the conversation;
+ * - in fresh processes (`BENCH_FRESH_ROUNDS`, default 3, each side started twice a round): spawn → accepting
+ *   requests; the first two new conversations' response headers (bare: `send` resolving with its run) and
+ *   tool_use; 32 new conversations at once right after one turn: request → tool_use of each (median,
+ *   slowest) and the process's whole CPU from the end of that turn until it is quiet again;
  * - 32 concurrent new conversations, started at once in the worker: time from their start until the last
  *   reaches its tool call (bridge: its tool_use event; bare: `execute`) (the first burst after
  *   the start apart from the two later ones), RSS with all 32 parked (total and above idle);
@@ -40,6 +44,7 @@
  * printed with its own ratio to the same bare SDK: an A/B of two builds against one floor, e.g. the
  * commit an issue's figures were taken at (`git worktree add`, build, `BENCH_OTHER_BRIDGE=<its dir>`).
  *
+ * `BENCH_PHASES` picks phases (default `fresh,latency,stream,burst,soak`, all of them).
  * `BENCH_ROUNDS` (default 15) sets the latency rounds; `BENCH_BARE_OPTIONS=bridge` gives the bare SDK the
  * agent options the bridge needs, `BENCH_BARE_VARIANT` more of the bridge's workspace (see the worker). Benchmarks measure; they never fail on a number.
  */
@@ -66,6 +71,8 @@ import type {
 } from './side-by-side/bridge-client-worker.js';
 
 const rounds = Number(process.env['BENCH_ROUNDS'] ?? 15);
+/** `BENCH_PHASES=fresh,latency,stream,burst,soak` (the default: all): the phases to run, in this order. */
+const phases = new Set((process.env['BENCH_PHASES'] ?? 'fresh,latency,stream,burst,soak').split(','));
 const soak = Math.max(48, Math.ceil(Number(process.env['BENCH_SOAK'] ?? 288) / 48) * 48);
 const concurrent = 32;
 const streamDeltas = 10_000;
@@ -78,7 +85,6 @@ const backend = await startFakeCursorBackend({ scenario: benchScenario(streamDel
 await ensureBuilt();
 const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-bench-sbs-')));
 const bareHome = join(root, 'bare-home');
-await mkdir(bareHome, { recursive: true });
 const configPath = join(root, 'config.json');
 await writeFile(
   configPath,
@@ -93,7 +99,8 @@ const baseEnv = {
   CURSOR_API_KEY: 'crsr_bench',
   CURSOR_BACKEND_URL: backend.url,
 };
-// `BENCH_CPU_PROF=<dir>`: the bridge writes a V8 CPU profile there on exit (read it in DevTools).
+// `BENCH_CPU_PROF=<dir>`: every bridge and bare SDK process writes a V8 CPU profile there on exit (read it
+// in DevTools).
 const profileDir = process.env['BENCH_CPU_PROF'];
 // Both processes load the same memory probe (see the file) and write its reports to one directory
 // (`BENCH_PROBE_DIR` to keep them, with the profiles and snapshots `BENCH_HEAP_PROFILE=1` /
@@ -116,7 +123,14 @@ const bridgeSettings = Object.fromEntries(
 );
 
 /** A `cursor-bridge serve` under test and its own client worker. */
-type Bridge = { child: ChildProcess; client: (request: ClientOp) => Promise<ClientReply> };
+type Bridge = {
+  child: ChildProcess;
+  client: (request: ClientOp) => Promise<ClientReply>;
+  /** Stops the bridge and its client worker (the fresh-process phase; the rest stop at the end). */
+  stop: () => Promise<void>;
+  /** ms from the spawn until its listening line. */
+  readyMs: number;
+};
 type ClientOp = ClientRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
 
 /** Starts `cursor-bridge serve` (this checkout's, or `checkout`'s) with its own HOME and client worker. */
@@ -134,12 +148,14 @@ const startBridge = async (name: string, checkout?: string): Promise<Bridge> => 
       'cursor-bridge.js',
     );
   }
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: { ...baseEnv, ...probeEnv, ...bridgeSettings, HOME: home, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const port = await waitForServePort(child);
+  const readyMs = performance.now() - spawnedAt;
   // The bridge's client: `side-by-side/bridge-client-worker.ts`, its own process. Like a real client and
   // like the bare worker, it times every figure of the bridge's side itself, so neither side's figures
   // include this process's scheduling (the fake backend runs here).
@@ -151,7 +167,24 @@ const startBridge = async (name: string, checkout?: string): Promise<Bridge> => 
   workers.push(clientChild);
   const channel = ipc<ClientRequest, ClientReply>(clientChild);
   await channel.ready;
-  return { child, client: (request) => channel.call(request as Omit<ClientRequest, 'id'>) };
+  return {
+    child,
+    client: (request) => channel.call(request as Omit<ClientRequest, 'id'>),
+    stop: () => stopProcesses([clientChild, child]),
+    readyMs,
+  };
+};
+/** SIGTERM to each, resolved when all have exited. */
+const stopProcesses = async (children: ChildProcess[]): Promise<void> => {
+  for (const child of children) child.kill('SIGTERM');
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve) =>
+          child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve),
+        ),
+    ),
+  );
 };
 /** Every worker and server this bench started, stopped at the end. */
 const workers: ChildProcess[] = [];
@@ -160,38 +193,50 @@ const bridges: Partial<Record<Side, Bridge>> = { bridge: await startBridge('brid
 if (otherCheckout !== undefined) bridges.other = await startBridge('other', otherCheckout);
 
 // ---- the floor: the bare SDK, its own process ------------------------------------------------------
-const bareChild = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
-  execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', ...probeArgs],
-  env: {
-    ...baseEnv,
-    ...probeEnv,
-    HOME: bareHome,
-    BENCH_BARE_ROOT: join(bareHome, '.claude-code-router', 'cursor-sdk-workspaces'),
-    ...(process.env['BENCH_BARE_OPTIONS'] === undefined
-      ? {}
-      : { BENCH_BARE_OPTIONS: process.env['BENCH_BARE_OPTIONS'] }),
-    // `BENCH_BARE_VARIANT=bridge,agents,hooks`: the bare SDK also in a directory with an AGENTS.md and the
-    // bridge's hooks.json and deny-hook script (see the worker), the whole workspace the bridge renders.
-    ...(process.env['BENCH_BARE_VARIANT'] === undefined
-      ? {}
-      : {
-          BENCH_BARE_VARIANT: process.env['BENCH_BARE_VARIANT'],
-          BENCH_BARE_HOOK_SCRIPT: join(
-            here,
-            '..',
-            'workspace-templates',
-            '.cursor',
-            'hooks',
-            'deny-builtin.mjs',
-          ),
-        }),
-  },
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-});
 type BareOp = BareRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
-const bareIpc = ipc<BareRequest, Reply>(bareChild);
-await bareIpc.ready;
-const bare = (request: BareOp): Promise<Reply> => bareIpc.call(request as Omit<BareRequest, 'id'>);
+/** The bare SDK's worker with `home` as its HOME, resolved once it has imported the SDK. */
+const startBare = async (
+  home: string,
+): Promise<{ child: ChildProcess; call: (request: BareOp) => Promise<Reply> }> => {
+  await mkdir(home, { recursive: true });
+  const child = fork(join(here, 'side-by-side', 'bare-sdk-worker.ts'), {
+    execArgv: [
+      '--experimental-strip-types',
+      '--disable-warning=ExperimentalWarning',
+      ...probeArgs,
+      ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
+    ],
+    env: {
+      ...baseEnv,
+      ...probeEnv,
+      HOME: home,
+      BENCH_BARE_ROOT: join(home, '.claude-code-router', 'cursor-sdk-workspaces'),
+      ...(process.env['BENCH_BARE_OPTIONS'] === undefined
+        ? {}
+        : { BENCH_BARE_OPTIONS: process.env['BENCH_BARE_OPTIONS'] }),
+      // `BENCH_BARE_VARIANT=bridge,agents,hooks`: the bare SDK also in a directory with an AGENTS.md and the
+      // bridge's hooks.json and deny-hook script (see the worker), the whole workspace the bridge renders.
+      ...(process.env['BENCH_BARE_VARIANT'] === undefined
+        ? {}
+        : {
+            BENCH_BARE_VARIANT: process.env['BENCH_BARE_VARIANT'],
+            BENCH_BARE_HOOK_SCRIPT: join(
+              here,
+              '..',
+              'workspace-templates',
+              '.cursor',
+              'hooks',
+              'deny-builtin.mjs',
+            ),
+          }),
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const channel = ipc<BareRequest, Reply>(child);
+  await channel.ready;
+  return { child, call: (request) => channel.call(request as Omit<BareRequest, 'id'>) };
+};
+const { child: bareChild, call: bare } = await startBare(bareHome);
 
 // ---- process figures from /proc ---------------------------------------------------------------------
 /** What `side-by-side/memory-probe.mjs` writes on SIGUSR2 (bytes). */
@@ -248,6 +293,13 @@ const procMemory = async (child: ChildProcess): Promise<ProcMemory> => {
     .map((mapping) => `${mapping.rss.toFixed(0)}/${mapping.size.toFixed(0)}`)
     .join(' ');
   return { ...result, threads: Number(/Threads:\s+(\d+)/.exec(status)?.[1]), largestAnonymous };
+};
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? sorted[middle]!
+    : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
 };
 const settle = (ms = 1_500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -310,15 +362,130 @@ const alternate = async (round: number, task: (side: Side) => Promise<void>): Pr
 const startedAt = performance.now();
 const loadBefore = loadavg();
 
+// ---- fresh processes: the first requests after a start, and a burst after one turn ---------------------
+// A rolling restart behind HAProxy, a router's reload and Claude Code's parallel subagents all send a new
+// process its first requests, or a burst of new conversations, at once. Each round starts each side twice,
+// fresh (its own HOME; the bare SDK's worker has imported the SDK when it reports ready, the bridge
+// when it prints its listening line): once for its first two new conversations, once for a burst of
+// `concurrent` new conversations right after one text turn, with the process's whole CPU from the end of
+// that turn until it is quiet again, so whatever the turn or the burst set off in the background (the
+// bridge's pool warming workspaces) is counted with the burst.
+const freshRounds = phases.has('fresh') ? Number(process.env['BENCH_FRESH_ROUNDS'] ?? 3) : 0;
+/** A side in a fresh process: a new conversation with one tool parks until `release`. */
+type Fresh = {
+  child: ChildProcess;
+  /** ms from the spawn until the process accepts requests (the bridge: its listening line). */
+  readyMs: number;
+  text: (prompt: string) => Promise<void>;
+  /** `firstByte`: bridge, its response headers; bare SDK, `send` resolving with its run. */
+  tool: (prompt: string) => Promise<{ firstByte: number; toolAt: number; release: () => Promise<unknown> }>;
+  /** Each conversation's start → its tool call, all started at once. */
+  burst: (prompts: string[]) => Promise<{ each: number[]; release: () => Promise<unknown> }>;
+  stop: () => Promise<void>;
+};
+const startFresh = async (side: Side, name: string): Promise<Fresh> => {
+  const spawnedAt = performance.now();
+  if (side === 'bare') {
+    const { child, call } = await startBare(join(root, name));
+    return {
+      child,
+      readyMs: performance.now() - spawnedAt,
+      text: async (prompt) => void (await call({ op: 'text', prompt })),
+      tool: async (prompt) => {
+        const reply = await call({ op: 'tool', prompt });
+        return {
+          firstByte: reply.sentMs!,
+          toolAt: reply.ms!,
+          release: () => call({ op: 'result', conversation: reply.conversation! }),
+        };
+      },
+      burst: async (prompts) => {
+        const reply = await call({ op: 'burst', prompts });
+        return {
+          each: reply.each!,
+          release: () =>
+            Promise.all(reply.conversations!.map((conversation) => call({ op: 'result', conversation }))),
+        };
+      },
+      stop: async () => {
+        await call({ op: 'closeAll' });
+        await stopProcesses([child]);
+      },
+    };
+  }
+  const bridge = await startBridge(name, side === 'other' ? otherCheckout : undefined);
+  return {
+    child: bridge.child,
+    readyMs: bridge.readyMs,
+    text: async (prompt) => void (await post(bridge, randomUUID(), [{ role: 'user', content: prompt }])),
+    tool: async (prompt) => {
+      const parked = await bridgeTool(bridge, prompt);
+      return {
+        firstByte: parked.answer.headersAt,
+        toolAt: parked.answer.toolAt ?? Number.NaN,
+        release: () => bridgeResult(bridge, parked),
+      };
+    },
+    burst: async (prompts) => {
+      const { parked } = await bridgeBurst(bridge, prompts);
+      return {
+        each: parked.map(({ answer }) => answer.toolAt ?? Number.NaN),
+        release: () => Promise.all(parked.map((one) => bridgeResult(bridge, one))),
+      };
+    },
+    stop: bridge.stop,
+  };
+};
+/** Waits until `child` spends under 15 ms of CPU in each of two consecutive 500 ms windows (at most 30 s). */
+const untilQuiet = async (child: ChildProcess): Promise<void> => {
+  let quietWindows = 0;
+  let before = await threadCpuMs(child);
+  for (let waited = 0; quietWindows < 2 && waited < 30_000; waited += 500) {
+    await settle(500);
+    const now = await threadCpuMs(child);
+    quietWindows = now - before < 15 ? quietWindows + 1 : 0;
+    before = now;
+  }
+};
+for (let round = 0; round < freshRounds; round += 1) {
+  await alternate(round, async (side) => {
+    const starting = await startFresh(side, `fresh-${side}-${round}-start`);
+    record('fresh process: spawn → accepting requests', side, starting.readyMs);
+    const first = await starting.tool(`please use the tool, first after start ${round}`);
+    record('fresh process: first request → response headers', side, first.firstByte);
+    record('fresh process: first request → tool_use', side, first.toolAt);
+    const second = await starting.tool(`please use the tool, second after start ${round}`);
+    record('fresh process: second new conversation → response headers', side, second.firstByte);
+    record('fresh process: second new conversation → tool_use', side, second.toolAt);
+    await Promise.all([first.release(), second.release()]);
+    await starting.stop();
+
+    const bursting = await startFresh(side, `fresh-${side}-${round}-burst`);
+    await bursting.text(`warm up before the burst ${round}`);
+    const cpuBefore = await threadCpuMs(bursting.child);
+    const { each, release } = await bursting.burst(
+      Array.from({ length: concurrent }, (_, index) => `use the tool, fresh burst ${round}.${index}`),
+    );
+    await untilQuiet(bursting.child);
+    const figure = `fresh process, ${concurrent} new conversations at once after one turn`;
+    record(`${figure}: request → tool_use, median`, side, median(each));
+    record(`${figure}: request → tool_use, slowest`, side, Math.max(...each));
+    record(`${figure}: process CPU until quiet`, side, (await threadCpuMs(bursting.child)) - cpuBefore);
+    await release();
+    await bursting.stop();
+  });
+}
+
 // Warm-up: each side's first conversation lists the model catalog and starts the SDK.
-for (let index = 0; index < 3; index += 1) {
+const warmUps = ['latency', 'stream', 'burst', 'soak'].some((phase) => phases.has(phase)) ? 3 : 0;
+for (let index = 0; index < warmUps; index += 1) {
   for (const side of sides) {
     if (side === 'bare') await bare({ op: 'text', prompt: `warm up ${index}` });
     else await post(bridges[side]!, randomUUID(), [{ role: 'user', content: `warm up ${index}` }]);
   }
 }
 
-for (let round = 0; round < rounds; round += 1) {
+for (let round = 0; phases.has('latency') && round < rounds; round += 1) {
   await alternate(round, async (side) => {
     if (side !== 'bare') {
       const bridge = bridges[side]!;
@@ -350,7 +517,7 @@ for (let round = 0; round < rounds; round += 1) {
 
 // Wall time measured in the worker (bridge: request → end of the body; bare: create → the run's end),
 // CPU of the bridge's / the bare SDK's process from /proc.
-for (let round = 0; round < streamRounds; round += 1) {
+for (let round = 0; phases.has('stream') && round < streamRounds; round += 1) {
   await alternate(round, async (side) => {
     const child = processOf(side);
     const cpuBefore = await threadCpuMs(child);
@@ -373,7 +540,7 @@ for (let round = 0; round < streamRounds; round += 1) {
 // The same answer as the second turn of a conversation a one-delta answer opened (and 300 ms after it, so
 // what follows a new conversation, such as the bridge's pool refill, is done): the streaming alone, apart
 // from creating the conversation.
-for (let round = 0; round < streamRounds; round += 1) {
+for (let round = 0; phases.has('stream') && round < streamRounds; round += 1) {
   await alternate(round, async (side) => {
     const child = processOf(side);
     let next: () => Promise<number>;
@@ -407,7 +574,7 @@ for (let round = 0; round < streamRounds; round += 1) {
 // a later one what the pool refilled after the previous burst.
 const burstFigure = (round: number): string =>
   `${concurrent} concurrent new conversations → last tool_use, ${round === 0 ? 'first burst' : 'later bursts'}`;
-for (let round = 0; round < 3; round += 1) {
+for (let round = 0; phases.has('burst') && round < 3; round += 1) {
   await alternate(round, async (side) => {
     const child = processOf(side);
     await settle();
@@ -454,7 +621,7 @@ type Idle = {
   procAfterIdle: ProcMemory;
 };
 const beforeSoak = new Map<Side, ProbeReport>();
-for (const side of sides) beforeSoak.set(side, await probe(processOf(side)));
+for (const side of phases.has('soak') ? sides : []) beforeSoak.set(side, await probe(processOf(side)));
 const idles = new Map<Side, Promise<Idle>>();
 const watchIdle = async (child: ChildProcess): Promise<Idle> => {
   const start = performance.now();
@@ -473,7 +640,7 @@ const watchIdle = async (child: ChildProcess): Promise<Idle> => {
     procAfterIdle: await procMemory(child),
   };
 };
-for (let done = 0; done < soak; done += block) {
+for (let done = 0; phases.has('soak') && done < soak; done += block) {
   await alternate(done / block, async (side) => {
     const child = processOf(side);
     const cpuBefore = await cpuMs(child);
@@ -491,10 +658,9 @@ for (let done = 0; done < soak; done += block) {
   });
 }
 const idle = new Map<Side, Idle>();
-for (const side of sides) idle.set(side, await idles.get(side)!);
+for (const [side, watching] of idles) idle.set(side, await watching);
 const idleSeconds = Math.floor(idleMs / 1_000);
-for (const side of sides) {
-  const { samples } = idle.get(side)!;
+for (const [side, { samples }] of idle) {
   // The figure this bench has always printed: RSS 5 s after the soak.
   record(`RSS after a soak of ${soak} conversations`, side, samples[5]!.rss, 'MB');
   record(`RSS after the soak + ${idleSeconds} s idle`, side, samples.at(-1)!.rss, 'MB');
@@ -505,13 +671,6 @@ for (const side of sides) {
 }
 
 // ---- report -------------------------------------------------------------------------------------------
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? sorted[middle]!
-    : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
-};
 const withOther = bridges.other !== undefined;
 const rows = [...figures].map(([name, entry]) => {
   const floor = median(entry.bare);
@@ -549,66 +708,66 @@ console.log(
     .join(' ')}; ${((performance.now() - startedAt) / 1000).toFixed(0)} s`,
 );
 
-const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-const sideNames = sides.map((side) => (side === 'bare' ? 'bare SDK' : side)).join(' | ');
-/** One line of the memory details: `name`, then each side's cell. */
-const detail = (name: string, cell: (side: Side) => string, width = 10): void =>
-  console.log(`  ${name.padEnd(28)} ${sides.map((side) => cell(side).padStart(width)).join(' | ')}`);
-for (const [moment, pick, pickProc] of [
-  [
-    'at the end of the soak',
-    (side: Side) => idle.get(side)!.endOfSoak,
-    (side: Side) => idle.get(side)!.procAtEnd,
-  ],
-  [
-    `after ${idleSeconds} s idle`,
-    (side: Side) => idle.get(side)!.afterIdle,
-    (side: Side) => idle.get(side)!.procAfterIdle,
-  ],
-] as const) {
-  console.log(`\nmemory ${moment} (${sideNames}):`);
-  for (const key of ['brk', 'file', 'anonymous'] as const) {
-    detail(`RSS in ${key} mappings`, (side) => `${pickProc(side)[key].toFixed(1)} MB`);
-  }
-  detail('threads', (side) => String(pickProc(side).threads));
-  console.log(
-    `  largest anonymous (rss/size MB): ${sides.map((side) => pickProc(side).largestAnonymous).join(' | ')}`,
-  );
-  const show = (name: string, value: (report: ProbeReport) => number): void =>
-    detail(name, (side) => mb(value(pick(side))));
-  show('rss', (report) => report.memoryUsage.rss);
-  show('heap total (V8 reserved)', (report) => report.memoryUsage.heapTotal);
-  show('heap used', (report) => report.memoryUsage.heapUsed);
-  show('external', (report) => report.memoryUsage.external);
-  show('  of which array buffers', (report) => report.memoryUsage.arrayBuffers);
-  show('malloced (V8)', (report) => report.heap.malloced_memory);
-  for (const space of ['new_space', 'old_space', 'code_space', 'large_object_space']) {
-    detail(
-      `${space} used of size`,
-      (side) => `${mb(pick(side).spaces[space]?.used ?? 0)} of ${mb(pick(side).spaces[space]?.size ?? 0)}`,
-      0,
+// The soak's memory details.
+if (idle.size > 0) {
+  const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  const sideNames = sides.map((side) => (side === 'bare' ? 'bare SDK' : side)).join(' | ');
+  /** One line of the memory details: `name`, then each side's cell. */
+  const detail = (name: string, cell: (side: Side) => string, width = 10): void =>
+    console.log(`  ${name.padEnd(28)} ${sides.map((side) => cell(side).padStart(width)).join(' | ')}`);
+  for (const [moment, pick, pickProc] of [
+    [
+      'at the end of the soak',
+      (side: Side) => idle.get(side)!.endOfSoak,
+      (side: Side) => idle.get(side)!.procAtEnd,
+    ],
+    [
+      `after ${idleSeconds} s idle`,
+      (side: Side) => idle.get(side)!.afterIdle,
+      (side: Side) => idle.get(side)!.procAfterIdle,
+    ],
+  ] as const) {
+    console.log(`\nmemory ${moment} (${sideNames}):`);
+    for (const key of ['brk', 'file', 'anonymous'] as const) {
+      detail(`RSS in ${key} mappings`, (side) => `${pickProc(side)[key].toFixed(1)} MB`);
+    }
+    detail('threads', (side) => String(pickProc(side).threads));
+    console.log(
+      `  largest anonymous (rss/size MB): ${sides.map((side) => pickProc(side).largestAnonymous).join(' | ')}`,
     );
+    const show = (name: string, value: (report: ProbeReport) => number): void =>
+      detail(name, (side) => mb(value(pick(side))));
+    show('rss', (report) => report.memoryUsage.rss);
+    show('heap total (V8 reserved)', (report) => report.memoryUsage.heapTotal);
+    show('heap used', (report) => report.memoryUsage.heapUsed);
+    show('external', (report) => report.memoryUsage.external);
+    show('  of which array buffers', (report) => report.memoryUsage.arrayBuffers);
+    show('malloced (V8)', (report) => report.heap.malloced_memory);
+    for (const space of ['new_space', 'old_space', 'code_space', 'large_object_space']) {
+      detail(
+        `${space} used of size`,
+        (side) => `${mb(pick(side).spaces[space]?.used ?? 0)} of ${mb(pick(side).spaces[space]?.size ?? 0)}`,
+        0,
+      );
+    }
   }
-}
-const gcDuring = (side: Side): string => {
-  const [from, to] = [beforeSoak.get(side)!.gc, idle.get(side)!.endOfSoak.gc];
-  return `${to.minor - from.minor} minor, ${to.major - from.major} major, ${(to.pauseMs - from.pauseMs).toFixed(0)} ms`;
-};
-console.log(`\nGCs during the soak: ${sides.map(gcDuring).join(' | ')} (${sideNames})`);
-console.log(`RSS while idling after the soak (s: ${sideNames}, MB):`);
-for (let index = 0; index < idle.get('bridge')!.samples.length; index += 5) {
-  const at = (side: Side): string => (idle.get(side)!.samples[index]?.rss.toFixed(0) ?? '-').padStart(5);
-  console.log(`  ${String(index).padStart(3)} s: ${sides.map(at).join(' | ')}`);
+  const gcDuring = (side: Side): string => {
+    const [from, to] = [beforeSoak.get(side)!.gc, idle.get(side)!.endOfSoak.gc];
+    return `${to.minor - from.minor} minor, ${to.major - from.major} major, ${(to.pauseMs - from.pauseMs).toFixed(0)} ms`;
+  };
+  console.log(`\nGCs during the soak: ${sides.map(gcDuring).join(' | ')} (${sideNames})`);
+  console.log(`RSS while idling after the soak (s: ${sideNames}, MB):`);
+  for (let index = 0; index < idle.get('bridge')!.samples.length; index += 5) {
+    const at = (side: Side): string => (idle.get(side)!.samples[index]?.rss.toFixed(0) ?? '-').padStart(5);
+    console.log(`  ${String(index).padStart(3)} s: ${sides.map(at).join(' | ')}`);
+  }
 }
 
 await bare({ op: 'closeAll' });
-const stopped = [...workers, bareChild, ...Object.values(bridges).map((bridge) => bridge.child)];
-for (const child of stopped) child.kill('SIGTERM');
-await Promise.all(
-  stopped.map(
-    (child) =>
-      new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve))),
-  ),
-);
+await stopProcesses([
+  ...workers.filter((worker) => worker.exitCode === null && worker.signalCode === null),
+  bareChild,
+  ...Object.values(bridges).map((bridge) => bridge.child),
+]);
 await backend.close();
 await rm(root, { recursive: true, force: true });

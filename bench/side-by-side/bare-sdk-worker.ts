@@ -30,6 +30,13 @@ export type BareRequest =
 export type Reply = {
   id: number;
   ms?: number;
+  /**
+   * `text` and `tool`: from the start to `send` resolving with its run, where a server built on the SDK
+   * could answer with its response headers (the bridge's side: its response headers).
+   */
+  sentMs?: number;
+  /** `burst`: each conversation's start → `execute`, in the order of `prompts`. */
+  each?: number[];
   /** `stream`: from its start to the first text delta. */
   firstMs?: number;
   conversation?: string;
@@ -137,8 +144,9 @@ const bashTool = (
   },
 });
 
-const park = async (prompt: string): Promise<{ at: number; key: string }> => {
+const park = async (prompt: string): Promise<{ at: number; sentAt: number; key: string }> => {
   const { key, conversation } = await open();
+  let sentAt = Number.NaN;
   const reached = new Promise<number>((resolveReached) => {
     void conversation.agent
       .send(prompt, {
@@ -154,10 +162,12 @@ const park = async (prompt: string): Promise<{ at: number; key: string }> => {
         },
       })
       .then((run) => {
+        sentAt = performance.now();
         conversation.done = run.wait();
       });
   });
-  return { at: await reached, key };
+  const at = await reached;
+  return { at, sentAt, key };
 };
 
 const handle = async (request: BareRequest): Promise<Omit<Reply, 'id'>> => {
@@ -171,20 +181,22 @@ const handle = async (request: BareRequest): Promise<Omit<Reply, 'id'>> => {
           if (update.type === 'text-delta') firstText ??= performance.now();
         },
       });
+      const sentMs = performance.now() - start;
       await run.wait();
       await forgetOldest();
-      return { ms: (firstText ?? Number.NaN) - start, conversation: key };
+      return { ms: (firstText ?? Number.NaN) - start, sentMs, conversation: key };
     }
     case 'tool': {
       const start = performance.now();
-      const { at, key } = await park(request.prompt);
-      return { ms: at - start, conversation: key };
+      const { at, sentAt, key } = await park(request.prompt);
+      return { ms: at - start, sentMs: sentAt - start, conversation: key };
     }
     case 'burst': {
       const start = performance.now();
       const parked = await Promise.all(request.prompts.map(park));
       return {
         ms: Math.max(...parked.map(({ at }) => at)) - start,
+        each: parked.map(({ at }) => at - start),
         conversations: parked.map(({ key }) => key),
       };
     }

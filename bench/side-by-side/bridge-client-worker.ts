@@ -24,6 +24,8 @@ export type ClientRequest =
 
 /** What one POST saw, in ms from its request's start (undefined: no such event). */
 export type Posted = {
+  /** The response's headers (`fetch` resolved): the client's first response byte. */
+  headersAt: number;
   textAt?: number;
   toolAt?: number;
   /** The `message_stop` event: on a tool turn, when the client may run the tool (Claude Code waits for it). */
@@ -63,9 +65,10 @@ const post = async ({ session, messages, parse }: Post, start = performance.now(
   });
   if (response.status !== 200)
     throw new Error(`bridge answered ${response.status}: ${await response.text()}`);
+  const headersAt = performance.now() - start;
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
-  const result: Posted = { endAt: 0, content: [] };
+  const result: Posted = { headersAt, endAt: 0, content: [] };
   let buffer = '';
   let text = '';
   for (;;) {

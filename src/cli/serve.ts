@@ -132,6 +132,15 @@ const serve = async (
   });
   const port = options.port ?? config.port;
   const listenHost = config.host;
+  // Listening means ready: the first request after a start (a rolling restart's first traffic) should
+  // not wait for the SDK's import.
+  try {
+    await bridge.upstream.load?.();
+  } catch (error) {
+    await bridge.close();
+    io.stderr(`cursor-bridge: could not load @cursor/sdk: ${(error as Error).message}\n`);
+    return exitCodes.failure;
+  }
 
   try {
     await new Promise<void>((resolveListen, reject) => {

@@ -121,6 +121,11 @@ export interface UpstreamPort {
   preflight(input: { model: string; reasoning: TurnReasoning }): Promise<void>;
   createSession(options: UpstreamSessionOptions): Promise<UpstreamSession>;
   /**
+   * Optional: load now the code every turn needs (no network, no credentials), so that the first request
+   * after a start does not wait for it. Idempotent; rejects when that code cannot load.
+   */
+  load?(): Promise<void>;
+  /**
    * Optional: the backend's model catalog (ids and aliases), from the same cache {@link preflight} reads:
    * the network is asked at most once per refresh interval, and a failed refresh serves the last catalog.
    * Rejects when no catalog was ever read (no credentials, backend down).

@@ -7,7 +7,8 @@
  * - a port in use: the flag that moves it, and what answers there (another cursor-bridge, Claude Code Router,
  *   or something else and how to find it);
  * - bad flags: the command's own usage line, no Node parser advice;
- * - `npm start`: the process npm starts is the bridge, so a SIGTERM to npm's PID stops it.
+ * - `npm start`: the process npm starts is the bridge, so a SIGTERM to npm's PID stops it;
+ * - issue 27: `serve` loads the SDK before it says it listens.
  */
 
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
@@ -15,9 +16,11 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import {
+  binPath,
   createChildEnv,
   findFreePort,
   killLeftoverChildren,
@@ -99,6 +102,21 @@ describe('serve without a Cursor API key', () => {
       status: 'ok',
       cursor: { ready: true },
     });
+    await stopChild(child);
+  });
+
+  it('says it listens only once the SDK is loaded, so the first request after a start does not wait for it', async () => {
+    const probe = pathToFileURL(join(repoRoot, 'test', 'helpers', 'cli', 'report-sdk-load.mjs')).href;
+    const child = startCli(['serve', '--port', '0', '--config', config], {
+      env: createChildEnv(home, { CURSOR_API_KEY: 'crsr_startup_test' }),
+      prefix: ['--import', probe, binPath],
+    });
+    await waitForListening(child);
+    const stderr = child.stderr();
+    expect(stderr).toContain('[test probe] @cursor/sdk is loading');
+    expect(stderr.indexOf('[test probe] @cursor/sdk is loading')).toBeLessThan(
+      stderr.indexOf('cursor-bridge listening on'),
+    );
     await stopChild(child);
   });
 

@@ -27,7 +27,7 @@ export const serveArgs = (configPath: string, nodeArgs: readonly string[] = []):
 /**
  * The port from `serve`'s listening line on the child's stderr (which must be piped). Rejects, with what
  * the child printed, when it exits first or prints no such line within `timeoutMs` (default 30 s: it
- * loads the SDK lazily, so ≈ 0.5 s idle).
+ * loads the SDK before it listens, ≈ 1 s idle).
  */
 export const waitForServePort = (child: ChildProcess, timeoutMs = 30_000): Promise<number> =>
   new Promise((resolve, reject) => {

@@ -1,6 +1,7 @@
 /**
- * The upstream port over `@cursor/sdk`, in-process. The SDK is imported lazily: it reads
- * `CURSOR_BACKEND_URL` once at import, and the bridge never overrides it.
+ * The upstream port over `@cursor/sdk`, in-process. The SDK is imported on first use, or by {@link
+ * CursorUpstream.load} (`serve` loads it before it listens): it reads `CURSOR_BACKEND_URL` once at
+ * import, and the bridge never overrides it.
  */
 
 import { clipText } from '../../../lib/clip-text.js';
@@ -53,6 +54,11 @@ export class CursorUpstream implements UpstreamPort {
 
   constructor(options: CursorUpstreamOptions) {
     this.#options = options;
+  }
+
+  /** Imports the SDK (its first import is the bulk of a start's CPU); later calls share it. */
+  async load(): Promise<void> {
+    await this.#loadSdk();
   }
 
   async preflight(input: { model: string; reasoning: TurnReasoning }): Promise<void> {

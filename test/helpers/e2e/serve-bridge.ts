@@ -47,7 +47,7 @@ export const rejectedKeyMessage = 'Cursor rejected the API key: Invalid API key 
 /** How the bridge's message starts when it has no Cursor API key at all (`cursorAuth: 'no-key'`). */
 export const missingKeyMessage = 'Cursor API key not found';
 
-/** How long `serve` may take to print its listening line (it loads the SDK lazily, so ~0.5 s idle). */
+/** How long `serve` may take to print its listening line (it loads the SDK first: ≈ 1 s idle). */
 const startTimeoutMs = 30_000;
 /** SIGTERM grace before SIGKILL. */
 const stopGraceMs = 5_000;
