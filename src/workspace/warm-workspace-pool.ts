@@ -32,7 +32,9 @@
  * while turns are in flight it checks again every `busyRecheckMs` and starts nothing. A warm-up already
  * running when a turn arrives is not interrupted (it is one SDK call), but no other starts after it.
  * Nothing is warmed before the first conversation, so the first request after start never waits for
- * warm-up work it did not cause.
+ * warm-up work it did not cause. A new conversation that arrives while an entry for its key is being warmed
+ * takes that entry when the warm-up ends (one conversation per warm-up): the rest of a warm-up under way
+ * is shorter than a cold start beside it, which would also compete with it for the CPU.
  *
  * Every entry is released `idleTtlMs` after it was warmed and re-warmed only while its key is still
  * active, and a key going inactive releases its entries: a server left idle warms nothing, and holds
@@ -62,6 +64,14 @@ export type WarmExecutor = (workspaceDir: string) => Promise<() => Promise<void>
 
 /** A warm workspace handed to a new session: adopt `key`, hold `release` until the session ends. */
 export type WarmWorkspace = { key: string; dir: string; release: () => Promise<void> };
+
+/**
+ * What {@link WarmWorkspacePool.claim} gives a new conversation: a ready entry; the entry being warmed
+ * for its key right now (`warming`: the warm-up's outcome, undefined when it failed or was dropped), so
+ * that the conversation waits for the rest of that warm-up instead of starting a second executor beside
+ * it; or undefined (start cold).
+ */
+export type WarmClaim = WarmWorkspace | { warming: Promise<WarmWorkspace | undefined> } | undefined;
 
 /**
  * What the pool is doing: `warming` an entry; `waiting` with work it may have to do (a quiet period,
@@ -103,6 +113,9 @@ export type WarmWorkspacePoolOptions = {
   busyRecheckMs?: number;
 };
 
+/** A warm-up under way: its key, and the conversation that claimed its entry, if one did. */
+type InFlight = { renderKey: string; claimedBy?: (entry: WarmWorkspace | undefined) => void };
+
 /** Distinct keys whose demand is remembered (one per host environment; oldest forgotten first). */
 const maxWantedKeys = 256;
 
@@ -132,6 +145,7 @@ export class WarmWorkspacePool {
   /** A look at what to do (and the warm-up it starts), one at a time. */
   #cycle: Promise<void> | undefined;
   #warmingNow = false;
+  #inFlight: InFlight | undefined;
   /** Something may be below its target: cleared by a cycle that finds nothing to warm. */
   #pending = false;
   #closed = false;
@@ -157,21 +171,27 @@ export class WarmWorkspacePool {
 
   /**
    * For a new conversation whose files render to `renderKey`: a ready entry of that key (removed from the
-   * pool; the caller owns its reservation and release), or undefined. Either way the key is active for
-   * `idleTtlMs` from now; a miss of an already active key raises its demand. The pool tops the key up to
-   * its target once quiet and no turn is in flight.
+   * pool; the caller owns its reservation and release), else the entry being warmed for that key if no
+   * other conversation claimed it (see {@link WarmClaim}), else undefined. Either way the key is active
+   * for `idleTtlMs` from now; a miss of an already active key raises its demand. The pool tops the key up
+   * to its target once quiet and no turn is in flight.
    */
-  claim(renderKey: string, facts: HostFacts | undefined): WarmWorkspace | undefined {
+  claim(renderKey: string, facts: HostFacts | undefined): WarmClaim {
     if (this.#closed || this.#options.size <= 0) return undefined;
     const now = Date.now();
     this.#expire(now);
     const index = this.#entries.findIndex((entry) => entry.renderKey === renderKey);
     const entry = index < 0 ? undefined : this.#entries.splice(index, 1)[0];
-    this.#options.onClaim?.(entry !== undefined);
+    const inFlight = this.#inFlight;
+    const joined =
+      entry === undefined && inFlight?.renderKey === renderKey && inFlight.claimedBy === undefined
+        ? new Promise<WarmWorkspace | undefined>((resolve) => (inFlight.claimedBy = resolve))
+        : undefined;
+    this.#options.onClaim?.(entry !== undefined || joined !== undefined);
     this.#lastDemandAt = now;
     const previous = this.#wanted.get(renderKey); // active: `#expire` forgot the others
     const misses = previous?.misses ?? [];
-    if (entry === undefined && previous !== undefined) {
+    if (entry === undefined && joined === undefined && previous !== undefined) {
       misses.push(now);
       if (misses.length > this.#options.size) misses.shift(); // demand is capped at `size` anyway
     }
@@ -180,6 +200,7 @@ export class WarmWorkspacePool {
     if (this.#wanted.size > maxWantedKeys) this.#wanted.delete(this.#wanted.keys().next().value as string);
     this.#pending = true;
     this.#schedule(this.#quietMs);
+    if (joined !== undefined) return { warming: joined };
     return entry === undefined ? undefined : { key: entry.key, dir: entry.dir, release: entry.release };
   }
 
@@ -383,7 +404,25 @@ export class WarmWorkspacePool {
     return now - wanted.lastWantedAt < this.#idleTtlMs;
   }
 
+  /** Warms one entry for `renderKey`; a conversation that claimed it meanwhile gets it, else the pool. */
   async #warmOne(renderKey: string, wanted: Wanted): Promise<void> {
+    const inFlight: InFlight = { renderKey };
+    this.#inFlight = inFlight;
+    let handedOver = false;
+    try {
+      handedOver = await this.#warmEntry(renderKey, wanted, (entry) => {
+        if (inFlight.claimedBy === undefined) return false;
+        inFlight.claimedBy({ key: entry.key, dir: entry.dir, release: entry.release });
+        return true;
+      });
+    } finally {
+      this.#inFlight = undefined;
+      if (!handedOver) inFlight.claimedBy?.(undefined);
+    }
+  }
+
+  /** Resolves to whether `handOver` took the entry; an entry it did not take joins the pool. */
+  async #warmEntry(renderKey: string, wanted: Wanted, handOver: (entry: Entry) => boolean): Promise<boolean> {
     const { manager, logger } = this.#options;
     const generation = this.#generation;
     let reserved;
@@ -391,23 +430,32 @@ export class WarmWorkspacePool {
       reserved = await manager.reserveWorkspace(wanted.facts);
     } catch (error) {
       this.#failed(error, 'could not reserve a scratch workspace to pre-warm');
-      return;
+      return false;
     }
     try {
       const release = await this.#options.warm(reserved.dir);
       const entry: Entry = { ...reserved, release, renderKey, readyAt: Date.now() };
       if (this.#closed || generation !== this.#generation) {
         await this.#discard(entry);
-        return;
+        return false;
+      }
+      if (handOver(entry)) {
+        logger.debug(
+          { workspace: reserved.key },
+          'handed a pre-warmed workspace to the conversation waiting',
+        );
+        return true;
       }
       this.#entries.push(entry);
       logger.debug(
         { workspace: reserved.key, ready: this.#entries.length },
         'pre-warmed a scratch workspace',
       );
+      return false;
     } catch (error) {
       await manager.releaseReservation(reserved.key).catch(() => false);
       this.#failed(error, 'could not pre-warm a Cursor executor; new conversations start cold');
+      return false;
     }
   }
 

@@ -63,10 +63,12 @@ export class WorkspaceService {
     request: Pick<TurnRequest, 'system' | 'messages'>,
   ): Promise<PreparedTurnWorkspace> {
     const facts = extractHostFacts(collectHostFactTexts(request));
-    const warm =
+    const claimed =
       this.#pool === undefined || this.#manager.isLive(sessionKey)
         ? undefined
         : this.#pool.claim(this.#manager.renderKey(facts), facts);
+    // The entry being warmed for these facts right now: the rest of its warm-up is the shorter wait.
+    const warm = claimed !== undefined && 'warming' in claimed ? await claimed.warming : claimed;
     let ensured;
     try {
       ensured = await this.#manager.ensureSessionWorkspace(sessionKey, facts, warm?.key);

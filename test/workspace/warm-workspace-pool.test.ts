@@ -1,6 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { HostFacts } from '../../src/workspace/host-facts.js';
-import { WarmWorkspacePool, type WarmWorkspacePoolOptions } from '../../src/workspace/warm-workspace-pool.js';
+import {
+  WarmWorkspacePool,
+  type WarmClaim,
+  type WarmWorkspace,
+  type WarmWorkspacePoolOptions,
+} from '../../src/workspace/warm-workspace-pool.js';
 import { createCapturingLogger } from '../helpers/workspace-test-helpers.js';
 
 /** A manager and an executor warmer that record what the pool does with them. */
@@ -103,9 +108,15 @@ const gamma: HostFacts = { source: 'claude-code', facts: [], root: '/home/cy/gam
 /** A warm-up that takes `ms` of the fake clock. */
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A claim's ready entry, or undefined; a claim that joined a warm-up in flight fails the test. */
+const readyEntry = (claim: WarmClaim): WarmWorkspace | undefined => {
+  if (claim !== undefined && 'warming' in claim) throw new Error('the claim joined a warm-up in flight');
+  return claim;
+};
+
 /** `count` new conversations of one key at the same moment: the first activates it, the others miss. */
 const burst = (pool: WarmWorkspacePool, key: string, facts: HostFacts, count: number) =>
-  Array.from({ length: count }, () => pool.claim(key, facts));
+  Array.from({ length: count }, () => readyEntry(pool.claim(key, facts)));
 
 describe('WarmWorkspacePool', () => {
   it('warms nothing before the first conversation and keeps no timer', async () => {
@@ -125,7 +136,7 @@ describe('WarmWorkspacePool', () => {
     expect(pool.size).toBe(1);
     expect([...world.reserved.values()]).toEqual([alpha]);
 
-    const warm = pool.claim('alpha', alpha);
+    const warm = readyEntry(pool.claim('alpha', alpha));
     expect(warm?.dir).toBe(world.warmed[0]);
     expect(pool.size).toBe(0);
     await advance(1_000);
@@ -388,6 +399,72 @@ describe('WarmWorkspacePool', () => {
     expect(world.warmed).toHaveLength(1);
   });
 
+  describe('a conversation that arrives while its key is being warmed', () => {
+    /** A world whose warm-ups end when the test says, and a pool whose first warm-up for alpha is under way. */
+    const warmingAlpha = async (outcome: 'ok' | 'fail' = 'ok') => {
+      let finish = (): void => {};
+      const world = createWorld(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            finish = () => (outcome === 'ok' ? resolve() : reject(new Error('backend down')));
+          }),
+      );
+      const created = createPool(world);
+      expect(created.pool.claim('alpha', alpha)).toBeUndefined();
+      await advance(5);
+      expect(created.pool.state).toBe('warming');
+      return { world, ...created, finish: () => finish() };
+    };
+
+    it('waits for that warm-up and gets its entry: no second executor, a hit, the demand unchanged', async () => {
+      const { world, pool, claims, finish } = await warmingAlpha();
+      const claim = pool.claim('alpha', alpha);
+      expect(claim !== undefined && 'warming' in claim).toBe(true);
+      const warming = (claim as { warming: Promise<WarmWorkspace | undefined> }).warming;
+      expect(await settledNow(warming)).toBe(false);
+      finish();
+      const warm = await warming;
+      expect(warm?.dir).toBe(world.warmed[0]);
+      expect(world.leases.has(warm?.dir ?? '')).toBe(true);
+      expect(pool.size).toBe(0);
+      expect(claims).toEqual([false, true]);
+      // The key's demand is still one entry: one replacement is warmed, not two.
+      await advance(1_000);
+      finish();
+      await advance(1_000);
+      expect(pool.size).toBe(1);
+      expect(world.warmed).toHaveLength(2);
+    });
+
+    it('lets only one conversation wait for it: the next one misses', async () => {
+      const { pool, claims, finish } = await warmingAlpha();
+      const first = pool.claim('alpha', alpha);
+      expect(first !== undefined && 'warming' in first).toBe(true);
+      expect(pool.claim('alpha', alpha)).toBeUndefined();
+      expect(pool.claim('beta', beta)).toBeUndefined();
+      expect(claims).toEqual([false, true, false, false]);
+      finish();
+    });
+
+    it('gives the waiting conversation nothing when the warm-up fails, so it starts cold', async () => {
+      const { world, pool, finish } = await warmingAlpha('fail');
+      const claim = pool.claim('alpha', alpha) as { warming: Promise<WarmWorkspace | undefined> };
+      finish();
+      expect(await claim.warming).toBeUndefined();
+      expect(world.reserved.size).toBe(0);
+    });
+
+    it('gives the waiting conversation nothing when the templates changed meanwhile', async () => {
+      const { world, pool, finish } = await warmingAlpha();
+      const claim = pool.claim('alpha', alpha) as { warming: Promise<WarmWorkspace | undefined> };
+      await pool.invalidate();
+      finish();
+      expect(await claim.warming).toBeUndefined();
+      expect(world.reserved.size).toBe(0);
+      expect(world.leases.size).toBe(0);
+    });
+  });
+
   it('is inert with size 0', async () => {
     const world = createWorld();
     const { pool, claims } = createPool(world, { size: 0 });
@@ -469,7 +546,7 @@ describe('WarmWorkspacePool', () => {
       await advance(50);
       expect(pool.size).toBe(2);
       await advance(450);
-      const hit = pool.claim('alpha', alpha); // t = 500: alpha active until t = 1500; the hit is replaced
+      const hit = readyEntry(pool.claim('alpha', alpha)); // t = 500: alpha active until t = 1500; the hit is replaced
       expect(hit).toBeDefined();
       await advance(50);
       expect(pool.size).toBe(2);
