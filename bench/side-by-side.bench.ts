@@ -436,14 +436,18 @@ const startFresh = async (side: Side, name: string): Promise<Fresh> => {
     stop: bridge.stop,
   };
 };
-/** Waits until `child` spends under 15 ms of CPU in each of two consecutive 500 ms windows (at most 30 s). */
+/**
+ * Waits until `child` spends under 60 ms of CPU in each of two consecutive 500 ms windows (at most 20 s):
+ * the SDK's heartbeats for the parked runs stay below that on both sides, an executor's start (a pool
+ * warm-up) goes above it.
+ */
 const untilQuiet = async (child: ChildProcess): Promise<void> => {
   let quietWindows = 0;
   let before = await threadCpuMs(child);
-  for (let waited = 0; quietWindows < 2 && waited < 30_000; waited += 500) {
+  for (let waited = 0; quietWindows < 2 && waited < 20_000; waited += 500) {
     await settle(500);
     const now = await threadCpuMs(child);
-    quietWindows = now - before < 15 ? quietWindows + 1 : 0;
+    quietWindows = now - before < 60 ? quietWindows + 1 : 0;
     before = now;
   }
 };
