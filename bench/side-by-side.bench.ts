@@ -26,7 +26,8 @@
  * - 32 concurrent new conversations, started at once in the worker: time from their start until the last
  *   reaches its tool call (bridge: its tool_use event; bare: `execute`) (the first burst after
  *   the start apart from the two later ones), RSS with all 32 parked (total and above idle);
- * - CPU per new conversation and RSS after a soak of `BENCH_SOAK` (default 288, a multiple of 48) new conversations:
+ * - CPU per new conversation and RSS after a soak of `BENCH_SOAK` (default 288, a multiple of 48) new conversations
+ *   (with RSS each time a side passes another 1,000 of them, for long churn: `BENCH_SOAK=5040`):
  *   5 s after each side's last soak block (the figure this bench always printed) and after `BENCH_IDLE_MS`
  *   (default 60 s) of idling, sampled every second on both sides at once, with the time each took to come
  *   back within 10 % of its final value; then both processes' heap statistics at the end of the soak and
@@ -658,6 +659,11 @@ for (let done = 0; phases.has('soak') && done < soak; done += block) {
       );
     }
     record('CPU per new conversation (soak, 4 at a time)', side, ((await cpuMs(child)) - cpuBefore) / block);
+    // Churn: RSS each time a side passes another 1,000 new conversations (not idled).
+    const thousands = Math.floor((done + block) / 1_000);
+    if (thousands > Math.floor(done / 1_000)) {
+      record(`RSS after ${thousands},000+ new conversations (soak)`, side, await rssMb(child), 'MB');
+    }
     if (done + block >= soak) idles.set(side, watchIdle(child));
   });
 }
