@@ -50,19 +50,25 @@
  * agent options the bridge needs, `BENCH_BARE_VARIANT` more of the bridge's workspace (see the worker). Benchmarks measure; they never fail on a number.
  */
 
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureBuilt } from '../test/helpers/ensure-built.js';
-import { serveArgs, waitForServePort } from '../test/helpers/serve-process.js';
 import { benchScenario } from './side-by-side/scenario.js';
 import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
 import type { BareRequest, Reply } from './side-by-side/bare-sdk-worker.js';
-import { cpuMs, ipc, rssMb, threadCpuMs } from './side-by-side/child-process.js';
+import {
+  bridgeSettingsFromEnv,
+  startBenchServe,
+  stopProcesses,
+  writeBenchConfig,
+} from './side-by-side/bench-serve.js';
+import { cpuMs, ipc, rssMb, threadCpuMs, untilQuiet } from './side-by-side/child-process.js';
+import { median } from './side-by-side/median.js';
 import type {
   ClientReply,
   ClientRequest,
@@ -87,14 +93,7 @@ await ensureBuilt();
 const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-bench-sbs-')));
 const bareHome = join(root, 'bare-home');
 const configPath = join(root, 'config.json');
-await writeFile(
-  configPath,
-  JSON.stringify({
-    LOG_LEVEL: 'warn',
-    Providers: [{ name: 'cursor', models: ['composer-2'] }],
-    Router: { default: 'cursor,composer-2' },
-  }),
-);
+await writeBenchConfig(configPath);
 const baseEnv = {
   PATH: process.env['PATH'] ?? '/usr/bin:/bin',
   CURSOR_API_KEY: 'crsr_bench',
@@ -119,9 +118,7 @@ const probeEnv = {
     : { BENCH_HEAP_PROFILE: process.env['BENCH_HEAP_PROFILE'] }),
 };
 // The bridge's own settings from this environment (`CURSOR_BRIDGE_WARM_WORKSPACES=0 npm run bench …`).
-const bridgeSettings = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => name.startsWith('CURSOR_BRIDGE_')),
-);
+const bridgeSettings = bridgeSettingsFromEnv();
 
 /** A `cursor-bridge serve` under test and its own client worker. */
 type Bridge = {
@@ -136,27 +133,17 @@ type ClientOp = ClientRequest extends infer R ? (R extends unknown ? Omit<R, 'id
 
 /** Starts `cursor-bridge serve` (this checkout's, or `checkout`'s) with its own HOME and client worker. */
 const startBridge = async (name: string, checkout?: string): Promise<Bridge> => {
-  const home = join(root, `${name}-home`);
-  await mkdir(home, { recursive: true });
-  const args = serveArgs(configPath, [
-    ...probeArgs,
-    ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
-  ]);
-  if (checkout !== undefined) {
-    args[args.findIndex((arg) => arg.endsWith(join('bin', 'cursor-bridge.js')))] = join(
-      checkout,
-      'bin',
-      'cursor-bridge.js',
-    );
-  }
-  const spawnedAt = performance.now();
-  const child = spawn(process.execPath, args, {
+  const { child, port, readyMs } = await startBenchServe({
+    configPath,
+    home: join(root, `${name}-home`),
     cwd: root,
-    env: { ...baseEnv, ...probeEnv, ...bridgeSettings, HOME: home, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...baseEnv, ...probeEnv, ...bridgeSettings, LOG_LEVEL: 'warn' },
+    nodeArgs: [
+      ...probeArgs,
+      ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
+    ],
+    ...(checkout === undefined ? {} : { checkout }),
   });
-  const port = await waitForServePort(child);
-  const readyMs = performance.now() - spawnedAt;
   // The bridge's client: `side-by-side/bridge-client-worker.ts`, its own process. Like a real client and
   // like the bare worker, it times every figure of the bridge's side itself, so neither side's figures
   // include this process's scheduling (the fake backend runs here).
@@ -174,18 +161,6 @@ const startBridge = async (name: string, checkout?: string): Promise<Bridge> => 
     stop: () => stopProcesses([clientChild, child]),
     readyMs,
   };
-};
-/** SIGTERM to each, resolved when all have exited. */
-const stopProcesses = async (children: ChildProcess[]): Promise<void> => {
-  for (const child of children) child.kill('SIGTERM');
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise((resolve) =>
-          child.exitCode !== null ? resolve(undefined) : child.once('exit', resolve),
-        ),
-    ),
-  );
 };
 /** Every worker and server this bench started, stopped at the end. */
 const workers: ChildProcess[] = [];
@@ -294,13 +269,6 @@ const procMemory = async (child: ChildProcess): Promise<ProcMemory> => {
     .map((mapping) => `${mapping.rss.toFixed(0)}/${mapping.size.toFixed(0)}`)
     .join(' ');
   return { ...result, threads: Number(/Threads:\s+(\d+)/.exec(status)?.[1]), largestAnonymous };
-};
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? sorted[middle]!
-    : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
 };
 const settle = (ms = 1_500): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -436,21 +404,6 @@ const startFresh = async (side: Side, name: string): Promise<Fresh> => {
     },
     stop: bridge.stop,
   };
-};
-/**
- * Waits until `child` spends under 60 ms of CPU in each of two consecutive 500 ms windows (at most 20 s):
- * the SDK's heartbeats for the parked runs stay below that on both sides, an executor's start (a pool
- * warm-up) goes above it.
- */
-const untilQuiet = async (child: ChildProcess): Promise<void> => {
-  let quietWindows = 0;
-  let before = await threadCpuMs(child);
-  for (let waited = 0; quietWindows < 2 && waited < 20_000; waited += 500) {
-    await settle(500);
-    const now = await threadCpuMs(child);
-    quietWindows = now - before < 60 ? quietWindows + 1 : 0;
-    before = now;
-  }
 };
 for (let round = 0; round < freshRounds; round += 1) {
   await alternate(round, async (side) => {

@@ -1,6 +1,7 @@
 /**
- * What the side-by-side bench and its stream probe share about their forked workers: a request/answer
- * channel over IPC and the figures read from `/proc` (Linux only, like the bench).
+ * What the side-by-side bench, its stream probe and the concurrent-load bench share about their forked
+ * workers: a request/answer channel over IPC and the figures read from `/proc` (Linux only, like the
+ * benches).
  */
 
 import type { ChildProcess } from 'node:child_process';
@@ -68,4 +69,19 @@ export const threadCpuMs = async (child: ChildProcess): Promise<number> => {
     }
   }
   return ns / 1e6;
+};
+
+/**
+ * Waits until `child` spends under 60 ms of CPU in each of two consecutive 500 ms windows (at most 20 s):
+ * the SDK's heartbeats for parked runs stay below that, an executor's start (a pool warm-up) goes above it.
+ */
+export const untilQuiet = async (child: ChildProcess): Promise<void> => {
+  let quietWindows = 0;
+  let before = await threadCpuMs(child);
+  for (let waited = 0; quietWindows < 2 && waited < 20_000; waited += 500) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = await threadCpuMs(child);
+    quietWindows = now - before < 60 ? quietWindows + 1 : 0;
+    before = now;
+  }
 };

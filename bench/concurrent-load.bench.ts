@@ -1,0 +1,259 @@
+/**
+ * The kept concurrent-load test (issue 27, item 6): `cursor-bridge serve` with many conversations at once,
+ * each a chain of tool round trips as Claude Code runs them, and with `BENCH_OTHER_BRIDGE=<checkout>`
+ * (built) another build beside it on the same machine (e.g. the commit an issue's figures were taken at:
+ * `git worktree add`, build, `BENCH_OTHER_BRIDGE=<its dir>`).
+ *
+ * One fake Cursor backend runs in this process (`concurrent-load/round-trips-scenario.ts`: one `Bash`
+ * call per step until the conversation has had its round trips, replays after an eviction included).
+ * Each side is `cursor-bridge serve` (this checkout's, built by `ensureBuilt`, or the other checkout's
+ * `bin/cursor-bridge.js`) with the side-by-side bench's config file and the `CURSOR_BRIDGE_*` settings of
+ * this environment, and its own client worker (`concurrent-load/load-client-worker.ts`, its own process,
+ * which runs the conversations and times every request itself: see there for what a round trip, a failure
+ * and a lost conversation are).
+ *
+ * One measurement of a side: a fresh `serve` with a HOME of its own (nothing carries over from another
+ * measurement), one warm-up conversation of one round trip (the model catalog, the SDK's first run), a
+ * wait until the process is quiet (its pre-warmed workspaces built), then `BENCH_CONVERSATIONS`
+ * conversations started at once, `BENCH_TRIPS` tool round trips each; then the process is stopped
+ * (SIGTERM by PID, and its exit awaited). `BENCH_RUNS` runs each measure every side once, the order
+ * rotated each run.
+ *
+ * Reported per side and run: round trip p50, p95 and max (request → `message_stop`), requests over 10 s,
+ * failures, lost conversations, the agent runs the backend played (above the conversations' count: full
+ * replays to a fresh agent after an eviction, and the SDK's retries), wall time, the `serve` process's CPU
+ * (every thread) from the conversations' start to the last one's end, and its RSS then; then the medians
+ * per side and their ratio this ÷ other. Above the session cap (`CURSOR_BRIDGE_MAX_SESSIONS`, default 32)
+ * parked conversations are evicted and their next request is a replay.
+ *
+ * `BENCH_CONVERSATIONS` (default 30), `BENCH_TRIPS` (default 10), `BENCH_RUNS` (default 3),
+ * `BENCH_REQUEST_TIMEOUT_MS` (default 120000: a request still open then is aborted and counted a failure).
+ *
+ * Benchmarks measure; they never fail on a number. This one throws when a side cannot run: its `serve`
+ * does not start or exits, its warm-up conversation fails, or a measurement finishes no conversation
+ * (with what the client saw and the end of `serve`'s stderr).
+ */
+
+import { fork, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
+import { ensureBuilt } from '../test/helpers/ensure-built.js';
+import type { LoadReply, LoadReport, LoadRequest } from './concurrent-load/load-client-worker.js';
+import { roundTripsScenario } from './concurrent-load/round-trips-scenario.js';
+import {
+  bridgeSettingsFromEnv,
+  startBenchServe,
+  stopProcesses,
+  writeBenchConfig,
+  type BenchServe,
+} from './side-by-side/bench-serve.js';
+import { ipc, rssMb, threadCpuMs, untilQuiet } from './side-by-side/child-process.js';
+import { median } from './side-by-side/median.js';
+
+const positiveFromEnv = (name: string, fallback: number): number => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new Error(`${name} must be a positive integer, not ${process.env[name]}`);
+  }
+  return value;
+};
+const conversations = positiveFromEnv('BENCH_CONVERSATIONS', 30);
+const trips = positiveFromEnv('BENCH_TRIPS', 10);
+const runs = positiveFromEnv('BENCH_RUNS', 3);
+const requestTimeoutMs = positiveFromEnv('BENCH_REQUEST_TIMEOUT_MS', 120_000);
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** `this`: this checkout; `other`: the built checkout of `BENCH_OTHER_BRIDGE`. */
+type Side = { name: 'this' | 'other'; dir: string; checkout?: string };
+const describeCommit = (dir: string): string =>
+  spawnSync('git', ['-C', dir, 'describe', '--always', '--dirty', '--abbrev=7'], {
+    encoding: 'utf8',
+  }).stdout.trim() || '?';
+const sides: Side[] = [{ name: 'this', dir: resolve(here, '..') }];
+const otherCheckout = process.env['BENCH_OTHER_BRIDGE'];
+if (otherCheckout !== undefined) {
+  const checkout = resolve(otherCheckout);
+  if (!existsSync(join(checkout, 'bin', 'cursor-bridge.js')) || !existsSync(join(checkout, 'dist'))) {
+    throw new Error(
+      `BENCH_OTHER_BRIDGE=${otherCheckout} is not a built checkout (bin/cursor-bridge.js, dist/)`,
+    );
+  }
+  sides.push({ name: 'other', dir: checkout, checkout });
+}
+
+const backend = await startFakeCursorBackend({ scenario: roundTripsScenario });
+await ensureBuilt();
+const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-bench-load-')));
+const configPath = join(root, 'config.json');
+await writeBenchConfig(configPath);
+const bridgeSettings = bridgeSettingsFromEnv();
+const baseEnv = {
+  PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+  CURSOR_API_KEY: 'crsr_bench',
+  CURSOR_BACKEND_URL: backend.url,
+  LOG_LEVEL: 'warn',
+};
+
+/** One side's measurement in one run. */
+type Measurement = {
+  side: Side['name'];
+  run: number;
+  report: LoadReport;
+  /** Agent runs the backend played during the measurement. */
+  agentRuns: number;
+  /** `serve`'s CPU (every thread) during the measurement, ms. */
+  cpuMs: number;
+  /** `serve`'s RSS at the measurement's end, MB. */
+  rssMb: number;
+};
+
+/** The error of a side that cannot run, with what its client saw and what its `serve` printed last. */
+const cannotRun = (side: Side, what: string, serve: BenchServe, report?: LoadReport): Error =>
+  new Error(
+    [
+      `concurrent-load: ${side.name} (${side.dir}) cannot run: ${what}`,
+      ...(report?.failureSamples.map((sample) => `  ${sample}`) ?? []),
+      `serve's stderr (its end):`,
+      serve.stderrTail() || '(nothing)',
+    ].join('\n'),
+  );
+
+const measure = async (side: Side, run: number): Promise<Measurement> => {
+  const serve = await startBenchServe({
+    configPath,
+    home: join(root, `${side.name}-${run}-home`),
+    cwd: root,
+    env: { ...baseEnv, ...bridgeSettings },
+    ...(side.checkout === undefined ? {} : { checkout: side.checkout }),
+  });
+  const client = fork(join(here, 'concurrent-load', 'load-client-worker.ts'), {
+    execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
+    env: { PATH: baseEnv.PATH, BENCH_BRIDGE_URL: `http://127.0.0.1:${serve.port}/v1/messages` },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    const channel = ipc<LoadRequest, LoadReply>(client);
+    await channel.ready;
+    const load = async (request: Omit<LoadRequest, 'id' | 'op'>): Promise<LoadReport> => {
+      const { report } = await channel.call({ op: 'run', ...request });
+      if (report === undefined) throw new Error('the load client answered without a report');
+      return report;
+    };
+    const warmUp = await load({
+      conversations: 1,
+      trips: 1,
+      tag: `warm-up-${side.name}-${run}`,
+      requestTimeoutMs,
+    });
+    if (warmUp.lost > 0) throw cannotRun(side, 'its warm-up conversation failed', serve, warmUp);
+    await untilQuiet(serve.child);
+    const agentRunsBefore = backend.runRequests.length;
+    const cpuBefore = await threadCpuMs(serve.child);
+    const report = await load({ conversations, trips, tag: `${side.name}-${run}`, requestTimeoutMs });
+    if (serve.child.exitCode !== null || serve.child.signalCode !== null) {
+      throw cannotRun(side, 'serve exited during the measurement', serve, report);
+    }
+    const measurement = {
+      side: side.name,
+      run,
+      report,
+      agentRuns: backend.runRequests.length - agentRunsBefore,
+      cpuMs: (await threadCpuMs(serve.child)) - cpuBefore,
+      rssMb: await rssMb(serve.child),
+    };
+    if (report.lost === conversations) throw cannotRun(side, 'no conversation finished', serve, report);
+    return measurement;
+  } finally {
+    await stopProcesses([client, serve.child]);
+  }
+};
+
+// ---- the runs ------------------------------------------------------------------------------------------
+const startedAt = performance.now();
+const loadBefore = loadavg();
+const measurements: Measurement[] = [];
+try {
+  for (let run = 0; run < runs; run += 1) {
+    for (let index = 0; index < sides.length; index += 1) {
+      const side = sides[(run + index) % sides.length]!;
+      const measurement = await measure(side, run);
+      measurements.push(measurement);
+      const { report } = measurement;
+      console.log(
+        `run ${run + 1}, ${side.name}: ${report.roundTrips} round trips, ${report.failures} failures, ` +
+          `${report.lost} lost, ${(report.wallMs / 1000).toFixed(1)} s`,
+      );
+      for (const sample of report.failureSamples) console.log(`  ${sample}`);
+    }
+  }
+} finally {
+  await backend.close();
+  await rm(root, { recursive: true, force: true });
+}
+
+// ---- report --------------------------------------------------------------------------------------------
+type Column = { title: string; value: (measurement: Measurement) => number; digits: number };
+const columns: Column[] = [
+  { title: 'p50 ms', value: ({ report }) => report.p50Ms, digits: 1 },
+  { title: 'p95 ms', value: ({ report }) => report.p95Ms, digits: 1 },
+  { title: 'max ms', value: ({ report }) => report.maxMs, digits: 1 },
+  { title: '>10 s', value: ({ report }) => report.over10s, digits: 0 },
+  { title: 'failures', value: ({ report }) => report.failures, digits: 0 },
+  { title: 'lost', value: ({ report }) => report.lost, digits: 0 },
+  { title: 'agent runs', value: ({ agentRuns }) => agentRuns, digits: 0 },
+  { title: 'wall ms', value: ({ report }) => report.wallMs, digits: 0 },
+  { title: 'CPU ms', value: ({ cpuMs }) => cpuMs, digits: 0 },
+  { title: 'RSS MB', value: ({ rssMb }) => rssMb, digits: 1 },
+];
+const rows: string[][] = measurements.map((measurement) => [
+  measurement.side,
+  String(measurement.run + 1),
+  ...columns.map((column) => column.value(measurement).toFixed(column.digits)),
+]);
+const medians = new Map(
+  sides.map(({ name }) => {
+    const own = measurements.filter((measurement) => measurement.side === name);
+    return [name, columns.map((column) => median(own.map(column.value)))] as const;
+  }),
+);
+for (const [name, values] of medians) {
+  rows.push([name, 'median', ...values.map((value, index) => value.toFixed(columns[index]!.digits))]);
+}
+const [thisMedians, otherMedians] = [medians.get('this'), medians.get('other')];
+if (thisMedians !== undefined && otherMedians !== undefined) {
+  rows.push([
+    'this ÷ other',
+    '',
+    ...thisMedians.map((value, index) => {
+      const other = otherMedians[index]!;
+      return other === 0 || !Number.isFinite(value / other) ? '-' : (value / other).toFixed(2);
+    }),
+  ]);
+}
+const header = ['side', 'run', ...columns.map((column) => column.title)];
+const widths = header.map((title, column) =>
+  Math.max(title.length, ...rows.map((row) => row[column]!.length)),
+);
+const line = (cells: string[]): string =>
+  cells
+    .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+    .join('  ');
+const settings = Object.entries(bridgeSettings).map(([name, value]) => `${name}=${value}`);
+console.log(
+  `\n${conversations} conversations at once × ${trips} tool round trips (${trips + 1} requests each), ` +
+    `${runs} run${runs === 1 ? '' : 's'}; ${sides.map((side) => `${side.name} = ${describeCommit(side.dir)} (${side.dir})`).join(', ')}` +
+    (settings.length === 0 ? '' : `; ${settings.join(' ')}`),
+);
+console.log(line(header));
+console.log(widths.map((width) => '-'.repeat(width)).join('  '));
+for (const row of rows) console.log(line(row));
+console.log(
+  `\nload average ${loadBefore.map((value) => value.toFixed(2)).join(' ')} → ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')}; ${((performance.now() - startedAt) / 1000).toFixed(0)} s`,
+);
