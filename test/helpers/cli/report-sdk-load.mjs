@@ -1,6 +1,7 @@
 // `node --import` this into a CLI child: it writes one line to stderr when `@cursor/sdk`'s own code starts
 // loading, so a test can tell whether that happened before or after another line the child prints.
 import { registerHooks } from 'node:module';
+import process from 'node:process';
 
 let reported = false;
 registerHooks({
