@@ -37,9 +37,8 @@
 import { fork, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
 import { ensureBuilt } from '../test/helpers/ensure-built.js';
@@ -53,7 +52,7 @@ import {
   type BenchServe,
 } from './side-by-side/bench-serve.js';
 import { ipc, rssMb, threadCpuMs, untilQuiet } from './side-by-side/child-process.js';
-import { median } from './side-by-side/median.js';
+import { median, printTable, startRunClock } from './side-by-side/report.js';
 
 const positiveFromEnv = (name: string, fallback: number): number => {
   const value = Number(process.env[name] ?? fallback);
@@ -174,8 +173,7 @@ const measure = async (side: Side, run: number): Promise<Measurement> => {
 };
 
 // ---- the runs ------------------------------------------------------------------------------------------
-const startedAt = performance.now();
-const loadBefore = loadavg();
+const printRunClock = startRunClock();
 const measurements: Measurement[] = [];
 try {
   for (let run = 0; run < runs; run += 1) {
@@ -236,24 +234,11 @@ if (thisMedians !== undefined && otherMedians !== undefined) {
   ]);
 }
 const header = ['side', 'run', ...columns.map((column) => column.title)];
-const widths = header.map((title, column) =>
-  Math.max(title.length, ...rows.map((row) => row[column]!.length)),
-);
-const line = (cells: string[]): string =>
-  cells
-    .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
-    .join('  ');
 const settings = Object.entries(bridgeSettings).map(([name, value]) => `${name}=${value}`);
 console.log(
   `\n${conversations} conversations at once × ${trips} tool round trips (${trips + 1} requests each), ` +
     `${runs} run${runs === 1 ? '' : 's'}; ${sides.map((side) => `${side.name} = ${describeCommit(side.dir)} (${side.dir})`).join(', ')}` +
     (settings.length === 0 ? '' : `; ${settings.join(' ')}`),
 );
-console.log(line(header));
-console.log(widths.map((width) => '-'.repeat(width)).join('  '));
-for (const row of rows) console.log(line(row));
-console.log(
-  `\nload average ${loadBefore.map((value) => value.toFixed(2)).join(' ')} → ${loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ')}; ${((performance.now() - startedAt) / 1000).toFixed(0)} s`,
-);
+printTable(header, rows);
+printRunClock();

@@ -53,7 +53,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -68,7 +68,7 @@ import {
   writeBenchConfig,
 } from './side-by-side/bench-serve.js';
 import { cpuMs, ipc, rssMb, threadCpuMs, untilQuiet } from './side-by-side/child-process.js';
-import { median } from './side-by-side/median.js';
+import { median, printTable, startRunClock } from './side-by-side/report.js';
 import type {
   ClientReply,
   ClientRequest,
@@ -328,8 +328,7 @@ const record = (name: string, side: Side, value: number, unit = 'ms'): void => {
 const alternate = async (round: number, task: (side: Side) => Promise<void>): Promise<void> => {
   for (let index = 0; index < sides.length; index += 1) await task(sides[(round + index) % sides.length]!);
 };
-const startedAt = performance.now();
-const loadBefore = loadavg();
+const printRunClock = startRunClock();
 
 // ---- fresh processes: the first requests after a start, and a burst after one turn ---------------------
 // A rolling restart behind HAProxy, a router's reload and Claude Code's parallel subagents all send a new
@@ -655,21 +654,8 @@ const rows = [...figures].map(([name, entry]) => {
 const header = withOther
   ? ['figure (medians)', 'bridge', 'other', 'bare SDK', 'ratio', 'other ratio', 'n']
   : ['figure (medians)', 'bridge', 'bare SDK', 'ratio', 'n'];
-const widths = header.map((title, column) =>
-  Math.max(title.length, ...rows.map((row) => row[column]!.length)),
-);
-const line = (cells: string[]): string =>
-  cells
-    .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
-    .join('  ');
-console.log(line(header));
-console.log(widths.map((width) => '-'.repeat(width)).join('  '));
-for (const row of rows) console.log(line(row));
-console.log(
-  `\nload average ${loadBefore.map((value) => value.toFixed(2)).join(' ')} → ${loadavg()
-    .map((value) => value.toFixed(2))
-    .join(' ')}; ${((performance.now() - startedAt) / 1000).toFixed(0)} s`,
-);
+printTable(header, rows);
+printRunClock();
 
 // The soak's memory details.
 if (idle.size > 0) {
