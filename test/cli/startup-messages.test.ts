@@ -113,8 +113,8 @@ describe('serve without a Cursor API key', () => {
     });
     await waitForListening(child);
     const stderr = child.stderr();
-    expect(stderr).toContain('[test probe] @cursor/sdk is loading');
-    expect(stderr.indexOf('[test probe] @cursor/sdk is loading')).toBeLessThan(
+    expect(stderr).toContain('[test probe] @cursor/sdk is loaded');
+    expect(stderr.indexOf('[test probe] @cursor/sdk is loaded')).toBeLessThan(
       stderr.indexOf('cursor-bridge listening on'),
     );
     await stopChild(child);
