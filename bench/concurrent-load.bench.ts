@@ -16,18 +16,24 @@
  * measurement), one warm-up conversation of one round trip (the model catalog, the SDK's first run), a
  * wait until the process is quiet (its pre-warmed workspaces built), then `BENCH_CONVERSATIONS`
  * conversations started at once, `BENCH_TRIPS` tool round trips each; then the process is stopped
- * (SIGTERM by PID, and its exit awaited). `BENCH_RUNS` runs each measure every side once, the order
- * rotated each run.
+ * (SIGTERM by PID, and its exit awaited). With `BENCH_START=fresh` there is no warm-up conversation and no
+ * wait: the conversations start the moment `serve` listens, as a process started by a rolling restart
+ * takes over a drained one's traffic. `BENCH_RUNS` runs each measure every side once, the order rotated
+ * each run.
  *
  * Reported per side and run: round trip p50, p95 and max (request → `message_stop`), requests over 10 s,
  * failures, lost conversations, the agent runs the backend played (above the conversations' count: full
  * replays to a fresh agent after an eviction, and the SDK's retries), wall time, the `serve` process's CPU
- * (every thread) from the conversations' start to the last one's end, and its RSS then; then the medians
- * per side and their ratio this ÷ other. Above the session cap (`CURSOR_BRIDGE_MAX_SESSIONS`, default 32)
+ * (every thread) from the conversations' start to the last one's end, its whole CPU from its spawn to
+ * then (every thread and the child processes it reaped, `git` above all: the work a warm-up or pool did
+ * before the measurement counted too), and its RSS then; then the medians per side and their ratio
+ * this ÷ other. Above the session cap (`CURSOR_BRIDGE_MAX_SESSIONS`, default 32)
  * parked conversations are evicted and their next request is a replay.
  *
  * `BENCH_CONVERSATIONS` (default 30), `BENCH_TRIPS` (default 10), `BENCH_RUNS` (default 3),
- * `BENCH_REQUEST_TIMEOUT_MS` (default 120000: a request still open then is aborted and counted a failure).
+ * `BENCH_REQUEST_TIMEOUT_MS` (default 120000: a request still open then is aborted and counted a failure),
+ * `BENCH_START` (`after-warm-up`, the default, or `fresh`), `BENCH_CPU_PROF=<dir>` (every `serve` writes a
+ * V8 CPU profile of its whole life to `<dir>/<side>-<run>/` on exit).
  *
  * Benchmarks measure; they never fail on a number. This one throws when a side cannot run: its `serve`
  * does not start or exits, its warm-up conversation fails, or a measurement finishes no conversation
@@ -51,7 +57,7 @@ import {
   writeBenchConfig,
   type BenchServe,
 } from './side-by-side/bench-serve.js';
-import { ipc, rssMb, threadCpuMs, untilQuiet } from './side-by-side/child-process.js';
+import { ipc, lifetimeCpuMs, rssMb, threadCpuMs, untilQuiet } from './side-by-side/child-process.js';
 import { median, printTable, startRunClock } from './side-by-side/report.js';
 
 const positiveFromEnv = (name: string, fallback: number): number => {
@@ -65,6 +71,11 @@ const conversations = positiveFromEnv('BENCH_CONVERSATIONS', 30);
 const trips = positiveFromEnv('BENCH_TRIPS', 10);
 const runs = positiveFromEnv('BENCH_RUNS', 3);
 const requestTimeoutMs = positiveFromEnv('BENCH_REQUEST_TIMEOUT_MS', 120_000);
+const start = process.env['BENCH_START'] ?? 'after-warm-up';
+if (start !== 'after-warm-up' && start !== 'fresh') {
+  throw new Error(`BENCH_START must be after-warm-up or fresh, not ${start}`);
+}
+const profileDir = process.env['BENCH_CPU_PROF'];
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** `this`: this checkout; `other`: the built checkout of `BENCH_OTHER_BRIDGE`. */
@@ -107,6 +118,8 @@ type Measurement = {
   agentRuns: number;
   /** `serve`'s CPU (every thread) during the measurement, ms. */
   cpuMs: number;
+  /** `serve`'s CPU from its spawn to the measurement's end, its reaped children's included, ms. */
+  lifetimeCpuMs: number;
   /** `serve`'s RSS at the measurement's end, MB. */
   rssMb: number;
 };
@@ -128,6 +141,9 @@ const measure = async (side: Side, run: number): Promise<Measurement> => {
     home: join(root, `${side.name}-${run}-home`),
     cwd: root,
     env: { ...baseEnv, ...bridgeSettings },
+    ...(profileDir === undefined
+      ? {}
+      : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${join(resolve(profileDir), `${side.name}-${run}`)}`] }),
     ...(side.checkout === undefined ? {} : { checkout: side.checkout }),
   });
   const client = fork(join(here, 'concurrent-load', 'load-client-worker.ts'), {
@@ -143,14 +159,16 @@ const measure = async (side: Side, run: number): Promise<Measurement> => {
       if (report === undefined) throw new Error('the load client answered without a report');
       return report;
     };
-    const warmUp = await load({
-      conversations: 1,
-      trips: 1,
-      tag: `warm-up-${side.name}-${run}`,
-      requestTimeoutMs,
-    });
-    if (warmUp.lost > 0) throw cannotRun(side, 'its warm-up conversation failed', serve, warmUp);
-    await untilQuiet(serve.child);
+    if (start === 'after-warm-up') {
+      const warmUp = await load({
+        conversations: 1,
+        trips: 1,
+        tag: `warm-up-${side.name}-${run}`,
+        requestTimeoutMs,
+      });
+      if (warmUp.lost > 0) throw cannotRun(side, 'its warm-up conversation failed', serve, warmUp);
+      await untilQuiet(serve.child);
+    }
     const agentRunsBefore = backend.runRequests.length;
     const cpuBefore = await threadCpuMs(serve.child);
     const report = await load({ conversations, trips, tag: `${side.name}-${run}`, requestTimeoutMs });
@@ -163,6 +181,7 @@ const measure = async (side: Side, run: number): Promise<Measurement> => {
       report,
       agentRuns: backend.runRequests.length - agentRunsBefore,
       cpuMs: (await threadCpuMs(serve.child)) - cpuBefore,
+      lifetimeCpuMs: await lifetimeCpuMs(serve.child),
       rssMb: await rssMb(serve.child),
     };
     if (report.lost === conversations) throw cannotRun(side, 'no conversation finished', serve, report);
@@ -206,6 +225,7 @@ const columns: Column[] = [
   { title: 'agent runs', value: ({ agentRuns }) => agentRuns, digits: 0 },
   { title: 'wall ms', value: ({ report }) => report.wallMs, digits: 0 },
   { title: 'CPU ms', value: ({ cpuMs }) => cpuMs, digits: 0 },
+  { title: 'life CPU ms', value: ({ lifetimeCpuMs }) => lifetimeCpuMs, digits: 0 },
   { title: 'RSS MB', value: ({ rssMb }) => rssMb, digits: 1 },
 ];
 const rows: string[][] = measurements.map((measurement) => [
@@ -237,7 +257,7 @@ const header = ['side', 'run', ...columns.map((column) => column.title)];
 const settings = Object.entries(bridgeSettings).map(([name, value]) => `${name}=${value}`);
 console.log(
   `\n${conversations} conversations at once × ${trips} tool round trips (${trips + 1} requests each), ` +
-    `${runs} run${runs === 1 ? '' : 's'}; ${sides.map((side) => `${side.name} = ${describeCommit(side.dir)} (${side.dir})`).join(', ')}` +
+    `${runs} run${runs === 1 ? '' : 's'}, start ${start}; ${sides.map((side) => `${side.name} = ${describeCommit(side.dir)} (${side.dir})`).join(', ')}` +
     (settings.length === 0 ? '' : `; ${settings.join(' ')}`),
 );
 printTable(header, rows);

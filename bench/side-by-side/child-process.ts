@@ -56,6 +56,16 @@ export const cpuMs = async (child: ChildProcess): Promise<number> => {
 };
 
 /**
+ * A child's CPU from its spawn in ms, from `/proc/<pid>/stat` (10 ms ticks): utime + stime of every thread
+ * it ever ran (ended ones included) plus cutime + cstime, the CPU of the child processes it reaped.
+ */
+export const lifetimeCpuMs = async (child: ChildProcess): Promise<number> => {
+  const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0) * 10;
+};
+
+/**
  * CPU time of all of a child's threads in ms, from each thread's `/proc/<pid>/task/<tid>/schedstat` (ns
  * on CPU): for figures where the 10 ms ticks of {@link cpuMs} are as coarse as the differences looked for.
  */
