@@ -135,6 +135,73 @@ describe('WorkspaceService.remove with a pool', () => {
   });
 });
 
+describe('WorkspaceService.prepare with a warm-up in flight', () => {
+  const pools: WarmWorkspacePool[] = [];
+  afterEach(async () => {
+    await Promise.all(pools.splice(0).map((pool) => pool.close()));
+  });
+
+  it('a new conversation arriving mid warm-up waits for it and runs in the warmed workspace', async () => {
+    const templates = await TemplateStore.load({ defaultDir: resolveDefaultTemplateDir() });
+    const { logger } = createCapturingLogger();
+    const manager = new WorkspaceManager({ root: await temp.make(), templates, logger });
+    managers.push(manager);
+    // The first warm-up waits until the test finishes it (`warming` holds the directory it was started
+    // for); the pool's later ones (it replaces the entry it hands over) end at once.
+    const warming: { dir: string; finish: () => void }[] = [];
+    const leases = new Set<string>();
+    const pool = new WarmWorkspacePool({
+      manager,
+      logger,
+      size: 2,
+      quietMs: 1,
+      warm: (dir) =>
+        new Promise((resolve) => {
+          const finish = () => {
+            leases.add(dir);
+            resolve(async () => {
+              leases.delete(dir);
+            });
+          };
+          warming.push({ dir, finish });
+          if (warming.length > 1) finish();
+        }),
+    });
+    pools.push(pool);
+    const service = new WorkspaceService(manager, new PromptGrounding(templates), pool);
+    const env = request(openCodeEnv('/home/me/proj'), 'hi');
+
+    // The environment's first conversation starts cold and makes the pool warm one entry for it.
+    const first = await service.prepare(createSessionKey(), env);
+    await waitFor(() => warming.length === 1);
+    const [warmUp] = warming;
+
+    // The next conversation arrives while that warm-up runs: it neither starts cold nor gets a second one.
+    const session = createSessionKey();
+    let preparedDir: string | undefined;
+    const prepared = service.prepare(session, env).then((turn) => (preparedDir = turn.workspaceDir));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(preparedDir).toBeUndefined();
+    expect(manager.isLive(session)).toBe(false);
+    expect(warming).toHaveLength(1);
+    expect(pool.state).toBe('warming');
+
+    warmUp!.finish();
+    await prepared;
+    expect(preparedDir).toBe(warmUp!.dir);
+    expect(preparedDir).not.toBe(first.workspaceDir);
+    expect(manager.isLive(session)).toBe(true);
+    expect(pool.size).toBe(0); // handed over, not pooled
+    expect(await readFile(join(warmUp!.dir, 'AGENTS.md'), 'utf8')).toContain('`/home/me/proj`');
+
+    // The session holds the warmed executor's lease until it ends.
+    expect(leases.has(warmUp!.dir)).toBe(true);
+    await service.remove(session);
+    expect(leases.has(warmUp!.dir)).toBe(false);
+    await expect(lstat(warmUp!.dir)).rejects.toThrow(/ENOENT/);
+  });
+});
+
 describe('workspace paths', () => {
   it('follow the documented defaults under the home directory', () => {
     expect(defaultWorkspaceRoot('/home/u')).toBe('/home/u/.claude-code-router/cursor-sdk-workspaces');
