@@ -5,7 +5,9 @@
  * CCR loads it with `require(path)` and `new Module(options)` from `transformers: [{ "path", "options" }]`, so
  * this file is hand-written CommonJS kept to syntax every Node parses (no `?.`, `??`, class fields): on a Node
  * too old for `@cursor/sdk` it must still load and say so, instead of crashing CCR. The implementation is the
- * ESM build in `dist/src/hosts/ccr/`, loaded with dynamic `import()` on the first request only.
+ * ESM build in `dist/src/hosts/ccr/`, loaded with dynamic `import()`: started in the background when CCR
+ * constructs the transformer (with `@cursor/sdk`, the bulk of an engine's start), so that CCR's first request
+ * does not wait for it; a failed load is reported by the first request, which loads again.
  *
  * Reference styles. llms registers the object `new Module(options)` returns under its `name`, then resolves
  * `"use": ["cursor-sdk"]` to that object — or, when it is a function, to `new fn()` — and
@@ -57,6 +59,18 @@ function loadImplementation() {
   return implementation;
 }
 
+var preloading = false;
+/** Starts loading the implementation and the SDK, once per process; failures are left to the first request. */
+function preload() {
+  if (preloading) return;
+  preloading = true;
+  loadImplementation()
+    .then(function (module) {
+      return module.preloadCursorSdk();
+    })
+    .catch(function () {});
+}
+
 function mergeOptions(base, extra) {
   var merged = {};
   var key;
@@ -103,6 +117,7 @@ function unsupportedNodeError(message) {
  */
 module.exports = class CursorSdkTransformer {
   constructor(options) {
+    if (checkNode() === null) preload();
     var registeredOptions = mergeOptions(options, null);
     var base = createTransformer(registeredOptions);
     var constructible = function CursorSdk(providerOptions) {

@@ -44,6 +44,12 @@ export type CursorUpstreamOptions = {
   loadSdk?: () => Promise<typeof CursorSdk>;
 };
 
+/**
+ * Imports `@cursor/sdk` (Node keeps one instance per process: later imports share it). For a host that
+ * loads it ahead of its first engine, as the CCR 1/2 transformer does at CCR's start.
+ */
+export const importCursorSdk = (): Promise<typeof CursorSdk> => import('@cursor/sdk');
+
 export class CursorUpstream implements UpstreamPort {
   readonly #options: CursorUpstreamOptions;
   readonly #sessions = new Set<CursorSession>();
@@ -159,7 +165,7 @@ export class CursorUpstream implements UpstreamPort {
   }
 
   #loadSdk(): Promise<typeof CursorSdk> {
-    return (this.#sdk ??= (this.#options.loadSdk ?? (() => import('@cursor/sdk')))());
+    return (this.#sdk ??= (this.#options.loadSdk ?? importCursorSdk)());
   }
 
   #catalogFor(apiKey: string): ModelCatalog {

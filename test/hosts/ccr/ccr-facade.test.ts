@@ -19,11 +19,8 @@ import { LoopbackListener } from '../../../src/hosts/ccr/loopback-listener.js';
 import { parseConfigText } from '../../../src/config/load-config.js';
 import { createTurnError } from '../../../src/turn/turn-error.js';
 import { ScriptedUpstream, type ScriptSource } from '../../../src/upstream/scripted/scripted-upstream.js';
-import { ensureBuilt } from '../../helpers/ensure-built.js';
 import { never } from '../../helpers/gate.js';
-import { repoRoot } from '../../helpers/repo-root.js';
 import {
-  createLlmsServer,
   llmsInstallTimeoutMs,
   loadAnthropicTransformer,
   type LlmsTransformer,
@@ -352,48 +349,6 @@ describe('the loopback listener', () => {
 
     await expect.poll(() => cancelled, eventually).toBe(true);
     expect(listener.pendingTickets).toBe(0);
-  });
-});
-
-describe('ccr/cursor-sdk.cjs in the real llms registry', () => {
-  it('resolves both reference styles to transformers with the merged options', async () => {
-    await ensureBuilt();
-    const path = join(repoRoot, 'ccr', 'cursor-sdk.cjs');
-    const provider = (name: string, use: unknown[]) => ({
-      name,
-      api_base_url: 'https://cursor.invalid/v1/chat/completions',
-      api_key: 'crsr_test',
-      models: ['composer-2'],
-      transformer: { use },
-    });
-    const server = await createLlmsServer({
-      transformers: [{ path, options: { cursorMode: 'agent', cursorCwd: '/tmp/a' } }],
-      providers: [
-        provider('by-name', ['cursor-sdk']),
-        provider('with-options', [['cursor-sdk', { cursorMode: 'bridge' }]]),
-      ],
-    });
-
-    expect(server.transformerService.hasTransformer('cursor-sdk')).toBe(true);
-    const byName = server.providerService?.getProvider('by-name')?.transformer?.use?.[0] as Record<
-      string,
-      unknown
-    >;
-    const withOptions = server.providerService?.getProvider('with-options')?.transformer?.use?.[0] as Record<
-      string,
-      unknown
-    >;
-    // Upstream llms would throw "not a constructor" on the tuple and drop the provider.
-    expect(byName).toMatchObject({
-      name: 'cursor-sdk',
-      options: { cursorMode: 'agent', cursorCwd: '/tmp/a' },
-    });
-    expect(withOptions).toMatchObject({
-      name: 'cursor-sdk',
-      options: { cursorMode: 'bridge', cursorCwd: '/tmp/a' },
-    });
-    expect(typeof byName['transformRequestIn']).toBe('function');
-    expect(typeof withOptions['transformRequestIn']).toBe('function');
   });
 });
 
