@@ -77,8 +77,15 @@ export type HaproxyLb = {
   close(): Promise<void>;
 };
 
-/** Start HAProxy with `deploy/haproxy/haproxy.cfg` in front of the bridges on `backendPorts` (127.0.0.1). */
-export const startHaproxy = async (backendPorts: readonly number[]): Promise<HaproxyLb> => {
+/** Attempts at starting HAProxy when another process took one of its ports first. */
+const bindAttempts = 3;
+
+/**
+ * Start HAProxy with `deploy/haproxy/haproxy.cfg` in front of the bridges on `backendPorts` (127.0.0.1). Its
+ * two ports are found free and released before HAProxy binds them, so another process may take one in
+ * between: HAProxy then exits saying it cannot bind, and it is started again on other ports.
+ */
+export const startHaproxy = async (backendPorts: readonly number[], attempt = 1): Promise<HaproxyLb> => {
   const binary = await ensureHaproxy();
   const [port, statsPort] = [await freePort(), await freePort()];
   const env: Record<string, string> = {
@@ -148,6 +155,9 @@ export const startHaproxy = async (backendPorts: readonly number[]): Promise<Hap
     );
   } catch (error) {
     await close();
+    if (attempt < bindAttempts && /cannot bind socket/i.test(output)) {
+      return startHaproxy(backendPorts, attempt + 1);
+    }
     throw error;
   }
   return { port, pid: child.pid ?? -1, serverStates, waitForStates, output: () => output, close };
