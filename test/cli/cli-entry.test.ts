@@ -3,7 +3,7 @@
  * processes, against a `dist/` rebuilt whenever it is older than the sources.
  */
 
-import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -51,22 +51,6 @@ describe('cursor-bridge entry point', () => {
     };
     const result = await runCli(['--version'], { env: createChildEnv(home) });
     expect(result).toEqual({ code: 0, stdout: `${manifest.version}\n`, stderr: '' });
-  });
-
-  it("keeps the compiled code in Node's compile cache, unless NODE_DISABLE_COMPILE_CACHE=1", async () => {
-    const cached = join(home, 'tmp');
-    const cacheDir = join(cached, 'node-compile-cache');
-    await runCli(['--version'], { env: createChildEnv(home, { TMPDIR: cached }) });
-    const [versionDir] = await readdir(cacheDir);
-    expect(versionDir).toMatch(new RegExp(`^${process.version}-`));
-    expect((await readdir(join(cacheDir, versionDir!))).length).toBeGreaterThan(0);
-
-    const off = join(home, 'tmp-off');
-    const result = await runCli(['--version'], {
-      env: createChildEnv(home, { TMPDIR: off, NODE_DISABLE_COMPILE_CACHE: '1' }),
-    });
-    expect(result.code).toBe(0);
-    await expect(readdir(join(off, 'node-compile-cache'))).rejects.toThrow(/ENOENT/);
   });
 
   it('an unknown command exits 2 with the usage', async () => {
