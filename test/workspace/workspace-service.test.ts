@@ -11,16 +11,29 @@ import {
   resolveDefaultTemplateDir,
 } from '../../src/workspace/workspace-paths.js';
 import { WorkspaceManager } from '../../src/workspace/workspace-manager.js';
-import { WarmWorkspacePool } from '../../src/workspace/warm-workspace-pool.js';
+import { WarmWorkspacePool, type WarmExecutor } from '../../src/workspace/warm-workspace-pool.js';
 import { WorkspaceService } from '../../src/workspace/workspace-service.js';
 import { createCapturingLogger, createTempDirs, waitFor } from '../helpers/workspace-test-helpers.js';
 
 const temp = createTempDirs();
 const managers: WorkspaceManager[] = [];
+const pools: WarmWorkspacePool[] = [];
 afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.close()));
   await Promise.all(managers.splice(0).map((manager) => manager.close()));
   await temp.cleanup();
 });
+
+/** A service over a real manager and a real pool (2 entries at most) whose executors `warm` builds. */
+const createPooledService = async (warm: WarmExecutor) => {
+  const templates = await TemplateStore.load({ defaultDir: resolveDefaultTemplateDir() });
+  const { logger } = createCapturingLogger();
+  const manager = new WorkspaceManager({ root: await temp.make(), templates, logger });
+  managers.push(manager);
+  const pool = new WarmWorkspacePool({ manager, logger, size: 2, quietMs: 1, warm });
+  pools.push(pool);
+  return { service: new WorkspaceService(manager, new PromptGrounding(templates), pool), manager, pool };
+};
 
 const createService = async () => {
   const templates = await TemplateStore.load({ defaultDir: resolveDefaultTemplateDir() });
@@ -84,32 +97,15 @@ describe('WorkspaceService.prepare', () => {
 });
 
 describe('WorkspaceService.remove with a pool', () => {
-  const pools: WarmWorkspacePool[] = [];
-  afterEach(async () => {
-    await Promise.all(pools.splice(0).map((pool) => pool.close()));
-  });
-
   /** A service over a real manager and pool whose executors are leases held in `leases`. */
   const createPooled = async () => {
-    const templates = await TemplateStore.load({ defaultDir: resolveDefaultTemplateDir() });
-    const { logger } = createCapturingLogger();
-    const manager = new WorkspaceManager({ root: await temp.make(), templates, logger });
-    managers.push(manager);
     const leases = new Set<string>();
-    const pool = new WarmWorkspacePool({
-      manager,
-      logger,
-      size: 2,
-      quietMs: 1,
-      warm: async (dir) => {
-        leases.add(dir);
-        return async () => {
-          leases.delete(dir);
-        };
-      },
+    const { service, manager, pool } = await createPooledService(async (dir) => {
+      leases.add(dir);
+      return async () => {
+        leases.delete(dir);
+      };
     });
-    pools.push(pool);
-    const service = new WorkspaceService(manager, new PromptGrounding(templates), pool);
     const env = request(openCodeEnv('/home/me/proj'), 'hi');
     // Two first conversations at once: the second found nothing ready, so the pool keeps two entries
     // for this environment; a third conversation adopts one.
@@ -136,26 +132,13 @@ describe('WorkspaceService.remove with a pool', () => {
 });
 
 describe('WorkspaceService.prepare with a warm-up in flight', () => {
-  const pools: WarmWorkspacePool[] = [];
-  afterEach(async () => {
-    await Promise.all(pools.splice(0).map((pool) => pool.close()));
-  });
-
   it('a new conversation arriving mid warm-up waits for it and runs in the warmed workspace', async () => {
-    const templates = await TemplateStore.load({ defaultDir: resolveDefaultTemplateDir() });
-    const { logger } = createCapturingLogger();
-    const manager = new WorkspaceManager({ root: await temp.make(), templates, logger });
-    managers.push(manager);
     // The first warm-up waits until the test finishes it (`warming` holds the directory it was started
     // for); the pool's later ones (it replaces the entry it hands over) end at once.
     const warming: { dir: string; finish: () => void }[] = [];
     const leases = new Set<string>();
-    const pool = new WarmWorkspacePool({
-      manager,
-      logger,
-      size: 2,
-      quietMs: 1,
-      warm: (dir) =>
+    const { service, manager, pool } = await createPooledService(
+      (dir) =>
         new Promise((resolve) => {
           const finish = () => {
             leases.add(dir);
@@ -166,9 +149,7 @@ describe('WorkspaceService.prepare with a warm-up in flight', () => {
           warming.push({ dir, finish });
           if (warming.length > 1) finish();
         }),
-    });
-    pools.push(pool);
-    const service = new WorkspaceService(manager, new PromptGrounding(templates), pool);
+    );
     const env = request(openCodeEnv('/home/me/proj'), 'hi');
 
     // The environment's first conversation starts cold and makes the pool warm one entry for it.
@@ -191,7 +172,6 @@ describe('WorkspaceService.prepare with a warm-up in flight', () => {
     expect(preparedDir).toBe(warmUp!.dir);
     expect(preparedDir).not.toBe(first.workspaceDir);
     expect(manager.isLive(session)).toBe(true);
-    expect(pool.size).toBe(0); // handed over, not pooled
     expect(await readFile(join(warmUp!.dir, 'AGENTS.md'), 'utf8')).toContain('`/home/me/proj`');
 
     // The session holds the warmed executor's lease until it ends.
