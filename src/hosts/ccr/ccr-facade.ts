@@ -3,7 +3,7 @@
  * (sessions, workspaces, grounding, parked tools, model selection), built by {@link createBridgeEngine}
  * without the public server, once per process for each distinct set of transformer options and Cursor key,
  * on the first request (it needs that request's key); what takes longest, the SDK's import, is started when
- * CCR constructs the transformer ({@link preloadCursorSdk}). `ccr/cursor-sdk.cjs` is the CommonJS shell CCR
+ * CCR constructs the transformer (`preloadCursorSdk` in ccr-transformer.ts). `ccr/cursor-sdk.cjs` is the CommonJS shell CCR
  * loads; it passes the host's environment in (only entry points read `process.env`).
  */
 import { randomBytes } from 'node:crypto';
@@ -18,7 +18,6 @@ import type { RepeatLimiter } from '../../logging/repeat-limiter.js';
 import type { ParseResult } from '../../protocols/protocol-adapter.js';
 import { checkRequestDepth } from '../../protocols/shared/parse-request-json.js';
 import { createTurnError } from '../../turn/turn-error.js';
-import { importCursorSdk } from '../../upstream/cursor/cursor-upstream.js';
 import type { UpstreamPort } from '../../upstream/upstream-port.js';
 import { createWarningLimiter, runTurnRequest } from '../turn-pipeline.js';
 import { convertCcrRequestToTurn, watchClientConnection, type CcrContext } from './ccr-turn-request.js';
@@ -215,15 +214,6 @@ export const createTransformerOverrides = (
   cursorOptions: options ?? {},
   ...(apiKey === undefined ? {} : { cursorApiKey: apiKey }),
 });
-
-/**
- * Imports the SDK in the background of CCR's start (the transformer's constructor calls this once per
- * process), so the first request does not wait for the bulk of an engine's start. Never rejects: a failed
- * import is the first request's to report, as it was before.
- */
-export const preloadCursorSdk = async (): Promise<void> => {
-  await importCursorSdk().catch(() => undefined);
-};
 
 let facade: CcrFacade | undefined;
 
