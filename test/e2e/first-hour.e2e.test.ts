@@ -29,6 +29,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed, onTestFinished
 import { startFakeCursorBackend } from '../fakes/cursor-backend/index.js';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
 import { repoRoot } from '../helpers/repo-root.js';
+import { findFreePort } from '../helpers/free-port.js';
 import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
 import { codexAgentMessages } from '../helpers/e2e/codex-driver.js';
 import { clientTimeoutMs, installTimeoutMs } from '../helpers/e2e/e2e-harness.js';
@@ -196,7 +197,7 @@ describe('the README’s "Try it" from a fresh clone', { timeout: 3 * clientTime
     const model = createFakeBackendModel(scenario, claudeCodeDriver.shell, () => 0);
     const { endpoint, home } = await startBackendFor('1', model.scenario);
     // On the host's network (no namespaces: E2E_ALLOW_HOST_NETWORK=1) 3456 is the machine's: use a free port.
-    const servePort = endpoint.isolation === 'netns' ? 3456 : await freePort();
+    const servePort = endpoint.isolation === 'netns' ? 3456 : await findFreePort();
     if (endpoint.isolation !== 'netns') {
       await mkdir(join(home, '.claude-code-router'), { recursive: true });
       await writeFile(join(home, '.claude-code-router', 'config.json'), JSON.stringify({ PORT: servePort }));
@@ -264,7 +265,7 @@ describe('cursor-bridge codex', { timeout: 3 * clientTimeoutMs }, () => {
       () => 0,
     );
     const { endpoint, home } = await startBackendFor('3', model.scenario);
-    const servePort = endpoint.isolation === 'netns' ? 3456 : await freePort();
+    const servePort = endpoint.isolation === 'netns' ? 3456 : await findFreePort();
     const codexArgs = [
       // Codex's own offline settings (facts/clients.md), then the user's command.
       ...[
@@ -307,12 +308,3 @@ describe('cursor-bridge codex', { timeout: 3 * clientTimeoutMs }, () => {
     expect(await processesNaming(join(clone, 'bin', 'cursor-bridge.js'))).toEqual([]);
   });
 });
-
-const freePort = async (): Promise<number> => {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-};

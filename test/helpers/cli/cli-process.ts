@@ -4,7 +4,6 @@
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 
 import { repoRoot } from '../repo-root.js';
@@ -168,17 +167,4 @@ export const runCli = async (
   return { code, stdout: handle.stdout(), stderr: handle.stderr() };
 };
 
-/** A port that was free a moment ago (the OS picks it; a race with another process is unlikely). */
-export const findFreePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
+export { findFreePort } from '../free-port.js';

@@ -13,11 +13,11 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { startFakeCursorBackend, type FakeCursorBackend } from '../../fakes/cursor-backend/index.js';
 import { ensureBuilt } from '../ensure-built.js';
+import { findFreePort, portIsTaken } from '../free-port.js';
 import { repoRoot } from '../repo-root.js';
 import type { E2eBridge } from './e2e-bridge.js';
 import type { StartBridge } from './e2e-harness.js';
@@ -56,17 +56,6 @@ export type CcrHost = {
   describe(): string;
   close(): Promise<void>;
 };
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 
 /** The CCR config: both reference styles, the key as the spec writes it (`$CURSOR_API_KEY`). */
 export const ccrConfig = (port: number, defaultStyle: CcrReferenceStyle): Record<string, unknown> => {
@@ -107,9 +96,14 @@ const waitForHealth = async (port: number, child: ChildProcess): Promise<void> =
   throw new Error(`e2e: ccr start did not answer /health within ${startTimeoutMs} ms`);
 };
 
+/** Attempts at starting CCR when another process took its port first. */
+const bindAttempts = 3;
+
 /**
  * Start CCR `version` (`ccr start`, foreground) with the fake backend in `auth` mode. `node` runs CCR
- * (default: the Node 22 running the tests).
+ * (default: the Node 22 running the tests). Its port is found free and released before CCR binds it, so
+ * another process may take it in between: CCR then exits with status 1 and no word of why (checked with 1.0.73
+ * and 2.0.0), and it is started again on another port when that port is in use once it has exited.
  */
 export const startCcrHost = async (
   version: CcrVersion,
@@ -120,12 +114,13 @@ export const startCcrHost = async (
     /** Edit the config before CCR starts (e.g. add v2's `fallback`). */
     editConfig?: (config: Record<string, unknown>) => Record<string, unknown>;
   } = {},
+  attempt = 1,
 ): Promise<CcrHost> => {
   const [ccr] = await Promise.all([ensureClient(version), ensureBuilt()]);
   const root = await realpath(await mkdtemp(join(tmpdir(), `cb-e2e-${version}-`)));
   const home = join(root, 'home');
   await mkdir(join(home, '.claude-code-router'), { recursive: true });
-  const port = await freePort();
+  const port = await findFreePort();
   await writeFile(
     join(home, '.claude-code-router', 'config.json'),
     `${JSON.stringify((options.editConfig ?? ((config) => config))(ccrConfig(port, options.defaultStyle ?? 'name')), null, 2)}\n`,
@@ -158,7 +153,10 @@ export const startCcrHost = async (
   try {
     await waitForHealth(port, child);
   } catch (error) {
+    const exitedOnItsOwn = child.exitCode !== null;
     await close();
+    if (exitedOnItsOwn && attempt < bindAttempts && (await portIsTaken(port)))
+      return startCcrHost(version, options, attempt + 1);
     throw new Error(
       `${error instanceof Error ? error.message : String(error)}\nstderr:\n${output.stderr}\nstdout:\n${output.stdout}`,
       { cause: error },

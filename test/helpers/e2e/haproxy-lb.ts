@@ -7,9 +7,9 @@
  */
 
 import { execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { findFreePort } from '../free-port.js';
 import { repoRoot } from '../repo-root.js';
 
 const execFileAsync = promisify(execFile);
@@ -50,18 +50,6 @@ export const ensureHaproxy = (): Promise<string> =>
     }
   })());
 
-/** A free TCP port on 127.0.0.1 (bound, read and released). */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-
 /** A server's state as HAProxy's stats report it: `UP`, `DOWN`, `NOLB`, `MAINT`, `UP 1/2`, … */
 export type ServerStates = Record<string, string>;
 
@@ -87,7 +75,7 @@ const bindAttempts = 3;
  */
 export const startHaproxy = async (backendPorts: readonly number[], attempt = 1): Promise<HaproxyLb> => {
   const binary = await ensureHaproxy();
-  const [port, statsPort] = [await freePort(), await freePort()];
+  const [port, statsPort] = [await findFreePort(), await findFreePort()];
   const env: Record<string, string> = {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
     CURSOR_BRIDGE_LB_BIND: `127.0.0.1:${port}`,
