@@ -11,7 +11,7 @@ import type { Scenario } from '../fakes/cursor-backend/index.js';
 import { closeWireBackend, startWireBridge } from '../helpers/wire-fixture.js';
 import { startBridgeProcess, type BridgeProcess } from '../helpers/bridge-process.js';
 
-const conversations = 200;
+const conversations = 96;
 const concurrency = 4;
 const maxSessions = 24;
 const longTurns = 8;
@@ -137,7 +137,8 @@ describe('memory after a soak', () => {
     expect(afterIdle - baseline).toBeLessThan(idleBoundMb);
   }, 600_000);
 
-  it('live heap (after forced collections, the bridge in this process): 8 long turns and 100 more conversations add a bounded amount', async () => {
+  // What evicted conversations leave on the live heap is measured, object by object, in memory-evicted.test.ts.
+  it('live heap (after forced collections, the bridge in this process): 8 long turns add a bounded amount', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const live = (): number => {
@@ -159,17 +160,12 @@ describe('memory after a soak', () => {
         messages.push({ role: 'assistant', content: (await ask(messages)).content[0]?.text ?? '' });
       }
       const afterLongTurns = live();
-      for (let index = 0; index < 100; index += 1)
-        await ask([{ role: 'user', content: `conversation ${index}: say something short` }]);
-      const afterConversations = live();
       console.log(
         `[memory-soak] live heap after GC: baseline ${baseline} MB, after ${longTurns} turns × ${deltasPerLongTurn} ` +
-          `deltas ${afterLongTurns} MB (+${afterLongTurns - baseline}), after 100 more new conversations ` +
-          `${afterConversations} MB (+${afterConversations - baseline})`,
+          `deltas ${afterLongTurns} MB (+${afterLongTurns - baseline})`,
       );
       // Before the agent store stopped keeping finished runs' events: +90 MB for the long turns.
       expect(afterLongTurns - baseline).toBeLessThan(50);
-      expect(afterConversations - baseline).toBeLessThan(60);
     } finally {
       await wire.close();
       await closeWireBackend();
