@@ -82,6 +82,16 @@ const defaultBodyLimit = 64 * 1024 * 1024;
 const defaultKeepaliveMs = 10_000;
 
 /**
+ * How long an idle client connection stays open between requests. Node's default (5 s) ends it while a
+ * client runs a tool: Claude Code's `fetch` (Bun's) then reuses the pooled connection without honouring
+ * the `Keep-Alive: timeout` hint, and its next request (the tool's result) fails with `ECONNRESET` and is
+ * retried after a back-off (seen against `mcp-host`'s server). Longer than Claude Code's default Bash
+ * timeout (2 minutes), as long as deploy/haproxy keeps a client's idle connection. A drain closes idle
+ * connections at once.
+ */
+const idleConnectionMs = 5 * 60_000;
+
+/**
  * The access line's level: `info`, but `debug` for a healthy `/health` — a load balancer polls it every
  * second (deploy/haproxy), which would bury every other line; a draining 503 is still `info`.
  */
@@ -395,7 +405,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     sendJson(response, known ? 405 : answer.status, answer.body, answer.headers);
   };
 
-  return createServer((request, response) => {
+  const server = createServer((request, response) => {
     // `URL.parse`, not `new URL`: a target such as `//` must not throw outside the handler's catch.
     const path = URL.parse(request.url ?? '/', 'http://localhost')?.pathname ?? request.url ?? '/';
     const requestId = randomBytes(6).toString('hex');
@@ -407,4 +417,6 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       sendError(response, errorAdapterFor(path), createTurnError('api', 'internal error'));
     });
   });
+  server.keepAliveTimeout = idleConnectionMs;
+  return server;
 };

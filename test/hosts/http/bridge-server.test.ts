@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScriptSource } from '../../../src/upstream/scripted/scripted-upstream.js';
@@ -233,6 +233,35 @@ describe('bridge server over HTTP', () => {
     });
     expect(status).toBe(404);
     expect((await fetch(`${url}/health`)).status).toBe(200);
+  });
+
+  it("keeps an idle client connection open for minutes, not Node's 5 s, and says so", async () => {
+    const { url } = await start(textTurn);
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const exchange = () =>
+        new Promise<{ keepAlive: string; localPort: number | undefined }>((resolve, reject) => {
+          const request = httpRequest(`${url}/health`, { agent }, (response) => {
+            response.resume();
+            response.on('end', () =>
+              resolve({
+                keepAlive: String(response.headers['keep-alive']),
+                localPort: request.socket?.localPort,
+              }),
+            );
+          });
+          request.on('error', reject);
+          request.end();
+        });
+      const first = await exchange();
+      // Node closes an idle connection after exactly the timeout it announces here: a client that runs a
+      // tool for longer and then sends its result on the pooled connection gets it reset.
+      expect(Number(/timeout=(\d+)/.exec(first.keepAlive)?.[1])).toBeGreaterThanOrEqual(120);
+      const second = await exchange();
+      expect(second.localPort).toBe(first.localPort);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('requires the configured APIKEY (x-api-key or Bearer), compared in constant time', async () => {
