@@ -138,17 +138,21 @@ export class SseWriter {
   }
 
   /**
-   * Write the final frames and end the response. A stalled response is destroyed soon after, so what
-   * its socket holds is released even if the client never reads again.
+   * Write the final frames and end the response. A stalled response's connection is destroyed soon
+   * after, so what its socket holds is released even if the client never reads again.
    */
   async end(frames: readonly SseFrame[] = []): Promise<void> {
     await this.write(frames);
     this.#stop();
+    // Taken before the end: a finished response lets go of its socket.
+    const socket = this.#response.socket;
     if (!this.#response.destroyed && !this.#response.writableEnded) this.#response.end();
-    if (this.#stalled && !this.#response.destroyed) {
-      const response = this.#response;
-      const timer = setTimeout(() => response.destroy(), stalledEndGraceMs).unref();
-      response.once('close', () => clearTimeout(timer));
+    if (this.#stalled && socket !== null && !socket.destroyed) {
+      // Whether or not the final frames reached the client by then: a client that resumed reading in
+      // time finishes the response, which would otherwise leave its connection open for another request
+      // (for as long as the server keeps idle connections) after it stalled once.
+      const timer = setTimeout(() => socket.destroy(), stalledEndGraceMs).unref();
+      socket.once('close', () => clearTimeout(timer));
     }
   }
 

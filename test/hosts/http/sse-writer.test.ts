@@ -1,8 +1,18 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SseWriter } from '../../../src/hosts/http/sse-writer.js';
+
+/** A connection that is never corked and records its destruction. */
+class FakeSocket extends EventEmitter {
+  writableCorked = 0;
+  destroyed = false;
+  destroy() {
+    this.destroyed = true;
+    this.emit('close');
+  }
+}
 
 /** A response whose socket buffer is full until the test says `drain`. */
 class SlowResponse extends EventEmitter {
@@ -10,6 +20,7 @@ class SlowResponse extends EventEmitter {
   full = true;
   destroyed = false;
   writableEnded = false;
+  socket = new FakeSocket();
   headers: Record<string, string> | undefined;
   writeHead(_status: number, headers: Record<string, string>) {
     this.headers = headers;
@@ -105,12 +116,50 @@ describe('SseWriter', () => {
     await writer.end([{ event: 'message_stop', data: '{}' }]);
     expect(response.chunks.at(-1)).toBe('event: message_stop\ndata: {}\n\n');
     expect(response.writableEnded).toBe(true);
-    // The final frames get a grace second to reach a client that resumes reading, then the response goes.
+    // The final frames get a grace second to reach a client that resumes reading, then the connection goes.
     await vi.advanceTimersByTimeAsync(999);
-    expect(response.destroyed).toBe(false);
+    expect(response.socket.destroyed).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
-    expect(response.destroyed).toBe(true);
+    expect(response.socket.destroyed).toBe(true);
     expect(stalls).toBe(1);
+  });
+
+  it("closes a stalled client's connection after the grace even when it read the final frames in time", async () => {
+    let writer: SseWriter | undefined;
+    const server = createServer((_request, response) => {
+      writer = new SseWriter(response, {
+        keepaliveMs: 0,
+        keepalive: () => ({ comment: 'k' }),
+        stallTimeoutMs: 50,
+      });
+      // More than the socket buffers take while the client does not read.
+      void writer.write([{ data: 'x'.repeat(8 * 2 ** 20) }]);
+    });
+    // As `serve` does: idle connections are kept for minutes.
+    server.keepAliveTimeout = 300_000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    try {
+      client.pause();
+      client.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await vi.waitFor(() => expect(writer).toBeDefined());
+      await vi.advanceTimersByTimeAsync(50);
+      expect(writer?.stalled).toBe(true);
+      await writer?.end([{ event: 'done', data: '{}' }]);
+      // The client reads again within the grace: it gets the whole answer, and the response finishes.
+      let received = '';
+      let closed = false;
+      client.once('close', () => (closed = true));
+      client.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      client.resume();
+      await vi.waitFor(() => expect(received).toContain('event: done\ndata: {}\n\n'), { timeout: 10_000 });
+      expect(client.readableEnded).toBe(false);
+      await vi.advanceTimersByTimeAsync(1_000);
+      await vi.waitFor(() => expect(closed).toBe(true), { timeout: 10_000 });
+    } finally {
+      client.destroy();
+      server.close();
+    }
   });
 
   it('waits forever without a stall deadline', async () => {
