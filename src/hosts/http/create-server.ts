@@ -82,12 +82,12 @@ const defaultBodyLimit = 64 * 1024 * 1024;
 const defaultKeepaliveMs = 10_000;
 
 /**
- * How long an idle client connection stays open between requests. Node's default (5 s) ends it while a
- * client runs a tool: Claude Code's `fetch` (Bun's) then reuses the pooled connection without honouring
- * the `Keep-Alive: timeout` hint, and its next request (the tool's result) fails with `ECONNRESET` and is
- * retried after a back-off (seen against `mcp-host`'s server). Longer than Claude Code's default Bash
- * timeout (2 minutes), as long as deploy/haproxy keeps a client's idle connection. A drain closes idle
- * connections at once.
+ * How long an idle client connection stays open between requests. A client that sends its next request
+ * (a tool's result) just as the server closes the idle connection gets `ECONNRESET` and retries after a
+ * back-off; Claude Code's `fetch` (Bun's) does not honour the `Keep-Alive: timeout` hint that would let it
+ * avoid that moment (seen against `mcp-host`'s server). With Node's default (5 s) the moment falls among
+ * common tool durations; this is longer than Claude Code's default Bash timeout (2 minutes), as long as
+ * deploy/haproxy keeps a client's idle connection. A drain closes idle connections at once.
  */
 const idleConnectionMs = 5 * 60_000;
 

@@ -254,8 +254,8 @@ describe('bridge server over HTTP', () => {
           request.end();
         });
       const first = await exchange();
-      // Node closes an idle connection after exactly the timeout it announces here: a client that runs a
-      // tool for longer and then sends its result on the pooled connection gets it reset.
+      // Node closes an idle connection after exactly the timeout it announces here: a client whose next
+      // request (a tool's result) leaves at that moment gets the connection reset.
       expect(Number(/timeout=(\d+)/.exec(first.keepAlive)?.[1])).toBeGreaterThanOrEqual(120);
       const second = await exchange();
       expect(second.localPort).toBe(first.localPort);
