@@ -48,22 +48,28 @@ export const rssMb = async (child: ChildProcess): Promise<number> => {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024;
 };
 
-/** The child's utime + stime in ms, from `/proc/<pid>/stat` (clock ticks of 10 ms). */
-export const cpuMs = async (child: ChildProcess): Promise<number> => {
+/**
+ * The child's `/proc/<pid>/stat` fields after its command name: index 11 is utime, 12 stime, 13 cutime,
+ * 14 cstime.
+ */
+const statFields = async (child: ChildProcess): Promise<string[]> => {
   const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 };
+
+/** Sum of the stat fields `from` to `to` (exclusive), clock ticks of 10 ms, in ms. */
+const ticksMs = (fields: string[], from: number, to: number): number =>
+  fields.slice(from, to).reduce((sum, field) => sum + Number(field), 0) * 10;
+
+/** The child's utime + stime in ms, from `/proc/<pid>/stat` (clock ticks of 10 ms). */
+export const cpuMs = async (child: ChildProcess): Promise<number> => ticksMs(await statFields(child), 11, 13);
 
 /**
  * A child's CPU from its spawn in ms, from `/proc/<pid>/stat` (10 ms ticks): utime + stime of every thread
  * it ever ran (ended ones included) plus cutime + cstime, the CPU of the child processes it reaped.
  */
-export const lifetimeCpuMs = async (child: ChildProcess): Promise<number> => {
-  const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields.slice(11, 15).reduce((sum, field) => sum + Number(field), 0) * 10;
-};
+export const lifetimeCpuMs = async (child: ChildProcess): Promise<number> =>
+  ticksMs(await statFields(child), 11, 15);
 
 /**
  * CPU time of all of a child's threads in ms, from each thread's `/proc/<pid>/task/<tid>/schedstat` (ns
