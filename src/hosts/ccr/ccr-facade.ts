@@ -3,8 +3,8 @@
  * (sessions, workspaces, grounding, parked tools, model selection), built by {@link createBridgeEngine}
  * without the public server, once per process for each distinct set of transformer options and Cursor key,
  * on the first request (it needs that request's key); what takes longest, the SDK's import, is started when
- * CCR constructs the transformer (`preloadCursorSdk` in ccr-transformer.ts). `ccr/cursor-sdk.cjs` is the CommonJS shell CCR
- * loads; it passes the host's environment in (only entry points read `process.env`).
+ * CCR constructs the transformer (`preloadCursorSdk` in ccr-transformer.ts). `ccr/cursor-sdk.cjs` is the
+ * CommonJS shell CCR loads; it passes the host's environment in (only entry points read `process.env`).
  */
 import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
