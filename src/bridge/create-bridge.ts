@@ -145,6 +145,9 @@ export const engineModelResolver = (
     const route = resolveModelRoute(config, {
       model: request.model,
       reasoningRequested: request.reasoning.requested,
+      ...(request.webSearch === undefined
+        ? {}
+        : { webSearch: request.tools.length === 0 ? ('call' as const) : ('offered' as const) }),
       catalog: await readCatalog(),
     });
     if (!route.ok) throw new BridgeError(createTurnError('not-found', route.error, { retryable: false }));

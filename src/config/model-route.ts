@@ -8,8 +8,11 @@
  *    request, so the name says which tier, not which Cursor model (`cursor,claude-opus-4-8` runs that);
  * 3. a name in Cursor's live catalog (id or alias, any case) → that model (`catalog`);
  * 4. a name in the Cursor provider's `models` → that model (`listed`; the catalog lacks it or is unknown);
- * 5. anything else → the Router: `background` for a name containing `haiku`, `think` when the request
- *    asks for reasoning, else `default`. A name near catalog models (`gpt-5` when Cursor serves
+ * 5. anything else → the Router: `webSearch` for a request that offers hosted web search, `background`
+ *    for a name containing `haiku`, `think` when the request asks for reasoning, else `default`.
+ *
+ * A search side call (a request whose only job is a hosted web search) runs on `Router.webSearch` when
+ * it is set, whatever its name: the name is its conversation's, not a choice for the search. A name near catalog models (`gpt-5` when Cursor serves
  *    `gpt-5.4`) is `unmatched`: it runs the same Router scenario and the note names the near models —
  *    a near model is never run in its place, since it is another model with another price.
  *
@@ -35,6 +38,12 @@ export type ModelRouteRequest = {
   model: string;
   /** Whether the request asks for reasoning (`TurnRequest.reasoning.requested`). */
   reasoningRequested: boolean;
+  /**
+   * The request offers hosted web search: `call` when searching is its only job (a search side call,
+   * whose model name is the conversation's and says nothing about the search), `offered` when a turn
+   * may search.
+   */
+  webSearch?: 'call' | 'offered';
   /** Cursor's live model catalog; `undefined` when it could not be read (then only `models` is known). */
   catalog?: readonly CatalogEntry[] | undefined;
 };
@@ -50,6 +59,17 @@ type RouteConfig = Pick<BridgeConfig, 'cursor' | 'router' | 'providers'>;
 export const resolveModelRoute = (config: RouteConfig, request: ModelRouteRequest): ModelRouteResult => {
   const name = stripContextSuffix(request.model);
   const catalog = request.catalog;
+  const webSearchRoute = config.router.webSearch;
+  if (request.webSearch === 'call' && webSearchRoute !== undefined) {
+    const route = routeTo(config, webSearchRoute, 'web-search', 'Router.webSearch');
+    if (!route.ok) return route;
+    const entry = catalog === undefined ? undefined : findCatalogEntry(catalog, route.value.model);
+    const model = entry?.id ?? route.value.model;
+    return {
+      ok: true,
+      value: { ...route.value, model, note: `a web search call runs on Router.webSearch (${model}), not "${name}"` },
+    };
+  }
   if (name.includes(',')) {
     const route = routeTo(config, name, 'explicit', `model "${name}"`);
     const entry =
@@ -67,7 +87,7 @@ export const resolveModelRoute = (config: RouteConfig, request: ModelRouteReques
     return routerRoute(
       config,
       name,
-      request.reasoningRequested,
+      request,
       (slot) => `Claude Code's "${name}" follows ${slot}${also}`,
     );
   }
@@ -77,11 +97,11 @@ export const resolveModelRoute = (config: RouteConfig, request: ModelRouteReques
   const listed = config.cursor.models.find((model) => model.toLowerCase() === lower);
   if (name !== '' && listed !== undefined) return cursorRoute(config, listed, 'listed');
   if (name === '')
-    return routerRoute(config, name, request.reasoningRequested, (slot) => `no model named; ${slot}`);
+    return routerRoute(config, name, request, (slot) => `no model named; ${slot}`);
   const where =
     catalog === undefined ? "the provider's models (Cursor's catalog could not be read)" : "Cursor's catalog";
   const near = catalog === undefined ? [] : nearCatalogIds(catalog, name);
-  const route = routerRoute(config, name, request.reasoningRequested, (slot) =>
+  const route = routerRoute(config, name, request, (slot) =>
     near.length === 0
       ? `"${name}" is not in ${where}; ${slot} runs`
       : `"${name}" is not in ${where}, which has ${near.map((id) => `"${id}"`).join(', ')}; ${slot} runs instead — ask for one of those to run it`,
@@ -98,17 +118,21 @@ const cursorRoute = (config: RouteConfig, model: string, route: ModelRouteKind):
 const routerRoute = (
   config: RouteConfig,
   name: string,
-  reasoningRequested: boolean,
+  request: Pick<ModelRouteRequest, 'reasoningRequested' | 'webSearch'>,
   note: (slot: string) => string,
 ): ModelRouteResult => {
-  const { background, think } = config.router;
+  const { reasoningRequested } = request;
+  const webSearchOffered = request.webSearch !== undefined;
+  const { background, think, webSearch } = config.router;
   const [value, route] =
-    background !== undefined && name.toLowerCase().includes('haiku')
-      ? [background, 'background' as const]
-      : think !== undefined && reasoningRequested
-        ? [think, 'think' as const]
-        : [config.router.default, 'default' as const];
-  const origin = `Router.${route}`;
+    webSearch !== undefined && webSearchOffered
+      ? [webSearch, 'web-search' as const]
+      : background !== undefined && name.toLowerCase().includes('haiku')
+        ? [background, 'background' as const]
+        : think !== undefined && reasoningRequested
+          ? [think, 'think' as const]
+          : [config.router.default, 'default' as const];
+  const origin = `Router.${route === 'web-search' ? 'webSearch' : route}`;
   const result = routeTo(config, value, route, origin);
   if (!result.ok) return result;
   return { ok: true, value: { ...result.value, note: note(`${origin} (${result.value.model})`) } };

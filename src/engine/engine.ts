@@ -12,8 +12,13 @@ import { BridgeMetrics, type MetricsSnapshot, type TurnOutcome } from '../metric
 import { BridgeError, createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnEvents, TurnModelRoute } from '../turn/turn-model-route.js';
-import type { TurnRequest } from '../turn/turn-request.js';
-import type { UpstreamPort, UpstreamRunInput } from '../upstream/upstream-port.js';
+import type { TurnRequest, TurnWebSearch } from '../turn/turn-request.js';
+import type {
+  UpstreamPort,
+  UpstreamRunInput,
+  UpstreamSession,
+  UpstreamWebTools,
+} from '../upstream/upstream-port.js';
 import { allowAllToolCalls, type ToolCallGuard, type WorkspacePort } from './engine-deps.js';
 import { EventPump, type PumpOutcome } from './event-pump.js';
 import { buildFullPrompt, buildSlimPrompt } from './prompt-builder.js';
@@ -25,6 +30,8 @@ import { clipText } from '../../lib/clip-text.js';
 import { planTurn, type Plan } from './turn-planner.js';
 import { classifyTrailingTurn, type TrailingTurn } from './turn-classifier.js';
 import { TurnCoalescer, type FinishedFlight } from './turn-coalescer.js';
+import { isWebSearchCall, runWebSearchCall } from './web-search-call.js';
+import { webSearchNote } from './web-search-prompt.js';
 
 /** The Cursor model a request runs on, the rule that chose it, and why the name did not run as sent. */
 export type ResolvedModel = Omit<TurnModelRoute, 'requested'>;
@@ -89,6 +96,15 @@ const toolNamesKey = (tools: TurnRequest['tools']): string =>
     .sort()
     .join('\0');
 
+/** The hosted web tools a conversation's agent gets for `request` (the SDK binds them at create). */
+const webToolsOf = (request: TurnRequest): UpstreamWebTools | undefined =>
+  request.webSearch === undefined ? undefined : { fetch: request.webSearch.openPages === true, only: false };
+
+const webToolsKey = (request: TurnRequest): string => {
+  const tools = webToolsOf(request);
+  return tools === undefined ? 'none' : tools.fetch ? 'search+fetch' : 'search';
+};
+
 /** Distinct model routes logged at `info` (then `debug` per turn); cleared when full. */
 const maxLoggedRoutes = 256;
 
@@ -142,6 +158,10 @@ export class Engine {
   readonly #coalescer: TurnCoalescer<TurnEvent>;
   readonly #sweeper: NodeJS.Timeout;
   readonly #loggedRoutes = new Set<string>();
+  /** The hosted web tools each agent was created with (see {@link webToolsKey}). */
+  readonly #webToolsOf = new WeakMap<UpstreamSession, string>();
+  /** Search side calls admitted and not yet answered (they have no session). */
+  #sideCalls = 0;
   #closed = false;
 
   constructor(options: EngineOptions) {
@@ -202,6 +222,7 @@ export class Engine {
    */
   handleTurn = async (request: TurnRequest, signal: AbortSignal): Promise<TurnEvents> => {
     if (this.#closed) throw new BridgeError(createTurnError('overloaded', 'The bridge is shutting down.'));
+    if (isWebSearchCall(request)) return this.#webSearchCall(request, signal);
     // Classification and identity happen once, here, and stay request-local: nothing of them goes upstream.
     const trailing = classifyTrailingTurn(request);
     const { session, created, release } = this.#sessions.admit(request);
@@ -260,13 +281,89 @@ export class Engine {
   };
 
   /**
+   * A search side call (see web-search-call.ts): no session, its own one-off agent. Identical retries
+   * share its run and a finished one is replayed within the window, as for conversations.
+   */
+  async #webSearchCall(request: TurnRequest & { webSearch: TurnWebSearch }, signal: AbortSignal): Promise<TurnEvents> {
+    if (this.#sessions.refusesSideCall(request)) {
+      const message = 'This bridge process is draining and takes no new conversations; retry.';
+      throw new BridgeError(createTurnError('unavailable', message, { retryAfterSeconds: 2 }));
+    }
+    this.#sideCalls += 1;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.#sideCalls -= 1;
+    };
+    try {
+      const resolved = await this.#options.resolveModel(request);
+      const { model } = resolved;
+      const modelRoute: TurnModelRoute = { requested: request.model, ...resolved };
+      this.#logRoute(modelRoute);
+      await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
+      const digests = request.messages.map(messageDigest);
+      const turnKey = `web-search\0${sha(`${request.protocol}\0${model}\0${digests.join('\0')}`)}`;
+      const replays = replaysTo(request, this.#options.replayFailures);
+      const retained = this.#coalescer.finished(turnKey);
+      const last = retained?.events.at(-1);
+      if (retained !== undefined && last?.type === 'error' && replays(retained)) {
+        this.#metrics.retryReplayed(request.protocol);
+        throw new BridgeError(last.error);
+      }
+      const events = this.#coalescer.join(
+        turnKey,
+        () => {
+          const controller = new AbortController();
+          return {
+            events: this.#webSearchEvents(request, model, controller.signal),
+            cancel: async () => controller.abort(),
+          };
+        },
+        { signal, group: turnKey, tag: request.stream ? 'stream' : 'json', replays },
+      );
+      return Object.assign(
+        releaseOnEnd(events, () => release()),
+        { modelRoute },
+      );
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  async *#webSearchEvents(
+    request: TurnRequest & { webSearch: TurnWebSearch },
+    model: string,
+    signal: AbortSignal,
+  ): AsyncGenerator<TurnEvent, void> {
+    const startedAt = Date.now();
+    let outcome: TurnOutcome = 'cancelled';
+    const deps = { upstream: this.#options.upstream, workspace: this.#options.workspace, logger: this.#options.logger };
+    try {
+      for await (const event of runWebSearchCall(deps, request, model, signal)) {
+        if (event.type === 'turn-end') outcome = 'finished';
+        else if (event.type === 'error') outcome = 'failed';
+        yield event;
+      }
+    } catch (error) {
+      const turnError = toTurnError(error);
+      this.#options.logger.warn({ error: turnError, err: error, model }, 'web search call failed');
+      outcome = 'failed';
+      yield { type: 'error', error: turnError };
+    } finally {
+      this.#metrics.turnEnded(request.protocol, signal.aborted && outcome !== 'finished' ? 'cancelled' : outcome, startedAt);
+    }
+  }
+
+  /**
    * Drain: new conversations are refused (see {@link SessionRegistry.startDraining}); resolves once no
    * session is in flight (no admitted turn, running run or parked tool call), or the engine closed.
    * `close()` ends whatever is left.
    */
   async drain(): Promise<void> {
     this.#sessions.startDraining();
-    while (!this.#closed && this.#sessions.inFlight !== 0) {
+    while (!this.#closed && (this.#sessions.inFlight !== 0 || this.#sideCalls !== 0)) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -276,7 +373,7 @@ export class Engine {
    * their clients and do not count (background work may run meanwhile).
    */
   turnsInProgress(): number {
-    return this.#sessions.busy;
+    return this.#sessions.busy + this.#sideCalls;
   }
 
   /** The engine's counters and session gauges (the Prometheus view is the metrics' registry). */
@@ -327,6 +424,7 @@ export class Engine {
     const { tools } = request;
     const pump = new EventPump({
       tools,
+      ...(request.webSearch === undefined ? {} : { webSearch: request.webSearch }),
       onToolCall: (call) => this.#metrics.toolCallForwarded(call.parkedAt),
     });
     // The last subscriber left: cancel the SDK run for real — unless the response already reached its
@@ -347,6 +445,8 @@ export class Engine {
           committed: state.kind === 'running' ? undefined : state.committed,
           interrupted: state.kind === 'idle' && state.interrupted,
           toolsChanged: state.kind === 'parked' && state.active.toolNames !== toolNamesKey(tools),
+          webToolsChanged:
+            session.agent !== undefined && this.#webToolsOf.get(session.agent) !== webToolsKey(request),
           heldBeforeRun: state.kind === 'idle' ? undefined : state.active.heldBeforeRun,
         },
         request.messages,
@@ -417,14 +517,27 @@ export class Engine {
     }
     if (plan.kind === 'replay') await session.dispose();
     const prepared = await this.#options.workspace.prepare(session.key, request);
-    const agent = await session.ensureAgent(() =>
-      this.#options.upstream.createSession({ workspaceDir: prepared.workspaceDir }),
-    );
+    const webTools = webToolsOf(request);
+    const agent = await session.ensureAgent(async () => {
+      const created = await this.#options.upstream.createSession({
+        workspaceDir: prepared.workspaceDir,
+        ...(webTools === undefined ? {} : { webTools }),
+      });
+      this.#webToolsOf.set(created, webToolsKey(request));
+      return created;
+    });
+    const grounding =
+      request.webSearch === undefined
+        ? prepared.grounding
+        : {
+            head: prepared.grounding.head,
+            tail: [prepared.grounding.tail, webSearchNote(request.webSearch)].filter(Boolean).join('\n\n'),
+          };
     const input: UpstreamRunInput = {
       prompt:
         plan.kind === 'slim'
-          ? buildSlimPrompt(plan.newMessages, prepared.grounding)
-          : buildFullPrompt(request, prepared.grounding),
+          ? buildSlimPrompt(plan.newMessages, grounding)
+          : buildFullPrompt(request, grounding),
       tools,
       model,
       reasoning: request.reasoning,

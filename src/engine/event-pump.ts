@@ -5,10 +5,11 @@
  */
 
 import { createHash } from 'node:crypto';
-import type { TurnEvent } from '../turn/turn-event.js';
-import type { TurnTool } from '../turn/turn-request.js';
+import type { TurnEvent, TurnWebSearchCall } from '../turn/turn-event.js';
+import type { TurnTool, TurnWebSearch } from '../turn/turn-request.js';
 import { emptyUsage, type TurnUsage } from '../turn/turn-usage.js';
 import type { UpstreamEvent } from '../upstream/upstream-port.js';
+import { WebSearchPolicy } from './web-search-policy.js';
 
 /** How a response ended, for the session to decide what happens to the run. */
 export type PumpOutcome =
@@ -23,10 +24,17 @@ export type PumpOutcome =
 export type PumpOutput = {
   text: string;
   toolCalls: Array<{ toolCallId: string; toolName: string; input: unknown }>;
+  /** The hosted web searches the response reported, in order. */
+  webSearches: TurnWebSearchCall[];
 };
 
 export type PumpOptions = {
   tools: readonly TurnTool[];
+  /**
+   * The request's hosted web search: the run's web calls are reported under its rules. Absent, they are
+   * not reported (an agent that uses Cursor's own tools searches for itself).
+   */
+  webSearch?: TurnWebSearch;
   /** Told of each tool call as it goes to the client. */
   onToolCall?: (call: Extract<UpstreamEvent, { type: 'tool-call' }>) => void;
 };
@@ -51,16 +59,18 @@ const addUsage = (total: TurnUsage, usage: TurnUsage): TurnUsage => ({
  */
 export class EventPump {
   outcome: PumpOutcome = { kind: 'interrupted' };
-  readonly output: PumpOutput = { text: '', toolCalls: [] };
+  readonly output: PumpOutput = { text: '', toolCalls: [], webSearches: [] };
   #options: PumpOptions;
   #usage = emptyUsage();
   #block: { type: 'text' | 'reasoning'; id: string; text: string } | undefined;
   #nextId = 0;
   /** Events translated from one upstream event and not handed out yet (a few at most). */
   #pending: TurnEvent[] = [];
+  readonly #webSearch: WebSearchPolicy | undefined;
 
   constructor(options: PumpOptions) {
     this.#options = options;
+    this.#webSearch = options.webSearch === undefined ? undefined : new WebSearchPolicy(options.webSearch);
   }
 
   /**
@@ -139,6 +149,14 @@ export class EventPump {
         this.outcome = { kind: 'tool-use' };
         this.#pending.push({ type: 'turn-end', stopReason: 'tool-use', usage: this.#usage });
         return true;
+      case 'web-call': {
+        const search = this.#webSearch?.apply(event.call);
+        if (search === undefined) return false;
+        this.#close();
+        this.output.webSearches.push(search);
+        this.#pending.push(search);
+        return false;
+      }
       case 'usage':
         this.#usage = addUsage(this.#usage, event.usage);
         this.#pending.push({ type: 'usage', usage: this.#usage });

@@ -89,6 +89,14 @@ export class SessionRegistry {
   }
 
   /**
+   * Whether a request that starts no conversation of its own (a search side call) is refused: while
+   * draining, unless it is made for a conversation in flight here (its session id names one).
+   */
+  refusesSideCall(request: TurnRequest): boolean {
+    return this.#draining && !this.#hasLiveConversation(request.identity.nativeSessionId?.value);
+  }
+
+  /**
    * Find or create the request's session and admit the turn synchronously, so a retry arriving while
    * this turn still resolves its model or creates its agent counts as "still running". The admitted
    * session is in flight, so its own arrival cannot evict it.

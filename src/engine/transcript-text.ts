@@ -3,7 +3,7 @@
  * only text and images, so earlier turns travel as clearly delimited text.
  */
 
-import type { TurnMessage, TurnTextPart, TurnUserPart } from '../turn/turn-request.js';
+import type { TurnMessage, TurnTextPart, TurnUserPart, TurnWebSearchPart } from '../turn/turn-request.js';
 
 export type PromptImage = { mediaType: string; data: string };
 
@@ -25,6 +25,21 @@ export const joinText = (parts: readonly TurnTextPart[]): string => parts.map((p
 const stringifyInput = (input: unknown): string =>
   typeof input === 'string' ? input : JSON.stringify(input);
 
+/** A hosted web search of an earlier answer: what was searched for, then each source found. */
+const webSearchText = (part: TurnWebSearchPart): string => {
+  const what = part.query !== undefined ? ` query="${part.query}"` : part.url !== undefined ? ` url="${part.url}"` : '';
+  const body =
+    part.error !== undefined
+      ? `failed: ${part.error}`
+      : (part.sources ?? [])
+          .map((source, index) => {
+            const head = `${index + 1}. ${source.title ?? source.url} — ${source.url}`;
+            return source.snippet === undefined ? head : `${head}\n   ${source.snippet.replace(/\s+/g, ' ')}`;
+          })
+          .join('\n');
+  return `<web_search${what}>\n${body}\n</web_search>`;
+};
+
 /** One transcript entry as delimited text. */
 export const messageToText = (message: TurnMessage, images: PromptImage[]): string => {
   switch (message.role) {
@@ -41,6 +56,8 @@ export const messageToText = (message: TurnMessage, images: PromptImage[]): stri
             return `<thinking>\n${part.text}\n</thinking>`;
           case 'tool-call':
             return `<tool_call id="${part.toolCallId}" name="${part.toolName}">\n${stringifyInput(part.input)}\n</tool_call>`;
+          case 'web-search':
+            return webSearchText(part);
           default: {
             const _exhaustive: never = part;
             return _exhaustive;

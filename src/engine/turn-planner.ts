@@ -32,6 +32,12 @@ export type AgentView = {
   toolsChanged: boolean;
   /** Digests of the transcript the agent held before the parked run started, when known exactly. */
   heldBeforeRun: readonly string[] | undefined;
+  /**
+   * The agent was created with other hosted web tools than the request offers (Codex turned live web
+   * search on or off). The SDK binds them when it creates an agent, so only a new agent has the new set;
+   * a parked run still finishes its turn with the set it had.
+   */
+  webToolsChanged?: boolean;
 };
 
 export const planTurn = (
@@ -77,6 +83,7 @@ export const planTurn = (
     };
   }
 
+  if (agent.webToolsChanged === true) return { kind: 'replay', reason: 'the hosted web tools changed' };
   if (suffix.length === 1 && suffix[0]?.role === 'user')
     return { kind: 'slim', newMessages: suffix, held: committed };
   // The last run was cut short (a cancelled run checkpoints nothing): the agent holds `committed`, and

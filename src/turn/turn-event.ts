@@ -14,6 +14,30 @@ import type { TurnUsage } from './turn-usage.js';
 /** Why a turn ended. `tool-use`: the client must run the listed tools and post the results. */
 export type TurnStopReason = 'end' | 'tool-use' | 'max-tokens' | 'refusal';
 
+/** A page a hosted web search found or opened. `snippet`: an excerpt of the page when known. */
+export type TurnWebSource = { url: string; title: string; snippet?: string; pageAge?: string };
+
+/**
+ * Why a hosted web search gave no sources: `unavailable` (the search failed or was refused upstream, e.g.
+ * a team that turned web search off), `max-uses-exceeded` (more searches than the request's `maxUses`;
+ * the bridge refused it), `not-performed` (the model answered a forced search without searching).
+ */
+export type TurnWebSearchErrorCode = 'unavailable' | 'max-uses-exceeded' | 'not-performed';
+
+/**
+ * One hosted web search (or page open), complete: the server ran it before the event is emitted.
+ * `action`: what was searched for or opened; `outcome`: the sources found (already filtered by the
+ * request's domain rules) or why there are none.
+ */
+export type TurnWebSearchCall = {
+  type: 'web-search';
+  id: string;
+  action: { kind: 'search'; query: string } | { kind: 'open-page'; url: string };
+  outcome:
+    | { status: 'completed'; sources: TurnWebSource[] }
+    | { status: 'failed'; code: TurnWebSearchErrorCode; message: string };
+};
+
 export type TurnEvent =
   | { type: 'text-start'; id: string }
   | { type: 'text-delta'; id: string; delta: string }
@@ -27,6 +51,8 @@ export type TurnEvent =
   | { type: 'tool-input-end'; id: string }
   /** `input` is the complete argument text: JSON for function tools, the raw string for custom tools. */
   | { type: 'tool-call'; toolCallId: string; toolName: string; kind: 'function' | 'custom'; input: string }
+  /** A hosted web search the server ran; a block of its own, between other blocks. */
+  | TurnWebSearchCall
   /** Latest cumulative usage for this response; encoders keep the last one. */
   | { type: 'usage'; usage: TurnUsage }
   | { type: 'turn-end'; stopReason: TurnStopReason; usage: TurnUsage }

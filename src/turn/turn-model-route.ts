@@ -14,11 +14,20 @@ import type { TurnEvent } from './turn-event.js';
  *   could not be read);
  * - `background` / `think` / `default`: the Router's scenario for a name Cursor does not serve
  *   (Claude Code's own names, a client's default model);
+ * - `web-search`: `Router.webSearch`, for a request that offers hosted web search (a search side call
+ *   runs there whatever its name);
  * - `unmatched`: the name is near catalog models (`gpt-5` when Cursor serves `gpt-5.4`) but none of them;
  *   the Router's scenario ran, and the near names are reported, never substituted.
  */
 export type TurnModelRouteKind =
-  'explicit' | 'catalog' | 'listed' | 'background' | 'think' | 'default' | 'unmatched';
+  | 'explicit'
+  | 'catalog'
+  | 'listed'
+  | 'background'
+  | 'think'
+  | 'default'
+  | 'web-search'
+  | 'unmatched';
 
 export type TurnModelRoute = {
   /** The model name as the client sent it. */

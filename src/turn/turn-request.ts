@@ -22,7 +22,23 @@ export type TurnReasoningPart = { type: 'reasoning'; text: string; signature?: s
 /** A tool call from an earlier assistant turn. `input` is the parsed JSON arguments (or the raw string for custom tools). */
 export type TurnToolCallPart = { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown };
 
-export type TurnAssistantPart = TurnTextPart | TurnReasoningPart | TurnToolCallPart;
+/**
+ * A hosted web search (or page open) of an earlier answer, as the client sent it back: what was searched
+ * for or opened, and the sources it found (or why none). The agent that ran it holds it already, so it
+ * counts for a replay's prompt, not for matching the transcript with what an agent holds.
+ */
+export type TurnWebSearchPart = {
+  type: 'web-search';
+  /** The client's id of the search, linking its call and its result where the protocol splits them. */
+  id: string;
+  query?: string;
+  url?: string;
+  sources?: Array<{ url: string; title?: string; snippet?: string }>;
+  /** Why the search gave nothing (the protocol's error code). */
+  error?: string;
+};
+
+export type TurnAssistantPart = TurnTextPart | TurnReasoningPart | TurnToolCallPart | TurnWebSearchPart;
 
 /**
  * One transcript entry. Tool results are their own entries (Anthropic puts them inside a user message;
@@ -64,6 +80,27 @@ export type TurnTool = {
   clientAddress?: { name: string; namespace?: string; call?: string };
 };
 
+/**
+ * A web search the client offered the model as a **hosted** tool: run by the server, not by the client
+ * (Anthropic's `web_search_*` server tool, the Responses `web_search` tool with live access, Chat
+ * Completions' `web_search_options`). Cursor runs such searches on its own servers; the answer reports
+ * each one in the protocol's own shape.
+ */
+export type TurnWebSearch = {
+  /** The tool's name in the client's protocol (Anthropic's server tool `name`, e.g. `web_search`). */
+  name: string;
+  /** Keep only sources on these domains (and their subdomains). Cursor has no such filter: the bridge applies it. */
+  allowedDomains?: string[];
+  /** Drop sources on these domains (and their subdomains). */
+  blockedDomains?: string[];
+  /** At most this many searches per answer; later ones are reported as refused. */
+  maxUses?: number;
+  /** Where the user is, as the client described it (a hint for the prompt; Cursor has no such setting). */
+  userLocation?: { city?: string; region?: string; country?: string; timezone?: string };
+  /** Pages may also be opened (Cursor's hosted fetch), reported as the protocol's page-open action. */
+  openPages?: boolean;
+};
+
 export type TurnToolChoice =
   { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
 
@@ -100,6 +137,8 @@ export interface TurnRequest {
   system: TurnTextPart[];
   messages: TurnMessage[];
   tools: TurnTool[];
+  /** Hosted web search the client offered (absent: the model may not search the web). */
+  webSearch?: TurnWebSearch;
   toolChoice: TurnToolChoice;
   reasoning: TurnReasoning;
   maxOutputTokens?: number;

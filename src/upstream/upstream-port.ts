@@ -69,9 +69,47 @@ export type UpstreamEvent =
       parkedAt: number;
     }
   | { type: 'tool-batch-end' }
+  /**
+   * A hosted web call of the run (sessions with {@link UpstreamWebTools} only), as soon as the backend's
+   * record of it is readable — at the latest before the run's terminal event; calls in the order made.
+   */
+  | { type: 'web-call'; call: UpstreamWebCall }
   | { type: 'usage'; usage: TurnUsage }
   | { type: 'end'; status: 'finished' | 'cancelled' }
   | { type: 'error'; error: TurnError };
+
+/** How a hosted web call ended. */
+export type UpstreamWebResult<Success> =
+  | ({ status: 'success' } & Success)
+  | { status: 'error'; message: string }
+  | { status: 'rejected'; reason: string };
+
+/**
+ * A web search or page fetch the backend ran on its own servers (Cursor's hosted `webSearch` /
+ * `webFetch`), complete, with its result: nothing of it runs on the client.
+ */
+export type UpstreamWebCall =
+  | {
+      id: string;
+      kind: 'search';
+      query: string;
+      result: UpstreamWebResult<{ references: Array<{ title: string; url: string; chunk: string }> }>;
+    }
+  | { id: string; kind: 'fetch'; url: string; result: UpstreamWebResult<{ url: string; markdown: string }> };
+
+/**
+ * The backend's hosted web tools an agent may use. They are bound when the agent is created (the SDK
+ * sends them with every run), so a session keeps the set it was created with.
+ */
+export type UpstreamWebTools = {
+  /** Page fetches besides searches. */
+  fetch: boolean;
+  /**
+   * Nothing but the hosted web tools: no host tools, none of the backend's local tools, no project
+   * settings — an agent whose only job is a search (a client's search side call).
+   */
+  only: boolean;
+};
 
 export type UpstreamToolResult = { toolCallId: string; content: TurnUserPart[]; isError: boolean };
 
@@ -110,6 +148,8 @@ export interface UpstreamSession {
 export interface UpstreamSessionOptions {
   /** The session's scratch workspace (the agent's cwd, unless the upstream's mode says otherwise). */
   workspaceDir: string;
+  /** The hosted web tools the session's agent may use; absent: none. */
+  webTools?: UpstreamWebTools;
 }
 
 export interface UpstreamPort {

@@ -49,6 +49,7 @@ describe('EventPump', () => {
     expect(pump.output).toEqual({
       text: 'ab',
       toolCalls: [{ toolCallId: 'c1', toolName: 'Bash', input: { command: 'ls' } }],
+      webSearches: [],
     });
     // Nothing past the boundary was read: the next request's response continues the same iterator.
     expect(queue.size).toBe(1);

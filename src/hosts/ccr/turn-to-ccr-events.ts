@@ -148,6 +148,8 @@ export class CcrStreamEncoder implements StreamEncoder, SnapshotEncoder<CcrChatC
         return this.#finish(event.stopReason, event.usage);
       case 'error':
         return this.#fail(event.error);
+      case 'web-search':
+        return []; // WIP: hosted web search shape for this protocol
       default: {
         const _exhaustive: never = event;
         return _exhaustive;

@@ -129,6 +129,7 @@ const addMessage = async (counter: TextCounter, message: TurnMessage): Promise<v
     case 'assistant':
       for (const part of message.content) {
         if (part.type === 'tool-call') await counter.add(`${part.toolName} ${json(part.input)}`);
+        else if (part.type === 'web-search') await counter.add(json(part));
         else await counter.add(part.text);
       }
       return;

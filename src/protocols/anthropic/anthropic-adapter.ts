@@ -1,7 +1,15 @@
 import type { ProtocolAdapter } from '../protocol-adapter.js';
+import type { TurnRequest } from '../../turn/turn-request.js';
 import { createAnthropicErrorResponse } from './anthropic-error.js';
 import { convertAnthropicRequestToTurn } from './anthropic-to-turn.js';
-import { AnthropicStreamEncoder, createAnthropicJsonResponse } from './turn-to-anthropic-events.js';
+import {
+  AnthropicStreamEncoder,
+  createAnthropicJsonResponse,
+  type AnthropicEncoderOptions,
+} from './turn-to-anthropic-events.js';
+
+const encoderOptions = (request: TurnRequest): AnthropicEncoderOptions =>
+  request.webSearch === undefined ? {} : { webSearchToolName: request.webSearch.name };
 
 /**
  * The Anthropic Messages protocol (`POST /v1/messages`, as Claude Code speaks it). Response ids are
@@ -11,7 +19,8 @@ export const anthropicAdapter: ProtocolAdapter = {
   protocol: 'anthropic',
   idPrefix: 'msg_',
   parseRequest: convertAnthropicRequestToTurn,
-  createStreamEncoder: (_request, meta) => new AnthropicStreamEncoder(meta),
-  createJsonResponse: (_request, meta, events) => createAnthropicJsonResponse(meta, events),
+  createStreamEncoder: (request, meta) => new AnthropicStreamEncoder(meta, encoderOptions(request)),
+  createJsonResponse: (request, meta, events) =>
+    createAnthropicJsonResponse(meta, events, encoderOptions(request)),
   createErrorResponse: createAnthropicErrorResponse,
 };

@@ -149,6 +149,50 @@ export const anthropicFunctionToolSchema = z.looseObject({
   type: z.literal('custom').nullish(),
 });
 
+/**
+ * Anthropic's hosted web search (`web_search_20250305`, `web_search_20260209`, …): run by the server.
+ * Domain lists, `max_uses` and `user_location` are read; anything else is kept and ignored.
+ */
+export const anthropicWebSearchToolSchema = z.looseObject({
+  type: z.string().startsWith('web_search_'),
+  name: z.string(),
+  allowed_domains: z.array(z.string()).nullish(),
+  blocked_domains: z.array(z.string()).nullish(),
+  max_uses: z.number().int().positive().nullish(),
+  user_location: z
+    .looseObject({
+      city: z.string().nullish(),
+      region: z.string().nullish(),
+      country: z.string().nullish(),
+      timezone: z.string().nullish(),
+    })
+    .nullish(),
+});
+
+/** A `server_tool_use` block of an earlier answer (a hosted search the server ran). */
+export const anthropicServerToolUseBlockSchema = z.looseObject({
+  type: z.literal('server_tool_use'),
+  id: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+});
+
+/** A `web_search_tool_result` block of an earlier answer: the sources, or an error object. */
+export const anthropicWebSearchToolResultBlockSchema = z.looseObject({
+  type: z.literal('web_search_tool_result'),
+  tool_use_id: z.string(),
+  content: z.union([
+    z.array(
+      z.looseObject({
+        url: z.string(),
+        title: z.string().nullish(),
+        encrypted_content: z.string().nullish(),
+      }),
+    ),
+    z.looseObject({ error_code: z.string() }),
+  ]),
+});
+
 /** True only when {@link anthropicToolUseBlockSchema} is sure to accept `block` (see {@link isPlainAnthropicRequest}). */
 export const isPlainToolUseBlock = (block: unknown): block is z.infer<typeof anthropicToolUseBlockSchema> =>
   isRecord(block) &&

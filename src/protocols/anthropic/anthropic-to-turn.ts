@@ -8,6 +8,7 @@ import type {
   TurnTool,
   TurnToolChoice,
   TurnUserPart,
+  TurnWebSearch,
 } from '../../turn/turn-request.js';
 import {
   anthropicBase64SourceSchema,
@@ -15,12 +16,15 @@ import {
   anthropicFunctionToolSchema,
   anthropicImageBlockSchema,
   anthropicRequestSchema,
+  anthropicServerToolUseBlockSchema,
   anthropicTextBlockSchema,
   anthropicThinkingBlockSchema,
   anthropicToolReferenceBlockSchema,
   anthropicToolResultBlockSchema,
   anthropicToolUseBlockSchema,
   anthropicUrlSourceSchema,
+  anthropicWebSearchToolResultBlockSchema,
+  anthropicWebSearchToolSchema,
   isPlainAnthropicRequest,
   isPlainFunctionTool,
   isPlainToolResultBlock,
@@ -29,6 +33,7 @@ import {
   type AnthropicRequest,
   type AnthropicToolChoice,
 } from './anthropic-schema.js';
+import { mergeWebSearchParts, readServerToolUseInput, readWebSearchResult } from './anthropic-web-search.js';
 import { warn, type BaseConversionState } from '../shared/conversion-state.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
@@ -215,6 +220,15 @@ const convertAssistantBlock = (
     case 'redacted_thinking':
       // Opaque Anthropic ciphertext: meaningless to any other model.
       return undefined;
+    case 'server_tool_use': {
+      // A hosted search of an earlier answer; its result block follows and completes the part.
+      const use = parseAt(anthropicServerToolUseBlockSchema, block, path);
+      return { type: 'web-search', id: use.id, ...readServerToolUseInput(use.input) };
+    }
+    case 'web_search_tool_result': {
+      const result = parseAt(anthropicWebSearchToolResultBlockSchema, block, path);
+      return { type: 'web-search', id: result.tool_use_id, ...readWebSearchResult(result.content) };
+    }
     default:
       warn(state, 'unsupported-content', `${path}: content block type "${type}" is not supported; dropped`);
       return undefined;
@@ -231,8 +245,10 @@ const convertMessage = (message: AnthropicMessage, path: string, state: Conversi
     case 'user':
       return convertUserMessage(message.content, contentPath, state);
     case 'assistant': {
-      const content: TurnAssistantPart[] = convertTextOrParts(message.content, (block, index) =>
-        convertAssistantBlock(block, `${contentPath}.${index}`, state),
+      const content: TurnAssistantPart[] = mergeWebSearchParts(
+        convertTextOrParts(message.content, (block, index) =>
+          convertAssistantBlock(block, `${contentPath}.${index}`, state),
+        ),
       );
       return content.length > 0 ? [{ role: 'assistant', content }] : [];
     }
@@ -251,7 +267,42 @@ const convertSystem = (system: AnthropicRequest['system'], state: ConversionStat
   );
 };
 
-/** Client tools (with `input_schema`) are kept, `defer_loading` ones too; server tools are dropped. */
+/**
+ * The hosted web search among the tools, when the client offered one (`web_search_*`). Its filters are
+ * kept as given; the engine applies them to the sources (Cursor's search has none of its own).
+ */
+const convertWebSearch = (tools: unknown[] | undefined, state: ConversionState): TurnWebSearch | undefined => {
+  let found: TurnWebSearch | undefined;
+  (tools ?? []).forEach((tool, index) => {
+    if (!isRecord(tool) || typeof tool['type'] !== 'string' || !tool['type'].startsWith('web_search_')) return;
+    const parsed = parseAt(anthropicWebSearchToolSchema, tool, `tools.${index}`);
+    if (found !== undefined) {
+      warn(state, 'unsupported-tool', `tools.${index}: a second web search tool "${parsed.name}"; ignored`);
+      return;
+    }
+    const location = parsed.user_location;
+    const userLocation = location
+      ? Object.fromEntries(
+          (['city', 'region', 'country', 'timezone'] as const).flatMap((key) =>
+            typeof location[key] === 'string' ? [[key, location[key]]] : [],
+          ),
+        )
+      : undefined;
+    found = {
+      name: parsed.name,
+      ...(parsed.allowed_domains ? { allowedDomains: parsed.allowed_domains } : {}),
+      ...(parsed.blocked_domains ? { blockedDomains: parsed.blocked_domains } : {}),
+      ...(parsed.max_uses ? { maxUses: parsed.max_uses } : {}),
+      ...(userLocation && Object.keys(userLocation).length > 0 ? { userLocation } : {}),
+    };
+  });
+  return found;
+};
+
+/**
+ * Client tools (with `input_schema`) are kept, `defer_loading` ones too; the hosted web search is read
+ * by {@link convertWebSearch}; other server tools are dropped.
+ */
 const convertTools = (tools: unknown[] | undefined, state: ConversionState): TurnTool[] =>
   (tools ?? []).flatMap((tool, index): TurnTool[] => {
     const parsed = isPlainFunctionTool(tool)
@@ -269,6 +320,7 @@ const convertTools = (tools: unknown[] | undefined, state: ConversionState): Tur
       ];
     }
     const head = typeof tool === 'object' && tool !== null ? (tool as Record<string, unknown>) : {};
+    if (typeof head.type === 'string' && head.type.startsWith('web_search_')) return [];
     const label = [head.type, head.name].filter((value) => typeof value === 'string').join(' ') || 'tool';
     warn(
       state,
@@ -387,12 +439,14 @@ export const convertAnthropicRequestToTurn = (body: unknown, headers: Record<str
     const messages = request.messages.flatMap((message, index) =>
       convertMessage(message, `messages.${index}`, state),
     );
+    const webSearch = convertWebSearch(request.tools, state);
     return {
       protocol: 'anthropic',
       model: request.model,
       system,
       messages,
       tools: convertTools(request.tools, state),
+      ...(webSearch === undefined ? {} : { webSearch }),
       toolChoice: convertToolChoice(request.tool_choice),
       reasoning: convertReasoning(request, state),
       ...(request.max_tokens === undefined ? {} : { maxOutputTokens: request.max_tokens }),

@@ -1,7 +1,7 @@
 import type { ResponseMeta, StreamEncoder } from '../protocol-adapter.js';
 import type { SseFrame } from '../sse-frame.js';
 import { createTurnError } from '../../turn/turn-error.js';
-import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
+import type { TurnEvent, TurnStopReason, TurnWebSearchCall, TurnWebSource } from '../../turn/turn-event.js';
 import { emptyUsage, type TurnUsage } from '../../turn/turn-usage.js';
 import { createEventFrame } from '../shared/create-event-frame.js';
 import {
@@ -12,6 +12,13 @@ import { wrapCustomToolInput } from '../shared/custom-tool-input.js';
 import { safeParseJson } from '../shared/safe-parse-json.js';
 import { createAnthropicErrorFrames } from './anthropic-error.js';
 import { mapAnthropicStopReason, type AnthropicStopReason } from './map-anthropic-stop-reason.js';
+import {
+  createWebSearchBlocks,
+  findCitations,
+  type AnthropicServerToolUseBlock,
+  type AnthropicWebSearchCitation,
+  type AnthropicWebSearchToolResultBlock,
+} from './anthropic-web-search.js';
 
 /** Anthropic `usage` as the bridge reports it (cache counts always present). */
 export type AnthropicUsage = {
@@ -19,12 +26,22 @@ export type AnthropicUsage = {
   output_tokens: number;
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;
+  /** Hosted searches this answer ran (present when it ran any). */
+  server_tool_use?: { web_search_requests: number };
 };
 
 export type AnthropicContentBlock =
   | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: unknown };
+  | { type: 'text'; text: string; citations?: AnthropicWebSearchCitation[] }
+  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  | AnthropicServerToolUseBlock
+  | AnthropicWebSearchToolResultBlock;
+
+/** Options of the encoder beyond the response's identity. */
+export type AnthropicEncoderOptions = {
+  /** The name the request gave its hosted web search tool (`server_tool_use.name`); default `web_search`. */
+  webSearchToolName?: string;
+};
 
 /** The non-streaming Messages response body. */
 export type AnthropicMessageResponse = {
@@ -42,7 +59,12 @@ type ToolKind = 'function' | 'custom';
 
 /** The block being streamed, with its entry in the message body (`content`). */
 type OpenBlock =
-  | { type: 'text' | 'thinking'; id: string; index: number; content: AnthropicContentBlock }
+  | {
+      type: 'text' | 'thinking';
+      id: string;
+      index: number;
+      content: Extract<AnthropicContentBlock, { type: 'text' | 'thinking' }>;
+    }
   | {
       type: 'tool_use';
       id: string;
@@ -54,12 +76,18 @@ type OpenBlock =
       content: Extract<AnthropicContentBlock, { type: 'tool_use' }>;
     };
 
-const toAnthropicUsage = (usage: TurnUsage): AnthropicUsage => ({
+const toAnthropicUsage = (usage: TurnUsage, webSearchRequests = 0): AnthropicUsage => ({
   input_tokens: usage.inputTokens,
   output_tokens: usage.outputTokens,
   cache_read_input_tokens: usage.cacheReadTokens,
   cache_creation_input_tokens: usage.cacheWriteTokens,
+  ...(webSearchRequests > 0 ? { server_tool_use: { web_search_requests: webSearchRequests } } : {}),
 });
+
+/** Whether a search reached Cursor's servers: a refused one (over `max_uses`, never run) is no request. */
+const countsAsRequest = (event: TurnWebSearchCall): boolean =>
+  event.action.kind === 'search' &&
+  !(event.outcome.status === 'failed' && event.outcome.code !== 'unavailable');
 
 /** A tool_use input is an object: a custom tool's raw string goes in its `{ input }` form. */
 const parseToolInput = (input: string, kind: ToolKind): unknown => {
@@ -72,6 +100,12 @@ const parseToolInput = (input: string, kind: ToolKind): unknown => {
 /**
  * TurnEvent → Anthropic Messages SSE (`message_start`, `content_block_*` with increasing `index`,
  * `message_delta`, `message_stop`).
+ *
+ * A hosted web search (`web-search`) becomes a `server_tool_use` block (its query as one
+ * `input_json_delta`) and a `web_search_tool_result` block (sent whole in its `content_block_start`), as
+ * Anthropic streams them; a later text block that names a source's URL carries its citation
+ * (`citations_delta` before the block stops), and `usage.server_tool_use.web_search_requests` counts the
+ * searches that ran.
  *
  * Robustness beyond the ordering contract of turn-event.ts: a delta for a block that is not open starts it;
  * starting a block closes the open one; a tool_use block stays open after `tool-input-end` until its
@@ -95,9 +129,14 @@ export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<An
   readonly #content: AnthropicContentBlock[] = [];
   #stopReason: TurnStopReason = 'end';
   #usage: TurnUsage = emptyUsage();
+  readonly #webSearchToolName: string;
+  /** Sources of this answer's searches, by URL: what its text may cite. */
+  readonly #sources = new Map<string, TurnWebSource>();
+  #webSearchRequests = 0;
 
-  constructor(meta: ResponseMeta) {
+  constructor(meta: ResponseMeta, options: AnthropicEncoderOptions = {}) {
     this.#meta = meta;
+    this.#webSearchToolName = options.webSearchToolName ?? 'web_search';
   }
 
   get ended(): boolean {
@@ -118,7 +157,7 @@ export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<An
       content: this.#content.map((block) => ({ ...block })),
       stop_reason: mapAnthropicStopReason(this.#stopReason),
       stop_sequence: null,
-      usage: toAnthropicUsage(this.#usage),
+      usage: toAnthropicUsage(this.#usage, this.#webSearchRequests),
     };
   }
 
@@ -195,6 +234,9 @@ export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<An
       case 'tool-call':
         frames.push(...this.#completeToolCall(event));
         break;
+      case 'web-search':
+        frames.push(...this.#webSearch(event));
+        break;
       case 'usage':
         this.#usage = event.usage;
         break;
@@ -263,6 +305,36 @@ export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<An
     return frames;
   }
 
+  #webSearch(event: TurnWebSearchCall): SseFrame[] {
+    const blocks = createWebSearchBlocks(event, this.#webSearchToolName);
+    if (blocks === undefined) return [];
+    if (countsAsRequest(event)) this.#webSearchRequests += 1;
+    if (event.outcome.status === 'completed') {
+      for (const source of event.outcome.sources)
+        if (!this.#sources.has(source.url)) this.#sources.set(source.url, source);
+    }
+    const frames = this.#closeBlock();
+    const useIndex = this.#nextIndex++;
+    const resultIndex = this.#nextIndex++;
+    this.#content.push(blocks.use, blocks.result);
+    frames.push(
+      createEventFrame({
+        type: 'content_block_start',
+        index: useIndex,
+        content_block: { ...blocks.use, input: {} },
+      }),
+      createEventFrame({
+        type: 'content_block_delta',
+        index: useIndex,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(blocks.use.input) },
+      }),
+      createEventFrame({ type: 'content_block_stop', index: useIndex }),
+      createEventFrame({ type: 'content_block_start', index: resultIndex, content_block: blocks.result }),
+      createEventFrame({ type: 'content_block_stop', index: resultIndex }),
+    );
+    return frames;
+  }
+
   #delta(delta: { type: string } & Record<string, unknown>): SseFrame {
     return createEventFrame({ type: 'content_block_delta', index: this.#open?.index ?? 0, delta });
   }
@@ -304,6 +376,11 @@ export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<An
     const block = this.#open;
     if (block === undefined) return [];
     const frames: SseFrame[] = [];
+    if (block.content.type === 'text' && this.#sources.size > 0) {
+      const citations = findCitations(block.content.text, this.#sources);
+      if (citations.length > 0) block.content.citations = citations;
+      for (const citation of citations) frames.push(this.#delta({ type: 'citations_delta', citation }));
+    }
     if (block.type === 'tool_use') {
       block.content.input = parseToolInput(block.finalInput ?? block.streamedInput, block.kind);
       if (block.kind === 'custom') {
@@ -331,6 +408,9 @@ export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<An
           input_tokens: usage.inputTokens,
           cache_read_input_tokens: usage.cacheReadTokens,
           cache_creation_input_tokens: usage.cacheWriteTokens,
+          ...(this.#webSearchRequests > 0
+            ? { server_tool_use: { web_search_requests: this.#webSearchRequests } }
+            : {}),
           ...(usage.reasoningTokens === undefined
             ? {}
             : { output_tokens_details: { thinking_tokens: usage.reasoningTokens } }),
@@ -348,4 +428,6 @@ export class AnthropicStreamEncoder implements StreamEncoder, SnapshotEncoder<An
 export const createAnthropicJsonResponse = (
   meta: ResponseMeta,
   events: readonly TurnEvent[],
-): AnthropicMessageResponse => createJsonResponseFromEvents(new AnthropicStreamEncoder(meta), events);
+  options: AnthropicEncoderOptions = {},
+): AnthropicMessageResponse =>
+  createJsonResponseFromEvents(new AnthropicStreamEncoder(meta, options), events);

@@ -197,6 +197,8 @@ export class OpenaiChatStreamEncoder implements StreamEncoder, SnapshotEncoder<O
       case 'error':
         frames.push(...this.#fail(event.error));
         break;
+      case 'web-search':
+        break; // WIP: hosted web search shape for this protocol
       default: {
         const _exhaustive: never = event;
         return _exhaustive;

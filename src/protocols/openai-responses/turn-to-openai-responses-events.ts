@@ -159,6 +159,8 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEnco
       case 'error':
         frames.push(...this.#fail(event.error));
         break;
+      case 'web-search':
+        break; // WIP: hosted web search shape for this protocol
       default: {
         const _exhaustive: never = event;
         return _exhaustive;

@@ -18,6 +18,7 @@ import { mapCursorUsage } from './map-cursor-usage.js';
 import { RunEventQueue } from './run-event-queue.js';
 import { RunWatchdog } from './run-watchdog.js';
 import type { RunToolCalls, RunToolCallSink } from './host-tools/run-tool-calls.js';
+import { completedWebCall, type CheckpointWebCall } from './hosted-tools/checkpoint-web-calls.js';
 
 export type CursorRunOptions = {
   /** The run's host tool calls, made for the sink the run gives (see {@link RunToolCalls}). */
@@ -115,6 +116,9 @@ export class CursorRun implements UpstreamRun {
   /** `callId`s of built-in tool calls started and not completed (agent mode: they execute locally). */
   readonly #localCalls = new Set<string>();
   readonly #watchdog: RunWatchdog;
+  /** Ids of the hosted web calls already emitted. */
+  readonly #reportedWebCalls = new Set<string>();
+  #webCallsUnreadable = false;
   readonly #expired: Promise<void>;
   #onExpired: () => void = () => undefined;
   constructor(options: CursorRunOptions) {
@@ -218,6 +222,33 @@ export class CursorRun implements UpstreamRun {
         break;
     }
   };
+
+  /**
+   * The hosted web calls of this run's turn so far, as the latest checkpoint records them (every call,
+   * each time): those not reported yet are emitted, in order, up to the first whose result is still to
+   * come.
+   */
+  webCalls(calls: readonly CheckpointWebCall[]): void {
+    if (this.#finished) return;
+    for (const call of calls) {
+      const complete = completedWebCall(call);
+      if (complete === undefined) return;
+      if (this.#reportedWebCalls.has(call.id)) continue;
+      this.#reportedWebCalls.add(call.id);
+      this.#closeThinking();
+      this.#push({ type: 'web-call', call: complete });
+    }
+  }
+
+  /** A checkpoint did not read back: its web calls cannot be reported (logged once per run). */
+  webCallsUnreadable(reason: string): void {
+    if (this.#webCallsUnreadable) return;
+    this.#webCallsUnreadable = true;
+    this.#options.logger.warn(
+      { runId: this.id || undefined, reason },
+      "Cursor's record of the run's hosted web searches could not be read; they are not reported to the client",
+    );
+  }
 
   /** Attach the SDK run once `send()` resolved: drain its stream and watch for the terminal result. */
   attach(run: Run): void {

@@ -5,10 +5,18 @@
  * posts its result).
  */
 
-import type { Agent as AgentClass, AgentOptions, ModelSelection, SDKAgent } from '@cursor/sdk';
+import type { Agent as AgentClass, AgentOptions, ModelSelection, SDKAgent, ToolName } from '@cursor/sdk';
 import type { Logger } from 'pino';
 import { BridgeError, createTurnError } from '../../turn/turn-error.js';
-import type { UpstreamMode, UpstreamRun, UpstreamRunInput, UpstreamSession } from '../upstream-port.js';
+import type {
+  UpstreamMode,
+  UpstreamRun,
+  UpstreamRunInput,
+  UpstreamSession,
+  UpstreamWebTools,
+} from '../upstream-port.js';
+import { countCheckpointTurns, readCheckpointWebCalls } from './hosted-tools/checkpoint-web-calls.js';
+import type { StoredCheckpoint } from './in-memory-agent-store.js';
 import { CursorRun, type CursorRunOptions } from './cursor-run.js';
 import { SessionHostTools } from './host-tools/session-host-tools.js';
 import { mapCursorSdkError } from './map-cursor-error.js';
@@ -25,6 +33,8 @@ export type CursorSessionContext = {
   workspaceDir: string;
   /** Agent mode only: `cursorCwd`, the agent's cwd instead of the scratch workspace. */
   agentCwd?: string;
+  /** Cursor's hosted web tools the agent may use (absent: none); fixed for the agent's life. */
+  webTools?: UpstreamWebTools;
   sandboxEnabled: boolean;
   enableAgentRetries: boolean;
   /** Bounds on a run's silence (see {@link CursorRunOptions}) and its batch quiet period; defaults when absent. */
@@ -37,7 +47,7 @@ export type CursorSessionContext = {
    */
   createStore: (hooks?: {
     onRunRequest: (runId: string, requestId: string) => void;
-    onCheckpoint: (agentId: string) => void;
+    onCheckpoint: (agentId: string, checkpoint: StoredCheckpoint) => void;
   }) => NonNullable<NonNullable<Parameters<typeof AgentClass.create>[0]['local']>['store']>;
   /** Called once the session is disposed. */
   onDisposed?: () => void;
@@ -47,11 +57,35 @@ export type CursorSessionContext = {
  * Whether a run mirrors the client's tools (as `custom-user-tools`): in bridge mode only. Plan mode has no
  * tools; agent mode has Cursor's own.
  */
-export const mirrorsHostTools = (mode: UpstreamMode): boolean => mode === 'bridge';
+export const mirrorsHostTools = (context: Pick<CursorSessionContext, 'mode' | 'webTools'>): boolean =>
+  context.mode === 'bridge' && context.webTools?.only !== true;
 
 /** The agent's cwd: `cursorCwd` in agent mode when set, else the session's scratch workspace. */
 const agentCwdOf = (context: Pick<CursorSessionContext, 'mode' | 'workspaceDir' | 'agentCwd'>): string =>
   context.mode === 'agent' && context.agentCwd !== undefined ? context.agentCwd : context.workspaceDir;
+
+/** The SDK tool names of the hosted web tools. */
+const webToolNames = (webTools: UpstreamWebTools | undefined): ToolName[] =>
+  webTools === undefined ? [] : webTools.fetch ? ['webSearch', 'webFetch'] : ['webSearch'];
+
+/**
+ * The SDK's `tools` allow-list and mode for a session: bridge mode `mcp` (the host's tools) plus the
+ * hosted web tools it was given; plan mode only the hosted web tools; agent mode Cursor's defaults; a
+ * web-only session (a search side call) nothing but the web tools, whatever the mode.
+ */
+const toolOptionsOf = (
+  context: Pick<CursorSessionContext, 'mode' | 'webTools'>,
+): Pick<AgentOptions, 'tools' | 'mode'> => {
+  const web = webToolNames(context.webTools);
+  if (context.webTools?.only === true) return { tools: web };
+  if (context.mode === 'bridge') return { tools: ['mcp', ...web] };
+  if (context.mode === 'plan') return { tools: web, mode: 'plan' };
+  return {};
+};
+
+/** Whether the session loads the workspace's project settings (AGENTS.md, deny-hooks): bridge mode's agents. */
+const loadsProjectSettings = (context: Pick<CursorSessionContext, 'mode' | 'webTools'>): boolean =>
+  context.mode === 'bridge' && context.webTools?.only !== true;
 
 /**
  * The agent options of a session — also what the upstream pre-warms an executor with: the SDK keys its
@@ -60,7 +94,7 @@ const agentCwdOf = (context: Pick<CursorSessionContext, 'mode' | 'workspaceDir' 
  */
 export const buildAgentOptions = (
   context: Pick<CursorSessionContext, 'apiKey' | 'mode' | 'workspaceDir' | 'enableAgentRetries'> &
-    Partial<Pick<CursorSessionContext, 'createStore' | 'agentCwd'>>,
+    Partial<Pick<CursorSessionContext, 'createStore' | 'agentCwd' | 'webTools'>>,
   choice: {
     model?: ModelSelection;
     sandbox: boolean;
@@ -71,18 +105,14 @@ export const buildAgentOptions = (
   ...(choice.model === undefined ? {} : { model: choice.model }),
   name: 'cursor-bridge',
   // `tools` and `settingSources` are not persisted by the SDK: they are passed on every create.
-  ...(context.mode === 'bridge'
-    ? { tools: ['mcp'] }
-    : context.mode === 'plan'
-      ? { tools: [], mode: 'plan' as const }
-      : {}),
+  ...toolOptionsOf(context),
   local: {
     cwd: agentCwdOf(context),
     // An agent's store (no conversation text on disk); not part of the executor key, so pre-warming has none.
     ...(context.createStore === undefined ? {} : { store: context.createStore(choice.storeHooks) }),
     enableAgentRetries: context.enableAgentRetries,
     sandboxOptions: { enabled: choice.sandbox },
-    ...(context.mode === 'bridge' ? { settingSources: ['project' as const] } : {}),
+    ...(loadsProjectSettings(context) ? { settingSources: ['project' as const] } : {}),
   },
 });
 
@@ -95,6 +125,10 @@ export class CursorSession implements UpstreamSession {
   #active: CursorRun | undefined;
   /** Conversation checkpoints the agent's store saved so far. */
   #checkpoints = 0;
+  /** The agent's latest checkpoint (where a run's hosted web calls are read, see checkpoint-web-calls.ts). */
+  #checkpoint: StoredCheckpoint | undefined;
+  /** Turns the checkpoint held when the active run was sent: the run's own turn comes after them. */
+  #turnsBefore = 0;
   #disposed = false;
 
   constructor(id: string, context: CursorSessionContext) {
@@ -109,10 +143,14 @@ export class CursorSession implements UpstreamSession {
       throw new BridgeError(createTurnError('api', 'The Cursor agent already has an active run.'));
     }
     const selection = await this.#context.selectModel(input);
-    await this.#hostTools.mirror(mirrorsHostTools(this.#context.mode) ? input.tools : []);
+    await this.#hostTools.mirror(mirrorsHostTools(this.#context) ? input.tools : []);
     const agent = await this.#ensureAgent(selection);
 
     const checkpointsBefore = this.#checkpoints;
+    this.#turnsBefore =
+      this.#checkpoint === undefined
+        ? 0
+        : (countCheckpointTurns(this.#checkpoint.readBlob, this.#checkpoint.rootBlobId) ?? 0);
     const { batchQuietMs = DEFAULT_BATCH_QUIET_MS, ...bounds } = this.#context.timeouts ?? {};
     const run: CursorRun = new CursorRun({
       ...bounds,
@@ -184,6 +222,21 @@ export class CursorSession implements UpstreamSession {
     }
   }
 
+  /**
+   * The agent's store saved a checkpoint: the history moved, and with hosted web tools the active run's
+   * web calls are read from it (the SDK reports them nowhere else). Runs inside the SDK's handling of the
+   * backend's message, so what it finds reaches the run before anything the backend sent later.
+   */
+  #onCheckpoint(checkpoint: StoredCheckpoint): void {
+    this.#checkpoints += 1;
+    this.#checkpoint = checkpoint;
+    const run = this.#active;
+    if (this.#context.webTools === undefined || run === undefined || run.finished) return;
+    const read = readCheckpointWebCalls(checkpoint.readBlob, checkpoint.rootBlobId, this.#turnsBefore);
+    if (read.ok) run.webCalls(read.value.calls);
+    else run.webCallsUnreadable(read.error);
+  }
+
   async #ensureAgent(selection: ModelSelection): Promise<SDKAgent> {
     if (this.#agent !== undefined) return this.#agent;
     const { Agent, logger } = this.#context;
@@ -195,7 +248,7 @@ export class CursorSession implements UpstreamSession {
           // The agent has one run at a time: the request recorded is the active run's (see BackendFlow).
           storeHooks: {
             onRunRequest: (_runId, requestId) => this.#active?.flow.expect(requestId),
-            onCheckpoint: () => (this.#checkpoints += 1),
+            onCheckpoint: (_agentId, checkpoint) => this.#onCheckpoint(checkpoint),
           },
         }),
       );

@@ -89,6 +89,7 @@ export class CursorUpstream implements UpstreamPort {
       mode: this.#options.mode,
       workspaceDir: options.workspaceDir,
       ...(this.#options.agentCwd === undefined ? {} : { agentCwd: this.#options.agentCwd }),
+      ...(options.webTools === undefined ? {} : { webTools: options.webTools }),
       sandboxEnabled: this.#options.sandboxEnabled,
       enableAgentRetries: this.#options.enableAgentRetries ?? true,
       ...(this.#options.timeouts === undefined && this.#options.batchQuietMs === undefined

@@ -57,9 +57,17 @@ export type InMemoryAgentStoreOptions = {
   onRunRequest?: (runId: string, requestId: string) => void;
   /**
    * Called when the SDK moves an agent's latest conversation checkpoint (it saved a checkpoint the backend
-   * sent): the agent's history changed.
+   * sent): the agent's history changed. `checkpoint` reads it back, synchronously: its root blob and
+   * every blob of the agent (for as long as the call lasts; copy what is kept).
    */
-  onCheckpoint?: (agentId: string) => void;
+  onCheckpoint?: (agentId: string, checkpoint: StoredCheckpoint) => void;
+};
+
+/** An agent's latest conversation checkpoint in the store: its root blob id and a reader of its blobs. */
+export type StoredCheckpoint = {
+  rootBlobId: string;
+  /** The bytes of one of the agent's blobs (blob ids as the SDK keys them: lower-case hex). */
+  readBlob: (blobId: string) => Uint8Array | undefined;
 };
 
 /** Counts, for tests and metrics. */
@@ -217,8 +225,9 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
       const previous = agentRows.get(agent.agentId);
       if (previous === undefined) throw new Error(`Agent ${agent.agentId} not found`);
       agentRows.set(agent.agentId, structuredClone(agent));
-      if (previous.latestCheckpoint?.rootBlobId !== agent.latestCheckpoint?.rootBlobId)
-        onCheckpoint?.(agent.agentId);
+      const rootBlobId = agent.latestCheckpoint?.rootBlobId;
+      if (previous.latestCheckpoint?.rootBlobId !== rootBlobId && rootBlobId !== undefined)
+        onCheckpoint?.(agent.agentId, { rootBlobId, readBlob: (blobId) => blobs.get(agent.agentId)?.get(blobId) });
       return structuredClone(agent);
     },
     delete: async ({ filter }) => {

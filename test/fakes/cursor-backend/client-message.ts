@@ -17,6 +17,8 @@ export type ClientMessage =
   | { kind: 'exec-result'; id: number; mcpResult: JsonObject | undefined; json: JsonObject }
   | { kind: 'exec-control'; id: number; control: 'heartbeat' | 'stream-close' | 'throw'; error?: string }
   | { kind: 'kv-result'; id: number; blobData?: Uint8Array; error?: unknown }
+  /** `interactionResponse` answering interaction query `id`; `json` is its proto3 JSON (the result case). */
+  | { kind: 'interaction-response'; id: number; json: JsonObject }
   | { kind: 'client-heartbeat' }
   | { kind: 'other'; name: string; json: JsonObject };
 
@@ -44,6 +46,7 @@ const clientMessageSchema = z.looseObject({
     })
     .optional(),
   clientHeartbeat: z.unknown().optional(),
+  interactionResponse: z.looseObject({ id: idSchema.optional() }).optional(),
 });
 
 /** Decodes one binary `AgentClientMessage`. */
@@ -86,6 +89,10 @@ export const decodeClientMessage = (registry: ProtoRegistry, bytes: Uint8Array):
     };
   }
   if (message.clientHeartbeat !== undefined) return { kind: 'client-heartbeat' };
+  if (message.interactionResponse) {
+    const { id, ...json } = message.interactionResponse;
+    return { kind: 'interaction-response', id: id ?? 0, json };
+  }
   const name = Object.keys(message)[0] ?? 'empty';
   const value = message[name];
   return {

@@ -14,11 +14,14 @@ import type {
   FakeExecKind,
   FakeFailOptions,
   FakeHistoryTurn,
+  FakeHostedOutcome,
   FakeRunRequest,
   FakeToolCallSpec,
   FakeToolContent,
   FakeToolResult,
   FakeUsage,
+  FakeWebFetchSpec,
+  FakeWebSearchSpec,
   RunContext,
   ToolBatchOptions,
 } from './run-context.js';
@@ -60,6 +63,8 @@ export class FakeRun implements RunContext {
   /** Execs sent through {@link exec}: resolved with the whole `execClientMessage`. */
   private readonly pendingRawExecs = new Map<number, Pending<JsonObject>>();
   private readonly pendingKv = new Map<number, Pending<Uint8Array | undefined>>();
+  private readonly pendingQueries = new Map<number, Pending<JsonObject>>();
+  private nextQueryId = 1;
   private stepId = 0;
   private stepOpen = false;
   private stepStartedAt = 0;
@@ -118,6 +123,8 @@ export class FakeRun implements RunContext {
       this.settle(this.pendingExecs, message.id, { error: { error: message.error ?? message.control } });
     } else if (message.kind === 'kv-result') {
       this.settle(this.pendingKv, message.id, message.blobData);
+    } else if (message.kind === 'interaction-response') {
+      this.settle(this.pendingQueries, message.id, message.json);
     }
   }
 
@@ -209,6 +216,79 @@ export class FakeRun implements RunContext {
     });
     this.completeStep();
     return results;
+  }
+
+  webSearch(spec: FakeWebSearchSpec): Promise<FakeHostedOutcome> {
+    const outcome = spec.outcome;
+    return this.hostedCall({
+      ...spec,
+      query: 'webSearchRequestQuery',
+      response: 'webSearchRequestResponse',
+      tool: 'webSearchToolCall',
+      prefix: 'ws_fake',
+      args: (toolCallId) => ({ searchTerm: spec.query, toolCallId }),
+      result:
+        'references' in outcome
+          ? { success: { references: outcome.references } }
+          : 'error' in outcome
+            ? { error: { error: outcome.error } }
+            : { rejected: { reason: outcome.rejected } },
+    });
+  }
+
+  webFetch(spec: FakeWebFetchSpec): Promise<FakeHostedOutcome> {
+    const outcome = spec.outcome;
+    return this.hostedCall({
+      ...spec,
+      query: 'webFetchRequestQuery',
+      response: 'webFetchRequestResponse',
+      tool: 'webFetchToolCall',
+      prefix: 'wf_fake',
+      args: (toolCallId) => ({ url: spec.url, toolCallId }),
+      result:
+        'markdown' in outcome
+          ? { success: { url: spec.url, markdown: outcome.markdown } }
+          : 'error' in outcome
+            ? { error: { url: spec.url, error: outcome.error } }
+            : { rejected: { reason: outcome.rejected } },
+    });
+  }
+
+  /** The approval query, the SDK's answer, then the tool call's started / completed updates and its step. */
+  private async hostedCall(call: {
+    query: string;
+    response: string;
+    tool: string;
+    prefix: string;
+    callId?: string;
+    toolCallId?: string;
+    askApproval?: boolean;
+    args: (toolCallId: string) => JsonObject;
+    result: JsonObject;
+  }): Promise<FakeHostedOutcome> {
+    this.beginStep();
+    const number = this.nextCallNumber();
+    const callId = call.callId ?? `${call.prefix}_${number}`;
+    const args = call.args(call.toolCallId ?? callId);
+    let approval: FakeHostedOutcome['approval'] = { status: 'not-asked' };
+    if (call.askApproval ?? true) {
+      const id = this.nextQueryId++;
+      const answer = this.expect(this.pendingQueries, id);
+      this.stream.send({ interactionQuery: { id, [call.query]: { args } } });
+      const response = asObject((await answer)[call.response]);
+      approval = response.rejected
+        ? { status: 'rejected', reason: asString(asObject(response.rejected).reason) }
+        : { status: 'approved' };
+    }
+    const result = approval.status === 'rejected' ? { rejected: { reason: approval.reason } } : call.result;
+    const modelCallId = `model-call-${number}`;
+    this.update({ toolCallStarted: { callId, modelCallId, toolCall: { [call.tool]: { args } } } });
+    const toolCall = { [call.tool]: { args, result }, toolCallId: callId };
+    this.steps.push({ type: 'tool-call', toolCall });
+    this.update({ toolCallCompleted: { callId, modelCallId, toolCall } });
+    this.completeStep();
+    const resultCase = result.success ? 'success' : result.error ? 'error' : 'rejected';
+    return { approval, result: resultCase, callId };
   }
 
   async exec(kind: FakeExecKind, args: JsonObject): Promise<JsonObject> {
@@ -308,7 +388,12 @@ export class FakeRun implements RunContext {
           steps.push({ type: 'text', text: asString(asObject(step.assistantMessage).text) });
         if (step.thinkingMessage)
           steps.push({ type: 'thinking', text: asString(asObject(step.thinkingMessage).text) });
-        if (step.toolCall) {
+        const hosted = asObject(step.toolCall).webSearchToolCall ?? asObject(step.toolCall).webFetchToolCall;
+        if (hosted !== undefined) {
+          const call = asObject(hosted);
+          const kind = asObject(step.toolCall).webSearchToolCall === undefined ? 'webFetch' : 'webSearch';
+          steps.push({ type: 'hosted', kind, args: asObject(call.args), result: asObject(call.result) });
+        } else if (step.toolCall) {
           const mcp = asObject(asObject(step.toolCall).mcpToolCall);
           const args = asObject(mcp.args);
           steps.push({
@@ -359,7 +444,7 @@ export class FakeRun implements RunContext {
 
   private rejectPending(): void {
     const error = new FakeStreamClosedError(`stream ${this.stream.requestId} closed`);
-    for (const table of [this.pendingExecs, this.pendingRawExecs, this.pendingKv] as Array<
+    for (const table of [this.pendingExecs, this.pendingRawExecs, this.pendingKv, this.pendingQueries] as Array<
       Map<number, Pending<unknown>>
     >) {
       for (const pending of table.values()) pending.reject(error);

@@ -97,6 +97,44 @@ export type ToolBatchOptions = {
   listedAfter?: Promise<unknown>;
 };
 
+/** One search result as Cursor's hosted search reports it (`agent.v1.WebSearchReference`). */
+export type FakeWebReference = { title: string; url: string; chunk: string };
+
+/**
+ * A hosted web search the fake model runs on "Cursor's servers" (see {@link RunContext.webSearch}).
+ * `outcome` is what the search returns when the SDK approves it: references, an error (the search
+ * failed), or a rejection (e.g. a team that turned web search off).
+ */
+export type FakeWebSearchSpec = {
+  query: string;
+  outcome: { references: FakeWebReference[] } | { error: string } | { rejected: string };
+  /** `callId` of toolCallStarted/Completed. Default: `ws_fake_<n>`. */
+  callId?: string;
+  /** `WebSearchArgs.toolCallId`. Default: the callId. */
+  toolCallId?: string;
+  /** Ask the SDK to approve first (`interactionQuery.webSearchRequestQuery`). Default true. */
+  askApproval?: boolean;
+};
+
+/** A hosted web fetch (see {@link RunContext.webFetch}). */
+export type FakeWebFetchSpec = {
+  url: string;
+  outcome: { markdown: string } | { error: string } | { rejected: string };
+  callId?: string;
+  toolCallId?: string;
+  askApproval?: boolean;
+};
+
+/**
+ * How a hosted search or fetch went: the SDK's answer to the approval query (`approved` /
+ * `rejected` with its reason; `not-asked` without a query) and the result case the fake reported.
+ */
+export type FakeHostedOutcome = {
+  approval: { status: 'approved' } | { status: 'rejected'; reason: string } | { status: 'not-asked' };
+  result: 'success' | 'error' | 'rejected';
+  callId: string;
+};
+
 /** Per-turn usage reported by `turnEnded`. */
 export type FakeUsage = {
   inputTokens: number;
@@ -113,6 +151,8 @@ export type FakeHistoryTurn = {
     | { type: 'text'; text: string }
     | { type: 'thinking'; text: string }
     | { type: 'tool-call'; toolName: string; args: JsonObject; result: JsonObject | undefined }
+    /** A hosted web search or fetch (`args` / `result` as proto3 JSON of its `WebSearch…` / `WebFetch…`). */
+    | { type: 'hosted'; kind: 'webSearch' | 'webFetch'; args: JsonObject; result: JsonObject }
   >;
 };
 
@@ -203,6 +243,18 @@ export interface RunContext {
    * closes first.
    */
   exec(kind: FakeExecKind, args: JsonObject): Promise<JsonObject>;
+  /**
+   * Plays Cursor's hosted web search, in the order the SDK's protocol defines it: the approval query
+   * (`interactionQuery{id, webSearchRequestQuery{args{searchTerm, toolCallId}}}`), the SDK's
+   * `interactionResponse` (1.0.32 approves every search of a local run), then `toolCallStarted` and
+   * `toolCallCompleted` with `toolCall.webSearchToolCall{args, result}` — `success{references}`,
+   * `error{error}` or `rejected{reason}` (a rejection by the SDK becomes `rejected` with its reason).
+   * The call is one step of its own and is written into the conversation checkpoint like every step.
+   * @cursor/sdk maps neither update to `onDelta` nor to `run.stream()`.
+   */
+  webSearch(spec: FakeWebSearchSpec): Promise<FakeHostedOutcome>;
+  /** The same for a hosted fetch (`webFetchRequestQuery`, `webFetchToolCall{args{url}, result}`). */
+  webFetch(spec: FakeWebFetchSpec): Promise<FakeHostedOutcome>;
   /** Closes the open step, then reports the turn's usage. */
   turnEnded(usage?: FakeUsage): void;
   /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { encodeEncryptedContent } from '../../../src/protocols/anthropic/anthropic-web-search.js';
 import { convertAnthropicRequestToTurn } from '../../../src/protocols/anthropic/anthropic-to-turn.js';
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
 
@@ -237,7 +238,7 @@ describe('convertAnthropicRequestToTurn: basics', () => {
             { type: 'text', text: 'kept' },
           ],
         },
-        { role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }] },
+        { role: 'assistant', content: [{ type: 'code_execution_tool_result', tool_use_id: 's', content: {} }] },
         { role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] },
       ],
     });
@@ -255,7 +256,7 @@ describe('convertAnthropicRequestToTurn: basics', () => {
 describe('convertAnthropicRequestToTurn: tools and tool_choice', () => {
   const bash = { name: 'Bash', description: 'Run', input_schema: { type: 'object', properties: {} } };
 
-  it('keeps client tools (also defer_loading and type custom) and drops server tools with a warning', () => {
+  it('keeps client tools (also defer_loading and type custom), reads the web search server tool, drops other server tools with a warning', () => {
     const turn = parse({
       ...base,
       tools: [
@@ -282,14 +283,101 @@ describe('convertAnthropicRequestToTurn: tools and tool_choice', () => {
       },
       { kind: 'function', name: 'NoDescription', inputSchema: { type: 'object' } },
     ]);
+    expect(turn.webSearch).toEqual({ name: 'web_search', maxUses: 5 });
     expect(turn.warnings).toEqual([
-      {
-        code: 'unsupported-tool',
-        message: expect.stringContaining('tools.3: web_search_20250305 web_search'),
-      },
       { code: 'unsupported-tool', message: expect.stringContaining('tools.4: bash_20250124 bash') },
       { code: 'unsupported-tool', message: expect.stringContaining('tools.5') },
     ]);
+  });
+
+  it("reads Claude Code's web search side request: the server tool with its filters, tool_choice naming it", () => {
+    const turn = parse({
+      ...base,
+      messages: [{ role: 'user', content: 'Perform a web search for the query: node 22 release date' }],
+      tools: [
+        {
+          type: 'web_search_20250305',
+          name: 'web_search',
+          allowed_domains: ['nodejs.org'],
+          blocked_domains: null,
+          max_uses: 8,
+          user_location: { type: 'approximate', city: 'Berlin', country: 'DE', timezone: null },
+        },
+      ],
+      tool_choice: { type: 'tool', name: 'web_search' },
+    });
+    expect(turn.tools).toEqual([]);
+    expect(turn.toolChoice).toEqual({ type: 'tool', name: 'web_search' });
+    expect(turn.webSearch).toEqual({
+      name: 'web_search',
+      allowedDomains: ['nodejs.org'],
+      maxUses: 8,
+      userLocation: { city: 'Berlin', country: 'DE' },
+    });
+    expect(turn.warnings).toEqual([]);
+  });
+
+  it('names the field of a malformed web search tool in a 400', () => {
+    const result = convertAnthropicRequestToTurn(
+      { ...base, tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 'many' }] },
+      {},
+    );
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error.param).toBe('tools.0.max_uses');
+  });
+
+  it('reads earlier hosted searches of the transcript as one part each, sources and bridge excerpts included', () => {
+    const turn = parse({
+      ...base,
+      messages: [
+        { role: 'user', content: 'search' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'node 22' } },
+            {
+              type: 'web_search_tool_result',
+              tool_use_id: 'srvtoolu_1',
+              content: [
+                {
+                  type: 'web_search_result',
+                  url: 'https://nodejs.org/a',
+                  title: 'Node 22',
+                  encrypted_content: encodeEncryptedContent('Released in April'),
+                  page_age: null,
+                },
+                { type: 'web_search_result', url: 'https://b.example/', title: 'B', encrypted_content: 'opaque' },
+              ],
+            },
+            { type: 'server_tool_use', id: 'srvtoolu_2', name: 'web_search', input: { query: 'x' } },
+            {
+              type: 'web_search_tool_result',
+              tool_use_id: 'srvtoolu_2',
+              content: { type: 'web_search_tool_result_error', error_code: 'unavailable' },
+            },
+            { type: 'text', text: 'Node 22 came out in April.' },
+          ],
+        },
+        { role: 'user', content: 'thanks' },
+      ],
+    });
+    expect(turn.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        {
+          type: 'web-search',
+          id: 'srvtoolu_1',
+          query: 'node 22',
+          sources: [
+            { url: 'https://nodejs.org/a', title: 'Node 22', snippet: 'Released in April' },
+            { url: 'https://b.example/', title: 'B' },
+          ],
+        },
+        { type: 'web-search', id: 'srvtoolu_2', query: 'x', error: 'unavailable' },
+        { type: 'text', text: 'Node 22 came out in April.' },
+      ],
+    });
+    expect(turn.warnings).toEqual([]);
   });
 
   it.each([

@@ -1,0 +1,131 @@
+/**
+ * A search side call: a request whose only job is a hosted web search (it offers the search and no tool
+ * of its own, as Claude Code's WebSearch tool sends it: one user message, `tool_choice` naming the
+ * search). It runs on a one-off Cursor agent allowed nothing but Cursor's web search, outside the
+ * conversation registry, so it never joins, supersedes or evicts the conversation it was made for.
+ *
+ * The answer reports the searches first, then the text, as a search-first answer reads: the text is held
+ * until the run ends (a search answer is short; the stream keeps alive meanwhile). When the model
+ * answered without searching, the text is dropped and the answer is a failed search: an answer from
+ * memory must never reach the client dressed as search results.
+ */
+
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { TurnEvent, TurnWebSearchCall } from '../turn/turn-event.js';
+import type { TurnRequest, TurnWebSearch } from '../turn/turn-request.js';
+import type { UpstreamPort } from '../upstream/upstream-port.js';
+import type { WorkspacePort } from './engine-deps.js';
+import { EventPump } from './event-pump.js';
+import { buildFullPrompt } from './prompt-builder.js';
+import { webSearchCallGrounding } from './web-search-prompt.js';
+
+export type WebSearchCallDeps = {
+  upstream: UpstreamPort;
+  workspace: WorkspacePort;
+  logger: Logger;
+};
+
+/** A request the engine answers as a search side call. */
+export const isWebSearchCall = (request: TurnRequest): request is TurnRequest & { webSearch: TurnWebSearch } =>
+  request.webSearch !== undefined && request.tools.length === 0;
+
+/** Claude Code's WebSearch prompt: `Perform a web search for the query: <query>`. */
+const queryPattern = /^Perform a web search for the query:\s*([\s\S]+?)\s*$/;
+
+/** The query the client asked for, for a search the model never made: Claude Code's phrase, else the last user text. */
+export const requestedQuery = (request: TurnRequest): string => {
+  const last = request.messages.findLast((message) => message.role === 'user');
+  const text = (last?.content ?? [])
+    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+    .join('\n')
+    .trim();
+  return (queryPattern.exec(text)?.[1] ?? text).slice(0, 500);
+};
+
+/** A scratch key of the workspace layer's shape (32 hex digits): the side call's own directory. */
+const scratchKey = (): string => randomBytes(16).toString('hex');
+
+/**
+ * The side call's events: reasoning as it comes, each search as soon as it is known, the held text at
+ * the end; exactly one terminal event. Aborting `signal` cancels the run. The agent and its directory are
+ * released when the generator ends, however it ends.
+ */
+export async function* runWebSearchCall(
+  deps: WebSearchCallDeps,
+  request: TurnRequest & { webSearch: TurnWebSearch },
+  model: string,
+  signal: AbortSignal,
+): AsyncGenerator<TurnEvent, void> {
+  const key = scratchKey();
+  const prepared = await deps.workspace.prepare(key, request);
+  try {
+    const session = await deps.upstream.createSession({
+      workspaceDir: prepared.workspaceDir,
+      webTools: { fetch: false, only: true },
+    });
+    try {
+      const run = await session.startRun({
+        prompt: buildFullPrompt(request, webSearchCallGrounding(request.webSearch)),
+        tools: [],
+        model,
+        reasoning: request.reasoning,
+      });
+      const cancel = (): void => void run.cancel();
+      signal.addEventListener('abort', cancel, { once: true });
+      try {
+        if (signal.aborted) cancel();
+        yield* reorder(new EventPump({ tools: [], webSearch: request.webSearch }).pump(run.events), request);
+      } finally {
+        signal.removeEventListener('abort', cancel);
+      }
+    } finally {
+      await session.dispose();
+    }
+  } finally {
+    await deps.workspace.remove(key).catch((error: unknown) => {
+      deps.logger.warn({ err: error }, "a web search call's scratch workspace could not be removed");
+    });
+  }
+}
+
+/** Searches first, held text last; a forced search that never ran becomes a failed one. */
+async function* reorder(
+  events: AsyncIterable<TurnEvent>,
+  request: TurnRequest,
+): AsyncGenerator<TurnEvent, void> {
+  const held: TurnEvent[] = [];
+  let searched = false;
+  for await (const event of events) {
+    switch (event.type) {
+      case 'text-start':
+      case 'text-delta':
+      case 'text-end':
+        held.push(event);
+        break;
+      case 'web-search':
+        searched = true;
+        yield event;
+        break;
+      case 'turn-end':
+        if (!searched) {
+          const notPerformed: TurnWebSearchCall = {
+            type: 'web-search',
+            id: `search-${scratchKey()}`,
+            action: { kind: 'search', query: requestedQuery(request) },
+            outcome: {
+              status: 'failed',
+              code: 'not-performed',
+              message: "Cursor's model answered without searching the web; its answer was discarded.",
+            },
+          };
+          yield notPerformed;
+        } else yield* held;
+        yield event;
+        return;
+      default:
+        yield event;
+        if (event.type === 'error') return;
+    }
+  }
+}

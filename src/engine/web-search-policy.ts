@@ -1,0 +1,113 @@
+/**
+ * What the client sees of the backend's hosted web calls, under the request's own rules. Cursor's search
+ * has no domain filter and no use limit, so the request's `allowedDomains` / `blockedDomains` are applied
+ * to the sources returned and `maxUses` to the number of searches reported: a search past the limit is
+ * reported as refused (its sources are not passed on). A page open is passed on only when the request
+ * asked for them (`openPages`).
+ */
+
+import type { TurnWebSearchCall, TurnWebSource } from '../turn/turn-event.js';
+import type { TurnWebSearch } from '../turn/turn-request.js';
+import type { UpstreamWebCall } from '../upstream/upstream-port.js';
+
+/** The host of a domain rule, which may be written as a URL or with a path (`docs.example.com/api`). */
+const ruleHost = (rule: string): string =>
+  rule
+    .trim()
+    .toLowerCase()
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
+    .replace(/[/?#].*$/, '')
+    .replace(/^\*\./, '')
+    .replace(/^www\./, '');
+
+const hostOf = (url: string): string | undefined => {
+  try {
+    return new URL(url).hostname.toLowerCase().replace(/^www\./, '');
+  } catch {
+    return undefined;
+  }
+};
+
+/** Whether `host` is `domain` or one of its subdomains. */
+const onDomain = (host: string, domain: string): boolean => host === domain || host.endsWith(`.${domain}`);
+
+/** Whether a source's URL passes the request's domain rules (a URL that does not parse never does). */
+export const passesDomainRules = (url: string, webSearch: Pick<TurnWebSearch, 'allowedDomains' | 'blockedDomains'>): boolean => {
+  const host = hostOf(url);
+  if (host === undefined) return false;
+  const allowed = webSearch.allowedDomains?.map(ruleHost).filter((rule) => rule !== '') ?? [];
+  const blocked = webSearch.blockedDomains?.map(ruleHost).filter((rule) => rule !== '') ?? [];
+  if (allowed.length > 0 && !allowed.some((domain) => onDomain(host, domain))) return false;
+  return !blocked.some((domain) => onDomain(host, domain));
+};
+
+/** The longest excerpt of a source kept on the event (the model already read the whole of it). */
+const maxSnippetChars = 4_000;
+
+const failed = (
+  call: UpstreamWebCall,
+  action: TurnWebSearchCall['action'],
+  code: 'unavailable' | 'max-uses-exceeded',
+  message: string,
+): TurnWebSearchCall => ({ type: 'web-search', id: call.id, action, outcome: { status: 'failed', code, message } });
+
+/** Applies one request's rules to the hosted calls of its answer, in order (it counts the searches). */
+export class WebSearchPolicy {
+  readonly #webSearch: TurnWebSearch;
+  #searches = 0;
+
+  constructor(webSearch: TurnWebSearch) {
+    this.#webSearch = webSearch;
+  }
+
+  /** The client's event for `call`; undefined for a page open the request did not ask for. */
+  apply(call: UpstreamWebCall): TurnWebSearchCall | undefined {
+    if (call.kind === 'fetch') {
+      if (this.#webSearch.openPages !== true) return undefined;
+      const action = { kind: 'open-page' as const, url: call.url };
+      const { result } = call;
+      if (result.status !== 'success') return failed(call, action, 'unavailable', describeFailure(result));
+      const source: TurnWebSource = {
+        url: result.url || call.url,
+        title: result.url || call.url,
+        snippet: result.markdown.slice(0, maxSnippetChars),
+      };
+      return {
+        type: 'web-search',
+        id: call.id,
+        action,
+        outcome: { status: 'completed', sources: passesDomainRules(source.url, this.#webSearch) ? [source] : [] },
+      };
+    }
+    const action = { kind: 'search' as const, query: call.query };
+    this.#searches += 1;
+    const { maxUses } = this.#webSearch;
+    if (maxUses !== undefined && this.#searches > maxUses) {
+      return failed(
+        call,
+        action,
+        'max-uses-exceeded',
+        `The request allows ${maxUses} web search${maxUses === 1 ? '' : 'es'}; this one is not reported.`,
+      );
+    }
+    const { result } = call;
+    if (result.status !== 'success') return failed(call, action, 'unavailable', describeFailure(result));
+    const sources = result.references
+      .filter((reference) => passesDomainRules(reference.url, this.#webSearch))
+      .map(
+        (reference): TurnWebSource => ({
+          url: reference.url,
+          title: reference.title || reference.url,
+          ...(reference.chunk === '' ? {} : { snippet: reference.chunk.slice(0, maxSnippetChars) }),
+        }),
+      );
+    return { type: 'web-search', id: call.id, action, outcome: { status: 'completed', sources } };
+  }
+}
+
+const describeFailure = (
+  result: Extract<UpstreamWebCall['result'], { status: 'error' | 'rejected' }>,
+): string =>
+  result.status === 'error'
+    ? `Cursor's web search failed${result.message === '' ? '' : `: ${result.message}`}`
+    : `Cursor refused the web search${result.reason === '' ? '' : `: ${result.reason}`}`;
