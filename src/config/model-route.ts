@@ -67,7 +67,11 @@ export const resolveModelRoute = (config: RouteConfig, request: ModelRouteReques
     const model = entry?.id ?? route.value.model;
     return {
       ok: true,
-      value: { ...route.value, model, note: `a web search call runs on Router.webSearch (${model}), not "${name}"` },
+      value: {
+        ...route.value,
+        model,
+        note: `a web search call runs on Router.webSearch (${model}), not "${name}"`,
+      },
     };
   }
   if (name.includes(',')) {
@@ -84,20 +88,14 @@ export const resolveModelRoute = (config: RouteConfig, request: ModelRouteReques
       served === undefined
         ? ''
         : `; Cursor also serves "${served.id}": ask for "${config.cursor.providerName},${served.id}" to run it`;
-    return routerRoute(
-      config,
-      name,
-      request,
-      (slot) => `Claude Code's "${name}" follows ${slot}${also}`,
-    );
+    return routerRoute(config, name, request, (slot) => `Claude Code's "${name}" follows ${slot}${also}`);
   }
   const entry = name === '' || catalog === undefined ? undefined : findCatalogEntry(catalog, name);
   if (entry !== undefined) return cursorRoute(config, entry.id, 'catalog');
   const lower = name.toLowerCase();
   const listed = config.cursor.models.find((model) => model.toLowerCase() === lower);
   if (name !== '' && listed !== undefined) return cursorRoute(config, listed, 'listed');
-  if (name === '')
-    return routerRoute(config, name, request, (slot) => `no model named; ${slot}`);
+  if (name === '') return routerRoute(config, name, request, (slot) => `no model named; ${slot}`);
   const where =
     catalog === undefined ? "the provider's models (Cursor's catalog could not be read)" : "Cursor's catalog";
   const near = catalog === undefined ? [] : nearCatalogIds(catalog, name);

@@ -27,6 +27,11 @@ export interface WorkspacePort {
    * holds; called once the session's agent is disposed. Nothing of it serves another session.
    */
   remove(sessionKey: string): Promise<void>;
+  /**
+   * A scratch directory for a one-off agent that loads no project settings and uses no local tool (a
+   * search side call), belonging to no session; `release` removes it (only ever inside the root).
+   */
+  scratch(): Promise<{ workspaceDir: string; release: () => Promise<void> }>;
 }
 
 export type ToolCallCheck = { forward: true } | { forward: false; correction: string };
@@ -51,6 +56,7 @@ export const createStaticWorkspace = (
 ): WorkspacePort => ({
   prepare: async () => ({ workspaceDir, grounding }),
   remove: async () => {},
+  scratch: async () => ({ workspaceDir, release: async () => {} }),
 });
 
 export const allowAllToolCalls: ToolCallGuard = {

@@ -284,7 +284,10 @@ export class Engine {
    * A search side call (see web-search-call.ts): no session, its own one-off agent. Identical retries
    * share its run and a finished one is replayed within the window, as for conversations.
    */
-  async #webSearchCall(request: TurnRequest & { webSearch: TurnWebSearch }, signal: AbortSignal): Promise<TurnEvents> {
+  async #webSearchCall(
+    request: TurnRequest & { webSearch: TurnWebSearch },
+    signal: AbortSignal,
+  ): Promise<TurnEvents> {
     if (this.#sessions.refusesSideCall(request)) {
       const message = 'This bridge process is draining and takes no new conversations; retry.';
       throw new BridgeError(createTurnError('unavailable', message, { retryAfterSeconds: 2 }));
@@ -339,7 +342,11 @@ export class Engine {
   ): AsyncGenerator<TurnEvent, void> {
     const startedAt = Date.now();
     let outcome: TurnOutcome = 'cancelled';
-    const deps = { upstream: this.#options.upstream, workspace: this.#options.workspace, logger: this.#options.logger };
+    const deps = {
+      upstream: this.#options.upstream,
+      workspace: this.#options.workspace,
+      logger: this.#options.logger,
+    };
     try {
       for await (const event of runWebSearchCall(deps, request, model, signal)) {
         if (event.type === 'turn-end') outcome = 'finished';
@@ -352,7 +359,11 @@ export class Engine {
       outcome = 'failed';
       yield { type: 'error', error: turnError };
     } finally {
-      this.#metrics.turnEnded(request.protocol, signal.aborted && outcome !== 'finished' ? 'cancelled' : outcome, startedAt);
+      this.#metrics.turnEnded(
+        request.protocol,
+        signal.aborted && outcome !== 'finished' ? 'cancelled' : outcome,
+        startedAt,
+      );
     }
   }
 

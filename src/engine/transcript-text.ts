@@ -27,7 +27,8 @@ const stringifyInput = (input: unknown): string =>
 
 /** A hosted web search of an earlier answer: what was searched for, then each source found. */
 const webSearchText = (part: TurnWebSearchPart): string => {
-  const what = part.query !== undefined ? ` query="${part.query}"` : part.url !== undefined ? ` url="${part.url}"` : '';
+  const what =
+    part.query !== undefined ? ` query="${part.query}"` : part.url !== undefined ? ` url="${part.url}"` : '';
   const body =
     part.error !== undefined
       ? `failed: ${part.error}`

@@ -27,7 +27,9 @@ export type WebSearchCallDeps = {
 };
 
 /** A request the engine answers as a search side call. */
-export const isWebSearchCall = (request: TurnRequest): request is TurnRequest & { webSearch: TurnWebSearch } =>
+export const isWebSearchCall = (
+  request: TurnRequest,
+): request is TurnRequest & { webSearch: TurnWebSearch } =>
   request.webSearch !== undefined && request.tools.length === 0;
 
 /** Claude Code's WebSearch prompt: `Perform a web search for the query: <query>`. */
@@ -43,8 +45,8 @@ export const requestedQuery = (request: TurnRequest): string => {
   return (queryPattern.exec(text)?.[1] ?? text).slice(0, 500);
 };
 
-/** A scratch key of the workspace layer's shape (32 hex digits): the side call's own directory. */
-const scratchKey = (): string => randomBytes(16).toString('hex');
+/** An id for a search the model never made. */
+const searchId = (): string => randomBytes(8).toString('hex');
 
 /**
  * The side call's events: reasoning as it comes, each search as soon as it is known, the held text at
@@ -57,11 +59,10 @@ export async function* runWebSearchCall(
   model: string,
   signal: AbortSignal,
 ): AsyncGenerator<TurnEvent, void> {
-  const key = scratchKey();
-  const prepared = await deps.workspace.prepare(key, request);
+  const scratch = await deps.workspace.scratch();
   try {
     const session = await deps.upstream.createSession({
-      workspaceDir: prepared.workspaceDir,
+      workspaceDir: scratch.workspaceDir,
       webTools: { fetch: false, only: true },
     });
     try {
@@ -83,7 +84,7 @@ export async function* runWebSearchCall(
       await session.dispose();
     }
   } finally {
-    await deps.workspace.remove(key).catch((error: unknown) => {
+    await scratch.release().catch((error: unknown) => {
       deps.logger.warn({ err: error }, "a web search call's scratch workspace could not be removed");
     });
   }
@@ -111,7 +112,7 @@ async function* reorder(
         if (!searched) {
           const notPerformed: TurnWebSearchCall = {
             type: 'web-search',
-            id: `search-${scratchKey()}`,
+            id: `search-${searchId()}`,
             action: { kind: 'search', query: requestedQuery(request) },
             outcome: {
               status: 'failed',

@@ -32,7 +32,10 @@ const hostOf = (url: string): string | undefined => {
 const onDomain = (host: string, domain: string): boolean => host === domain || host.endsWith(`.${domain}`);
 
 /** Whether a source's URL passes the request's domain rules (a URL that does not parse never does). */
-export const passesDomainRules = (url: string, webSearch: Pick<TurnWebSearch, 'allowedDomains' | 'blockedDomains'>): boolean => {
+export const passesDomainRules = (
+  url: string,
+  webSearch: Pick<TurnWebSearch, 'allowedDomains' | 'blockedDomains'>,
+): boolean => {
   const host = hostOf(url);
   if (host === undefined) return false;
   const allowed = webSearch.allowedDomains?.map(ruleHost).filter((rule) => rule !== '') ?? [];
@@ -49,7 +52,12 @@ const failed = (
   action: TurnWebSearchCall['action'],
   code: 'unavailable' | 'max-uses-exceeded',
   message: string,
-): TurnWebSearchCall => ({ type: 'web-search', id: call.id, action, outcome: { status: 'failed', code, message } });
+): TurnWebSearchCall => ({
+  type: 'web-search',
+  id: call.id,
+  action,
+  outcome: { status: 'failed', code, message },
+});
 
 /** Applies one request's rules to the hosted calls of its answer, in order (it counts the searches). */
 export class WebSearchPolicy {
@@ -76,7 +84,10 @@ export class WebSearchPolicy {
         type: 'web-search',
         id: call.id,
         action,
-        outcome: { status: 'completed', sources: passesDomainRules(source.url, this.#webSearch) ? [source] : [] },
+        outcome: {
+          status: 'completed',
+          sources: passesDomainRules(source.url, this.#webSearch) ? [source] : [],
+        },
       };
     }
     const action = { kind: 'search' as const, query: call.query };
@@ -94,13 +105,11 @@ export class WebSearchPolicy {
     if (result.status !== 'success') return failed(call, action, 'unavailable', describeFailure(result));
     const sources = result.references
       .filter((reference) => passesDomainRules(reference.url, this.#webSearch))
-      .map(
-        (reference): TurnWebSource => ({
-          url: reference.url,
-          title: reference.title || reference.url,
-          ...(reference.chunk === '' ? {} : { snippet: reference.chunk.slice(0, maxSnippetChars) }),
-        }),
-      );
+      .map((reference): TurnWebSource => ({
+        url: reference.url,
+        title: reference.title || reference.url,
+        ...(reference.chunk === '' ? {} : { snippet: reference.chunk.slice(0, maxSnippetChars) }),
+      }));
     return { type: 'web-search', id: call.id, action, outcome: { status: 'completed', sources } };
   }
 }

@@ -13,11 +13,15 @@ const list = (domains: readonly string[]): string => domains.map((domain) => `\`
 const rules = (webSearch: TurnWebSearch): string[] => {
   const lines: string[] = [];
   if (webSearch.allowedDomains?.length)
-    lines.push(`Only sources on these domains count: ${list(webSearch.allowedDomains)}; results from anywhere else are discarded.`);
+    lines.push(
+      `Only sources on these domains count: ${list(webSearch.allowedDomains)}; results from anywhere else are discarded.`,
+    );
   if (webSearch.blockedDomains?.length)
     lines.push(`Sources on these domains are discarded: ${list(webSearch.blockedDomains)}.`);
   if (webSearch.maxUses !== undefined)
-    lines.push(`At most ${webSearch.maxUses} web search${webSearch.maxUses === 1 ? '' : 'es'}; any beyond that are discarded.`);
+    lines.push(
+      `At most ${webSearch.maxUses} web search${webSearch.maxUses === 1 ? '' : 'es'}; any beyond that are discarded.`,
+    );
   const location = webSearch.userLocation;
   if (location !== undefined) {
     const where = [location.city, location.region, location.country].filter(Boolean).join(', ');
@@ -31,7 +35,7 @@ const rules = (webSearch: TurnWebSearch): string[] => {
 export const webSearchNote = (webSearch: TurnWebSearch): string =>
   [
     '<web_search>',
-    'You may use your web search tool in this conversation; it runs on Cursor\'s servers, and the client',
+    "You may use your web search tool in this conversation; it runs on Cursor's servers, and the client",
     'shows each search and its sources to the user. Cite the pages you use by their URL.',
     ...rules(webSearch),
     '</web_search>',

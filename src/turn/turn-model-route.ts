@@ -20,14 +20,7 @@ import type { TurnEvent } from './turn-event.js';
  *   the Router's scenario ran, and the near names are reported, never substituted.
  */
 export type TurnModelRouteKind =
-  | 'explicit'
-  | 'catalog'
-  | 'listed'
-  | 'background'
-  | 'think'
-  | 'default'
-  | 'web-search'
-  | 'unmatched';
+  'explicit' | 'catalog' | 'listed' | 'background' | 'think' | 'default' | 'web-search' | 'unmatched';
 
 export type TurnModelRoute = {
   /** The model name as the client sent it. */

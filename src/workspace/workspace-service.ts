@@ -4,6 +4,7 @@
  * builds it from a {@link WorkspaceManager} and a {@link PromptGrounding} sharing one template store.
  */
 
+import { randomBytes } from 'node:crypto';
 import type { TurnRequest } from '../turn/turn-request.js';
 import { collectHostFactTexts, extractHostFacts, type HostFacts } from './host-facts.js';
 import type { PromptGrounding } from './prompt-grounding.js';
@@ -97,6 +98,22 @@ export class WorkspaceService {
       grounding,
       ...(facts?.root === undefined ? {} : { hostRoot: facts.root }),
       facts,
+    };
+  }
+
+  /**
+   * A scratch directory for a one-off agent that loads no project settings and uses no local tool (a
+   * search side call): made under a fresh key, never taken from the warm pool (its executor would not
+   * fit) and not listed among the sessions' grounding; `release` removes it.
+   */
+  async scratch(): Promise<{ workspaceDir: string; release: () => Promise<void> }> {
+    const key = randomBytes(16).toString('hex');
+    const workspaceDir = await this.#manager.ensureWorkspace(key, undefined);
+    return {
+      workspaceDir,
+      release: async () => {
+        await this.#manager.removeWorkspace(key);
+      },
     };
   }
 

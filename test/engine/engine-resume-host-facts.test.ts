@@ -37,6 +37,7 @@ describe('a tool-result turn that resumes a parked run', () => {
         };
       },
       remove: async () => {},
+      scratch: async () => ({ workspaceDir: '/tmp/scratch', release: async () => {} }),
     };
     const checkedAgainst: Array<string | undefined> = [];
     const guard: ToolCallGuard = {

@@ -29,6 +29,7 @@ const createRegistry = (options: { maxSessions?: number; idleTtlMs?: number } = 
     remove: async (key) => {
       removed.push(key);
     },
+    scratch: async () => ({ workspaceDir: '/tmp/x', release: async () => {} }),
   };
   const registry = new SessionRegistry({
     maxSessions: options.maxSessions ?? 2,

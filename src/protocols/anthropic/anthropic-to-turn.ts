@@ -271,10 +271,14 @@ const convertSystem = (system: AnthropicRequest['system'], state: ConversionStat
  * The hosted web search among the tools, when the client offered one (`web_search_*`). Its filters are
  * kept as given; the engine applies them to the sources (Cursor's search has none of its own).
  */
-const convertWebSearch = (tools: unknown[] | undefined, state: ConversionState): TurnWebSearch | undefined => {
+const convertWebSearch = (
+  tools: unknown[] | undefined,
+  state: ConversionState,
+): TurnWebSearch | undefined => {
   let found: TurnWebSearch | undefined;
   (tools ?? []).forEach((tool, index) => {
-    if (!isRecord(tool) || typeof tool['type'] !== 'string' || !tool['type'].startsWith('web_search_')) return;
+    if (!isRecord(tool) || typeof tool['type'] !== 'string' || !tool['type'].startsWith('web_search_'))
+      return;
     const parsed = parseAt(anthropicWebSearchToolSchema, tool, `tools.${index}`);
     if (found !== undefined) {
       warn(state, 'unsupported-tool', `tools.${index}: a second web search tool "${parsed.name}"; ignored`);

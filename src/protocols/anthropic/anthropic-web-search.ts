@@ -155,7 +155,8 @@ export const mergeWebSearchParts = (parts: TurnAssistantPart[]): TurnAssistantPa
       const copy = { ...part };
       byId.set(part.id, copy);
       merged.push(copy);
-    } else Object.assign(earlier, { ...part, ...(earlier.query === undefined ? {} : { query: earlier.query }) });
+    } else
+      Object.assign(earlier, { ...part, ...(earlier.query === undefined ? {} : { query: earlier.query }) });
   }
   return merged;
 };

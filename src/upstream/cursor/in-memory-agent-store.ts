@@ -227,7 +227,10 @@ const buildStore = (options: InMemoryAgentStoreOptions): StoreParts => {
       agentRows.set(agent.agentId, structuredClone(agent));
       const rootBlobId = agent.latestCheckpoint?.rootBlobId;
       if (previous.latestCheckpoint?.rootBlobId !== rootBlobId && rootBlobId !== undefined)
-        onCheckpoint?.(agent.agentId, { rootBlobId, readBlob: (blobId) => blobs.get(agent.agentId)?.get(blobId) });
+        onCheckpoint?.(agent.agentId, {
+          rootBlobId,
+          readBlob: (blobId) => blobs.get(agent.agentId)?.get(blobId),
+        });
       return structuredClone(agent);
     },
     delete: async ({ filter }) => {

@@ -444,9 +444,12 @@ export class FakeRun implements RunContext {
 
   private rejectPending(): void {
     const error = new FakeStreamClosedError(`stream ${this.stream.requestId} closed`);
-    for (const table of [this.pendingExecs, this.pendingRawExecs, this.pendingKv, this.pendingQueries] as Array<
-      Map<number, Pending<unknown>>
-    >) {
+    for (const table of [
+      this.pendingExecs,
+      this.pendingRawExecs,
+      this.pendingKv,
+      this.pendingQueries,
+    ] as Array<Map<number, Pending<unknown>>>) {
       for (const pending of table.values()) pending.reject(error);
       table.clear();
     }

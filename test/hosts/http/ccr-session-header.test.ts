@@ -31,6 +31,7 @@ const recordingKeys = (): { keys: string[]; workspace: WorkspacePort } => {
         return { workspaceDir: '/tmp/scratch', grounding: { head: '', tail: '' } };
       },
       remove: async () => {},
+      scratch: async () => ({ workspaceDir: '/tmp/scratch', release: async () => {} }),
     },
   };
 };

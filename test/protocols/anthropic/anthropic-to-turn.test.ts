@@ -238,7 +238,10 @@ describe('convertAnthropicRequestToTurn: basics', () => {
             { type: 'text', text: 'kept' },
           ],
         },
-        { role: 'assistant', content: [{ type: 'code_execution_tool_result', tool_use_id: 's', content: {} }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'code_execution_tool_result', tool_use_id: 's', content: {} }],
+        },
         { role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] },
       ],
     });
@@ -346,7 +349,12 @@ describe('convertAnthropicRequestToTurn: tools and tool_choice', () => {
                   encrypted_content: encodeEncryptedContent('Released in April'),
                   page_age: null,
                 },
-                { type: 'web_search_result', url: 'https://b.example/', title: 'B', encrypted_content: 'opaque' },
+                {
+                  type: 'web_search_result',
+                  url: 'https://b.example/',
+                  title: 'B',
+                  encrypted_content: 'opaque',
+                },
               ],
             },
             { type: 'server_tool_use', id: 'srvtoolu_2', name: 'web_search', input: { query: 'x' } },

@@ -81,7 +81,10 @@ const WebFetchSuccess = proto3.makeMessageType('agent.v1.WebFetchSuccess', [
   string(1, 'url'),
   string(2, 'markdown'),
 ]);
-const WebFetchError = proto3.makeMessageType('agent.v1.WebFetchError', [string(1, 'url'), string(2, 'error')]);
+const WebFetchError = proto3.makeMessageType('agent.v1.WebFetchError', [
+  string(1, 'url'),
+  string(2, 'error'),
+]);
 const WebFetchRejected = proto3.makeMessageType('agent.v1.WebFetchRejected', [string(1, 'reason')]);
 const WebFetchResult = proto3.makeMessageType('agent.v1.WebFetchResult', [
   message(1, 'success', WebFetchSuccess, 'result'),
@@ -256,7 +259,9 @@ export const readCheckpointWebCalls = (
 export const completedWebCall = (call: CheckpointWebCall): UpstreamWebCall | undefined => {
   if (call.kind === 'search') {
     const { result } = call;
-    return result.status === 'pending' ? undefined : { id: call.id, kind: 'search', query: call.query, result };
+    return result.status === 'pending'
+      ? undefined
+      : { id: call.id, kind: 'search', query: call.query, result };
   }
   const { result } = call;
   return result.status === 'pending' ? undefined : { id: call.id, kind: 'fetch', url: call.url, result };
