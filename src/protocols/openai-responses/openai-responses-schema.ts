@@ -119,3 +119,42 @@ export const openaiResponsesCustomToolSchema = z.looseObject({
     .nullish(),
 });
 export type OpenaiResponsesCustomTool = z.infer<typeof openaiResponsesCustomToolSchema>;
+
+const optionalText = z.string().nullish();
+
+/**
+ * OpenAI's hosted web search tool (`web_search`, `web_search_preview`, …). `external_web_access: false`
+ * (Codex's default "cached" mode) searches OpenAI's cached index; absent or `true` searches the live web.
+ * `search_context_size`, `search_content_types` and the like are kept but not read.
+ */
+export const openaiResponsesWebSearchToolSchema = z.looseObject({
+  external_web_access: z.boolean().nullish(),
+  filters: z.looseObject({ allowed_domains: z.array(z.string()).nullish() }).nullish(),
+  user_location: z
+    .looseObject({ city: optionalText, region: optionalText, country: optionalText, timezone: optionalText })
+    .nullish(),
+});
+export type OpenaiResponsesWebSearchTool = z.infer<typeof openaiResponsesWebSearchToolSchema>;
+
+/** A field of an earlier `web_search_call` item: read when it has the expected type, else ignored. */
+const lenient = <T extends z.ZodType>(schema: T) => schema.nullish().catch(undefined);
+
+/**
+ * An earlier hosted web search (`web_search_call`), sent back as history. Every field is optional and
+ * read leniently (a wrong type is ignored, never a 400): the item only tells the model a search happened.
+ * `action` is `search` (`query` and/or `queries`), `open_page` or `find_in_page` (`url`), or `other`.
+ */
+export const openaiResponsesWebSearchCallItemSchema = z.looseObject({
+  id: lenient(z.string()),
+  status: lenient(z.string()),
+  action: lenient(
+    z.looseObject({
+      type: z.string().catch('other'),
+      query: lenient(z.string()),
+      queries: lenient(z.array(z.string())),
+      url: lenient(z.string()),
+      sources: lenient(z.array(z.looseObject({ url: z.string() }))),
+    }),
+  ),
+});
+export type OpenaiResponsesWebSearchCallItem = z.infer<typeof openaiResponsesWebSearchCallItemSchema>;

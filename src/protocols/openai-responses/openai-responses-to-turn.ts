@@ -12,6 +12,7 @@ import type {
   TurnToolChoice,
   TurnUserPart,
   TurnWarning,
+  TurnWebSearch,
 } from '../../turn/turn-request.js';
 import {
   openaiResponsesAdditionalToolsItemSchema,
@@ -32,12 +33,20 @@ import {
   openaiResponsesToolSearchOutputItemSchema,
   openaiResponsesToolSearchToolSchema,
   openaiResponsesTypedObjectSchema,
+  openaiResponsesWebSearchCallItemSchema,
+  openaiResponsesWebSearchToolSchema,
 } from './openai-responses-schema.js';
 import {
   createUnavailableToolsModelNote,
   isUnavailableToolsUserNote,
 } from './openai-responses-tool-notes.js';
 import type { OpenaiResponsesCustomTool, OpenaiResponsesRequest } from './openai-responses-schema.js';
+import {
+  cachedWebSearchReason,
+  readWebSearchCallItem,
+  readWebSearchTool,
+  webSearchToolTypes,
+} from './openai-responses-web-search.js';
 import { warn, type BaseConversionState } from '../shared/conversion-state.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { createCustomToolInputSchema } from '../shared/custom-tool-input.js';
@@ -62,15 +71,19 @@ type ConversionState = BaseConversionState & {
   conversationStarted: boolean;
   /** Tools offered inside `input`: `additional_tools` items, and those a `tool_search_output` loaded. */
   inputTools: TurnTool[];
+  /** The hosted web search the client offered (the first live `web_search` tool), run by the server. */
+  webSearch?: TurnWebSearch;
 };
 
 /**
  * Convert an OpenAI Responses request body and its headers into a {@link TurnRequest}.
  * Tools come from `tools`, from `additional_tools` input items and from the `tool_search_output` items that
- * loaded them; a namespace's tools are mirrored as `<namespace>__<name>`. A tool that cannot be offered
- * (hosted by OpenAI, such as `web_search`) becomes an `unsupported-tool` warning naming it and a note at the
- * end of the system text, so the model knows. Other unsupported but harmless inputs (unknown item types,
- * file references) become warnings.
+ * loaded them; a namespace's tools are mirrored as `<namespace>__<name>`. A live `web_search` tool is the
+ * request's hosted {@link TurnRequest.webSearch} (never a client tool); earlier `web_search_call` items are
+ * assistant `web-search` parts. A tool that cannot be offered (hosted by OpenAI, such as a cached
+ * `web_search` or `file_search`) becomes an `unsupported-tool` warning naming it and a note at the end of
+ * the system text, so the model knows. Other unsupported but harmless inputs (unknown item types, file
+ * references) become warnings.
  * A bad shape, `conversation` or `previous_response_id` (nothing is stored server-side) is an
  * `invalid-request` error whose `param` names the field path, e.g. `input.2.content`.
  */
@@ -108,6 +121,7 @@ const convertRequest = (body: unknown, headers: Record<string, string>): TurnReq
     system: state.system,
     messages: state.messages,
     tools,
+    ...(state.webSearch === undefined ? {} : { webSearch: state.webSearch }),
     toolChoice: convertToolChoice(request.tool_choice, state),
     reasoning: convertReasoning(request.reasoning),
     ...(request.max_output_tokens == null ? {} : { maxOutputTokens: request.max_output_tokens }),
@@ -195,6 +209,11 @@ const convertItem = (item: unknown, path: Path, state: ConversionState): void =>
       state.messages.push(
         createToolResultMessage(output.call_id, content, { toolName: state.toolNames.get(output.call_id) }),
       );
+      return;
+    }
+    case 'web_search_call': {
+      const call = parseAt(openaiResponsesWebSearchCallItemSchema, item, path);
+      appendAssistant(state, [readWebSearchCallItem(call, `ws_${path.join('_')}`)]);
       return;
     }
     case 'reasoning': {
@@ -353,6 +372,10 @@ const convertTool = (
   namespace?: NamespaceInfo,
 ): TurnTool[] => {
   const { type, name } = parseAt(openaiResponsesTypedObjectSchema, tool, path);
+  if (namespace === undefined && webSearchToolTypes.has(type)) {
+    convertWebSearchTool(tool, type, path, state);
+    return [];
+  }
   const address = (bareName: string): Pick<TurnTool, 'name' | 'clientAddress'> =>
     namespace === undefined
       ? { name: bareName }
@@ -427,6 +450,20 @@ const convertTool = (
   return [];
 };
 
+/**
+ * OpenAI's hosted web search: a live one becomes the request's {@link TurnWebSearch} (the server runs it
+ * on Cursor's search); a cached one cannot be offered and is an `unsupported-tool` warning, so the model
+ * and the user are told. A second live one (the same tool in `tools` and in `input`) adds nothing.
+ */
+const convertWebSearchTool = (tool: unknown, type: string, path: Path, state: ConversionState): void => {
+  const webSearch = readWebSearchTool(parseAt(openaiResponsesWebSearchToolSchema, tool, path));
+  if (webSearch === undefined) {
+    warn(state, 'unsupported-tool', `${path.join('.')}: ${type} tool ${cachedWebSearchReason}`);
+    return;
+  }
+  state.webSearch ??= webSearch;
+};
+
 const describeUnsupportedTool = (
   type: string,
   name: unknown,
@@ -434,12 +471,6 @@ const describeUnsupportedTool = (
 ): string => {
   const label =
     typeof name === 'string' ? `${type} tool '${mirroredToolName(namespace?.name, name)}'` : `${type} tool`;
-  if (type === 'web_search' || type === 'web_search_preview') {
-    return (
-      `${label} (web search hosted by OpenAI: OpenAI's servers run it, the client cannot) ` +
-      'cannot be offered through cursor-bridge; dropped.'
-    );
-  }
   const where = namespace === undefined ? '' : ' inside a namespace';
   return `${label}${where} is not supported by the bridge; dropped.`;
 };

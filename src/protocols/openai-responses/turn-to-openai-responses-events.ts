@@ -17,7 +17,7 @@ import type { ResponseMeta, StreamEncoder } from '../protocol-adapter.js';
 import type { SseFrame } from '../sse-frame.js';
 import type { TurnError } from '../../turn/turn-error.js';
 import { createTurnError } from '../../turn/turn-error.js';
-import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
+import type { TurnEvent, TurnStopReason, TurnWebSearchCall } from '../../turn/turn-event.js';
 import type { TurnRequest, TurnTool } from '../../turn/turn-request.js';
 import type { TurnUsage } from '../../turn/turn-usage.js';
 import { promptTokens } from '../../turn/turn-usage.js';
@@ -34,6 +34,7 @@ import {
   createOpenaiResponsesFailedResponse,
 } from './openai-responses-error.js';
 import { createUnavailableToolsUserNote } from './openai-responses-tool-notes.js';
+import { createWebSearchCallItem } from './openai-responses-web-search.js';
 
 type Json = Record<string, unknown>;
 /** `tool_search` is Codex's client-executed search, called with a `tool_search_call` item of its own. */
@@ -54,6 +55,8 @@ const missingEndMessage = 'The upstream run ended without finishing the response
  * the raw string and sent once, when the call is complete. A call goes back the way the client addresses
  * the tool ({@link TurnTool.clientAddress}): a namespace tool's call carries `namespace` and the bare name,
  * a `tool_search` call is a `tool_search_call` item with its arguments as an object, sent when complete.
+ * A hosted web search the server ran (`web-search`) is a `web_search_call` item of its own, in its place
+ * among the other items, announced and finished at once.
  * A conversation's first response opens with a note naming the tools that could not be offered.
  */
 export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEncoder<Json> {
@@ -62,6 +65,7 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEnco
   readonly #idSuffix: string;
   readonly #output: Json[] = [];
   readonly #finishedCalls = new Set<string>();
+  readonly #finishedWebSearches = new Set<string>();
   #sequenceNumber = 0;
   #started = false;
   #open: Block | undefined;
@@ -160,7 +164,8 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEnco
         frames.push(...this.#fail(event.error));
         break;
       case 'web-search':
-        break; // WIP: hosted web search shape for this protocol
+        frames.push(...this.#webSearch(event));
+        break;
       default: {
         const _exhaustive: never = event;
         return _exhaustive;
@@ -352,6 +357,26 @@ export class OpenaiResponsesStreamEncoder implements StreamEncoder, SnapshotEnco
     }
     block.input = input;
     frames.push(...this.#closeOpen());
+    return frames;
+  }
+
+  /**
+   * A search (or page open) the server already ran: the open item is closed, then the `web_search_call`
+   * item goes through its whole lifecycle (added in progress, in_progress, searching, completed, done
+   * with its status and sources). A search already sent is never sent twice (its id is the item's id).
+   */
+  #webSearch(event: TurnWebSearchCall): SseFrame[] {
+    const item = createWebSearchCallItem(event, false);
+    const id = String(item['id']);
+    if (this.#finishedWebSearches.has(id)) return [];
+    this.#finishedWebSearches.add(id);
+    const frames = [...this.#closeOpen(), this.#addItem(item)];
+    const ref = this.#itemRef(item);
+    for (const phase of ['in_progress', 'searching', 'completed']) {
+      frames.push(this.#frame({ type: `response.web_search_call.${phase}`, ...ref }));
+    }
+    Object.assign(item, createWebSearchCallItem(event, true));
+    frames.push(this.#itemDone(item));
     return frames;
   }
 

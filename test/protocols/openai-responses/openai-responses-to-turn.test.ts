@@ -324,10 +324,11 @@ describe('convertOpenaiResponsesRequestToTurn — Codex 0.171 tool items and typ
         isError: false,
       },
     ]);
-    // web_search is the one tool of this request that cannot be offered.
+    // web_search (cached, Codex's default) is the one tool of this request that cannot be offered.
     expect(unsupportedTools(turn)).toEqual([
-      expect.stringMatching(/^tools\.9: web_search tool \(web search hosted by OpenAI/),
+      expect.stringMatching(/^tools\.9: web_search tool in cached mode/),
     ]);
+    expect(turn.webSearch).toBeUndefined();
   });
 
   it('tells the model, in the system prompt, about each tool it cannot have, and warns naming each', () => {
@@ -344,7 +345,7 @@ describe('convertOpenaiResponsesRequestToTurn — Codex 0.171 tool items and typ
     });
     expect(turn.tools.map((tool) => tool.name)).toEqual(['exec_command']);
     expect(unsupportedTools(turn)).toEqual([
-      "tools.1: web_search tool (web search hosted by OpenAI: OpenAI's servers run it, the client cannot) cannot be offered through cursor-bridge; dropped.",
+      'tools.1: web_search tool in cached mode (external_web_access: false: answered from OpenAI\'s cached web index, which cursor-bridge does not have) is not available; dropped. Set web_search = "live" in the Codex config to let the model search the web.',
       "tools.2: tool_search tool with execution 'server' (searched by OpenAI's servers, not by the client) cannot be offered through cursor-bridge; dropped.",
       'tools.3: file_search tool is not supported by the bridge; dropped.',
       "tools.4.tools.0: namespace tool 'outer__inner' inside a namespace is not supported by the bridge; dropped.",
@@ -530,7 +531,7 @@ describe('convertOpenaiResponsesRequestToTurn — mapping rules', () => {
         { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: null },
         { type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot.' }] },
         { type: 'item_reference', id: 'msg_old' },
-        { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+        { type: 'file_search_call', id: 'fs_1', status: 'completed' },
       ],
     });
     expect(turn.messages[1]).toEqual({
@@ -547,7 +548,7 @@ describe('convertOpenaiResponsesRequestToTurn — mapping rules', () => {
       },
       {
         code: 'unsupported-content',
-        message: "input.5: input item type 'web_search_call' is not supported; dropped.",
+        message: "input.5: input item type 'file_search_call' is not supported; dropped.",
       },
     ]);
   });
