@@ -5,9 +5,10 @@
  * conversation registry, so it never joins, supersedes or evicts the conversation it was made for.
  *
  * The answer reports the searches first, then the text, as a search-first answer reads: the text is held
- * until the run ends (a search answer is short; the stream keeps alive meanwhile). When the model
- * answered without searching, the text is dropped and the answer is a failed search: an answer from
- * memory must never reach the client dressed as search results.
+ * until the run ends (a search answer is short; the stream keeps alive meanwhile). The text is passed on
+ * only when a search found something: when the model answered without searching the answer is a failed
+ * search, and when every search failed the failures are all there is — an answer from memory must never
+ * reach the client dressed as search results.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -97,6 +98,7 @@ async function* reorder(
 ): AsyncGenerator<TurnEvent, void> {
   const held: TurnEvent[] = [];
   let searched = false;
+  let found = false;
   for await (const event of events) {
     switch (event.type) {
       case 'text-start':
@@ -106,10 +108,12 @@ async function* reorder(
         break;
       case 'web-search':
         searched = true;
+        if (event.outcome.status === 'completed') found = true;
         yield event;
         break;
       case 'turn-end':
-        if (!searched) {
+        if (found) yield* held;
+        else if (!searched) {
           const notPerformed: TurnWebSearchCall = {
             type: 'web-search',
             id: `search-${searchId()}`,
@@ -121,7 +125,7 @@ async function* reorder(
             },
           };
           yield notPerformed;
-        } else yield* held;
+        }
         yield event;
         return;
       default:

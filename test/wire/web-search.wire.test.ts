@@ -230,7 +230,7 @@ describe('a search that fails says so', () => {
   it.each([
     ['Cursor rejects it', { rejected: 'Web search is disabled by your team admin' }],
     ['the search errors', { error: 'search backend unavailable' }],
-  ])('%s: web_search_tool_result_error, never results', async (_label, outcome) => {
+  ])('%s: web_search_tool_result_error, never results nor the text after it', async (_label, outcome) => {
     wire = await start({
       scenario: async (run) => {
         await run.webSearch({ query: 'node 22', outcome });
@@ -240,9 +240,15 @@ describe('a search that fails says so', () => {
     });
     for (const stream of [true, false]) {
       const message = await createMessage(sideRequest(), stream);
-      const result = message.content.find((block) => block.type === 'web_search_tool_result');
-      expect(result?.content).toEqual({ type: 'web_search_tool_result_error', error_code: 'unavailable' });
-      expect(message.content.some((block) => block.type === ('web_search_result' as string))).toBe(false);
+      // The failed search, and nothing of what the model wrote after it (it had no results to go on).
+      expect(message.content).toEqual([
+        expect.objectContaining({ type: 'server_tool_use', input: { query: 'node 22' } }),
+        expect.objectContaining({
+          type: 'web_search_tool_result',
+          content: { type: 'web_search_tool_result_error', error_code: 'unavailable' },
+        }),
+      ]);
+      expect(message.usage.server_tool_use).toEqual({ web_search_requests: 1 });
     }
     expect(wire.logs.join('\n')).not.toContain('could not be read');
   });

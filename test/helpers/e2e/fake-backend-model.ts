@@ -7,6 +7,7 @@
 
 import type {
   ConnectErrorCode,
+  FakeHostedOutcome,
   FakeRunRequest,
   FakeToolCallSpec,
   FakeToolResult,
@@ -34,12 +35,20 @@ export type PlayedRun = {
   /** The SDK re-sent an earlier run request after a failure; the same turn was replayed. */
   replay: boolean;
   toolResults: ReceivedToolResult[];
+  /** The hosted searches the run made, with the SDK's approval and the result reported. */
+  webSearches: FakeHostedOutcome[];
+  /** The run was a search side call, played by {@link ModelScenario.searchSideCall}. */
+  searchSideCall?: true;
   /** How the stream ended (`open` while it runs). */
   outcome: 'open' | 'answered' | 'failed' | 'closed-by-client' | 'scenario-error';
   failure?: { message: string; code: ConnectErrorCode; final?: true };
   /** Why the scenario could not play the run (no such turn, …). */
   error?: string;
 };
+
+/** A search side call's prompt: Claude Code's WebSearch request, or any run the bridge framed as one. */
+const isSearchSideCall = (prompt: string): boolean =>
+  prompt.includes('<web_search_task>') || prompt.includes('Perform a web search for the query:');
 
 /** Connect codes the SDK reports at once; after any other failure it re-sends the run request. */
 const notRetried: ReadonlySet<ConnectErrorCode> = new Set(['permission_denied', 'unauthenticated']);
@@ -138,6 +147,7 @@ export const createFakeBackendModel = (
       run.thinking(step.thinking);
       run.thinkingCompleted(7);
     }
+    for (const search of step.webSearches ?? []) record.webSearches.push(await run.webSearch(search));
     if (step.text !== undefined) run.text(resolveModelText(step.text, context()));
     if (step.fail !== undefined && (step.fail.attempts === undefined || ids.attempt <= step.fail.attempts)) {
       const failure = { message: step.fail.message, code: step.fail.code ?? 'permission_denied' };
@@ -169,7 +179,14 @@ export const createFakeBackendModel = (
 
   const play: Scenario = async (run) => {
     const main = run.toolNames.includes(shell.name);
-    const record: PlayedRun = { request: run.request, main, replay: false, toolResults: [], outcome: 'open' };
+    const record: PlayedRun = {
+      request: run.request,
+      main,
+      replay: false,
+      toolResults: [],
+      webSearches: [],
+      outcome: 'open',
+    };
     played.push(record);
     run.signal.addEventListener(
       'abort',
@@ -178,6 +195,17 @@ export const createFakeBackendModel = (
       },
       { once: true },
     );
+    const searchCall = scenario.searchSideCall;
+    if (!main && searchCall !== undefined && isSearchSideCall(run.prompt)) {
+      record.searchSideCall = true;
+      for (const search of searchCall.searches) record.webSearches.push(await run.webSearch(search));
+      run.text(
+        resolveModelText(searchCall.answer, { workspaceDir: '', prompt: run.prompt, toolResults: [] }),
+      );
+      run.turnEnded({ inputTokens: 60, outputTokens: 20 });
+      record.outcome = 'answered';
+      return;
+    }
     if (!main) {
       run.text(scenario.sideReply ?? 'E2E side answer');
       run.turnEnded({ inputTokens: 40, outputTokens: 5 });

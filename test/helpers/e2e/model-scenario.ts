@@ -8,7 +8,7 @@
  * {@link ModelScenario.sideReply}; they never consume a turn.
  */
 
-import type { ConnectErrorCode } from '../../fakes/cursor-backend/index.js';
+import type { ConnectErrorCode, FakeWebSearchSpec } from '../../fakes/cursor-backend/index.js';
 
 /** How the model calls one client's shell tool. */
 export type ShellTool = {
@@ -58,6 +58,11 @@ export type ModelStep = {
   silentUntilKeepalive?: true;
   /** A thinking block, streamed before the step's text. */
   thinking?: string;
+  /**
+   * Hosted web searches the model runs on "Cursor's servers" before the step's text (the fake's
+   * `RunContext.webSearch`: approval query, the SDK's answer, the search and its result).
+   */
+  webSearches?: FakeWebSearchSpec[];
   text?: ModelText;
   /** Host tool calls of this step, emitted as one batch. Only the last step may have none. */
   toolCalls?: ModelToolCall[];
@@ -76,6 +81,12 @@ export type ModelScenario = {
   turns: ModelTurn[];
   /** The answer to side requests. Default `E2E side answer`. */
   sideReply?: string;
+  /**
+   * How the model plays a search side call (a run whose prompt is a client's web search request, such
+   * as Claude Code's "Perform a web search for the query: …"): the searches it makes, then its answer.
+   * Without it such a run gets {@link sideReply}, as any side request.
+   */
+  searchSideCall?: { searches: FakeWebSearchSpec[]; answer: ModelText };
   /**
    * `reject`: the backend answers the API-key exchange and `/v1/models` with 401; `no-key`: the bridge
    * runs without `CURSOR_API_KEY` (and has none in its config). Default `ok`.
