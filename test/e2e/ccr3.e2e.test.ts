@@ -28,6 +28,14 @@ import { installTimeoutMs } from '../helpers/e2e/e2e-harness.js';
 import { createFakeBackendModel } from '../helpers/e2e/fake-backend-model.js';
 import { ensureClient } from '../helpers/e2e/install-clients.js';
 import { quoteToolResults } from '../helpers/e2e/model-scenario.js';
+import {
+  nodeRelease,
+  nodeSchedule,
+  webSearchPrompt,
+  webSearchQuery,
+  webSearchScenario,
+  webSearchToolResults,
+} from '../helpers/e2e/web-search-scenario.js';
 
 const testTimeoutMs = 5 * 60_000;
 
@@ -306,6 +314,37 @@ describe('Claude Code through CCR 3.1.1 with the cursor-bridge plugin', { timeou
         expect.objectContaining({ type: 'thinking', thinking: 'Weighing the CCR 3 question.' }),
       );
       expect(blocks).toContainEqual(expect.objectContaining({ type: 'text', text: 'Thought it through.' }));
+    });
+  });
+
+  it("runs Claude Code's WebSearch on Cursor's search: the model gets the references as Links", async () => {
+    await recorded(async () => {
+      const ccr = host!;
+      const model = createFakeBackendModel(
+        webSearchScenario({ references: [nodeRelease, nodeSchedule] }),
+        claudeCodeDriver.shell,
+        () => 0,
+      );
+      ccr.backend.setScenario(model.scenario);
+      const run = await claudeThroughCcr(ccr, [
+        '-p',
+        webSearchPrompt,
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--allowedTools',
+        'WebSearch',
+      ]);
+      expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
+      const answer = claudeCodeResult(run.stdout)?.result ?? '';
+      expect(answer).toContain(`Web search results for query: "${webSearchQuery}"`);
+      expect(answer).toContain(JSON.stringify({ title: nodeRelease.title, url: nodeRelease.url }));
+      expect(webSearchToolResults(run.stdout)).toEqual([
+        expect.objectContaining({ query: webSearchQuery, searchCount: 1 }),
+      ]);
+      // CCR 3 passed the server tool through to the plugin: Cursor's search ran, on its own agent.
+      const side = model.played.filter((played) => played.searchSideCall === true);
+      expect(side.map((played) => played.webSearches.map((search) => search.result))).toEqual([['success']]);
     });
   });
 

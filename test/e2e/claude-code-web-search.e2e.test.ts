@@ -10,16 +10,22 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
-import type { FakeWebReference, FakeWebSearchSpec } from '../fakes/cursor-backend/index.js';
 import { repoRoot } from '../helpers/repo-root.js';
 import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
-import { parseJsonLines } from '../helpers/e2e/client-driver.js';
 import { clientTimeoutMs, installTimeoutMs, prepareE2e } from '../helpers/e2e/e2e-harness.js';
 import { ensureClient, type InstalledClient } from '../helpers/e2e/install-clients.js';
-import { quoteToolResults, type ModelScenario } from '../helpers/e2e/model-scenario.js';
+import type { ModelScenario } from '../helpers/e2e/model-scenario.js';
 import { openClientEndpoint } from '../helpers/e2e/network-isolation.js';
 import { clientPath, createClientSandbox, runClient, type ClientRun } from '../helpers/e2e/run-client.js';
 import { startServeBridge, type ServeBridge } from '../helpers/e2e/serve-bridge.js';
+import {
+  nodeRelease,
+  nodeSchedule,
+  webSearchPrompt,
+  webSearchQuery,
+  webSearchScenario,
+  webSearchToolResults,
+} from '../helpers/e2e/web-search-scenario.js';
 
 let claude: InstalledClient;
 beforeAll(async () => {
@@ -27,45 +33,8 @@ beforeAll(async () => {
   claude = await ensureClient('claude-code');
 }, installTimeoutMs);
 
-const query = 'node 22 release date';
-const nodeRelease: FakeWebReference = {
-  title: 'Node.js 22 is now available!',
-  url: 'https://nodejs.org/en/blog/announcements/v22-release-announce',
-  chunk: 'Node.js 22 was released on April 24, 2024.',
-};
-const nodeSchedule: FakeWebReference = {
-  title: 'Node.js release schedule',
-  url: 'https://github.com/nodejs/release#release-schedule',
-  chunk: 'Node.js 22 entered long-term support in October 2024.',
-};
-
-/**
- * The main conversation: load WebSearch (a deferred tool of Claude Code 2.1.332), call it — the bridge
- * re-sends the turn with the tool once it is loaded — then answer with what the tool returned.
- */
-const scenario = (search: Omit<FakeWebSearchSpec, 'query'>, answer: string): ModelScenario => ({
-  turns: [
-    {
-      steps: [
-        {
-          text: 'Loading the search tool.',
-          toolCalls: [{ tool: 'ToolSearch', input: { query: 'select:WebSearch', max_results: 1 } }],
-        },
-        { text: 'Not reached: the turn is re-sent with WebSearch loaded.' },
-      ],
-    },
-    {
-      steps: [
-        { text: 'Searching the web.', toolCalls: [{ tool: 'WebSearch', input: { query } }] },
-        { text: (context) => `TOOL RESULT BEGIN\n${quoteToolResults(context)}\nTOOL RESULT END` },
-      ],
-    },
-  ],
-  searchSideCall: {
-    searches: [{ query, ...search }],
-    answer: `Node 22 was released on April 24, 2024 (${nodeRelease.url}).`,
-  },
-});
+const query = webSearchQuery;
+const scenario = webSearchScenario;
 
 /** `cursor-bridge claude -p <prompt> --output-format stream-json --verbose --allowedTools WebSearch`. */
 const runLauncher = async (bridge: ServeBridge): Promise<ClientRun> => {
@@ -86,7 +55,7 @@ const runLauncher = async (bridge: ServeBridge): Promise<ClientRun> => {
       String(port),
       'claude',
       '-p',
-      `Search the web for the ${query} and tell me what you found.`,
+      webSearchPrompt,
       '--output-format',
       'stream-json',
       '--verbose',
@@ -111,14 +80,7 @@ const runLauncher = async (bridge: ServeBridge): Promise<ClientRun> => {
   return result;
 };
 
-/** The WebSearch tool results Claude Code recorded in its stream-json transcript. */
-const webSearchResults = (stdout: string): Array<Record<string, unknown>> =>
-  parseJsonLines(stdout).flatMap((line) => {
-    const result = line['tool_use_result'];
-    return line['type'] === 'user' && typeof result === 'object' && result !== null && 'searchCount' in result
-      ? [result as Record<string, unknown>]
-      : [];
-  });
+const webSearchResults = webSearchToolResults;
 
 const startBridge = async (model: ModelScenario): Promise<ServeBridge> => {
   const bridge = await startServeBridge({ scenario: model, shell: claudeCodeDriver.shell });
@@ -134,9 +96,7 @@ const allowedTools = (bridge: ServeBridge): string[] =>
 
 describe("Claude Code's WebSearch through cursor-bridge claude", { timeout: 3 * clientTimeoutMs }, () => {
   it('searches on Cursor: the model gets the references as Links, and Claude Code counts the search', async () => {
-    const bridge = await startBridge(
-      scenario({ outcome: { references: [nodeRelease, nodeSchedule] } }, 'answered'),
-    );
+    const bridge = await startBridge(scenario({ references: [nodeRelease, nodeSchedule] }));
     const result = await runLauncher(bridge);
 
     expect(result.exitCode).toBe(0);
@@ -189,7 +149,7 @@ describe("Claude Code's WebSearch through cursor-bridge claude", { timeout: 3 * 
     ['Cursor refuses the search', { rejected: 'Web search is disabled for your team' }],
     ['the search fails', { error: 'search backend unavailable' }],
   ] as const)('%s: Claude Code shows a failed search, not results', async (_label, outcome) => {
-    const bridge = await startBridge(scenario({ outcome }, 'failed'));
+    const bridge = await startBridge(scenario(outcome));
     const result = await runLauncher(bridge);
 
     expect(result.exitCode).toBe(0);
