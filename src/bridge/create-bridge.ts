@@ -4,6 +4,7 @@
  * the same parts without the public server ({@link createBridgeEngine}).
  */
 
+import { isWebSearchCall } from '../engine/web-search-call.js';
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
@@ -147,7 +148,7 @@ export const engineModelResolver = (
       reasoningRequested: request.reasoning.requested,
       ...(request.webSearch === undefined
         ? {}
-        : { webSearch: request.tools.length === 0 ? ('call' as const) : ('offered' as const) }),
+        : { webSearch: isWebSearchCall(request) ? ('call' as const) : ('offered' as const) }),
       catalog: await readCatalog(),
     });
     if (!route.ok) throw new BridgeError(createTurnError('not-found', route.error, { retryable: false }));

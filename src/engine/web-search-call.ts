@@ -27,11 +27,16 @@ export type WebSearchCallDeps = {
   logger: Logger;
 };
 
-/** A request the engine answers as a search side call. */
+/**
+ * A request the engine answers as a search side call: an Anthropic Messages request whose only tool is the
+ * hosted search — Claude Code's WebSearch request (it names the search in `tool_choice`, but demotes that
+ * to `auto` behind a proxy, so the choice cannot tell). A Chat or Responses request with web search on and
+ * no tools is a conversation whose agent may search.
+ */
 export const isWebSearchCall = (
   request: TurnRequest,
 ): request is TurnRequest & { webSearch: TurnWebSearch } =>
-  request.webSearch !== undefined && request.tools.length === 0;
+  request.webSearch !== undefined && request.tools.length === 0 && request.protocol === 'anthropic';
 
 /** Claude Code's WebSearch prompt: `Perform a web search for the query: <query>`. */
 const queryPattern = /^Perform a web search for the query:\s*([\s\S]+?)\s*$/;

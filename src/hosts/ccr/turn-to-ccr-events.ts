@@ -5,7 +5,7 @@
  * must sit on the `finish_reason` chunk, and a message is one thinking block, one text block, then tool calls.
  */
 import { createTurnError, type TurnError } from '../../turn/turn-error.js';
-import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
+import type { TurnEvent, TurnStopReason, TurnWebSearchCall } from '../../turn/turn-event.js';
 import { emptyUsage, type TurnUsage } from '../../turn/turn-usage.js';
 import type { ResponseMeta, StreamEncoder } from '../../protocols/protocol-adapter.js';
 import type { SseFrame } from '../../protocols/sse-frame.js';
@@ -14,6 +14,7 @@ import { mapOpenaiChatStopReason } from '../../protocols/openai-chat/map-openai-
 import { createOpenaiChatErrorFrames } from '../../protocols/openai-chat/openai-chat-error.js';
 import {
   convertTurnUsageToOpenaiChat,
+  createUrlCitations,
   OpenaiChatStreamEncoder,
   type OpenaiChatCompletion,
 } from '../../protocols/openai-chat/turn-to-openai-chat-events.js';
@@ -149,7 +150,7 @@ export class CcrStreamEncoder implements StreamEncoder, SnapshotEncoder<CcrChatC
       case 'error':
         return this.#fail(event.error);
       case 'web-search':
-        return []; // WIP: hosted web search shape for this protocol
+        return this.#webSearch(event);
       default: {
         const _exhaustive: never = event;
         return _exhaustive;
@@ -164,6 +165,27 @@ export class CcrStreamEncoder implements StreamEncoder, SnapshotEncoder<CcrChatC
 
   keepalive(): SseFrame {
     return { comment: 'keepalive' };
+  }
+
+  /**
+   * A hosted web search, in the one shape AnthropicTransformer reads back: `delta.annotations` of type
+   * `url_citation`. Streaming, it closes an open text block and makes each annotation a
+   * `web_search_tool_result` block of one source (Claude Code lists each as Links and counts each as a
+   * search); the body's `message.annotations` become one `server_tool_use` + `web_search_tool_result`. A
+   * failed search has no such shape: it is said in the text, so it is never mistaken for results.
+   */
+  #webSearch(event: TurnWebSearchCall): SseFrame[] {
+    this.#chat.push(event);
+    if (event.outcome.status === 'failed') {
+      const action = event.action.kind === 'search' ? `"${event.action.query}"` : event.action.url;
+      const delta = `Web search ${action} failed: ${event.outcome.message}\n\n`;
+      return [...this.#startAnswer(), ...this.#chat.push({ type: 'text-delta', id: event.id, delta })];
+    }
+    if (event.outcome.sources.length === 0) return [];
+    return [
+      ...this.#startAnswer(),
+      this.#chunk({ annotations: createUrlCitations(event.outcome.sources, '') }),
+    ];
   }
 
   /** The held signature, once, before the first answer chunk. */

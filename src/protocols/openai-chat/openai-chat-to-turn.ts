@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type {
   TurnAssistantPart,
   TurnIdentityHints,
@@ -7,6 +8,7 @@ import type {
   TurnTool,
   TurnToolChoice,
   TurnUserPart,
+  TurnWebSearch,
 } from '../../turn/turn-request.js';
 import type { ParseResult } from '../protocol-adapter.js';
 import {
@@ -59,7 +61,6 @@ const ignoredFields = [
   'audio',
   'modalities',
   'prediction',
-  'web_search_options',
   'verbosity',
 ] as const;
 
@@ -310,6 +311,39 @@ const convertIdentity = (request: OpenaiChatRequest, headers: Record<string, str
   return identity;
 };
 
+const webSearchOptionsSchema = z.looseObject({
+  user_location: z
+    .looseObject({
+      approximate: z
+        .looseObject({
+          city: z.string().nullish(),
+          region: z.string().nullish(),
+          country: z.string().nullish(),
+          timezone: z.string().nullish(),
+        })
+        .nullish(),
+    })
+    .nullish(),
+});
+
+/**
+ * `web_search_options` turns hosted web search on for the request (Cursor runs it; its sources come back
+ * as `url_citation` annotations); its user location is a hint for the model, its context size has no
+ * Cursor counterpart.
+ */
+const convertWebSearchOptions = (value: unknown): TurnWebSearch | undefined => {
+  if (value === undefined || value === null) return undefined;
+  const options = parseAt(webSearchOptionsSchema, value, 'web_search_options');
+  const location = options.user_location?.approximate;
+  const userLocation = Object.fromEntries(
+    (['city', 'region', 'country', 'timezone'] as const).flatMap((key) => {
+      const entry = location?.[key];
+      return typeof entry === 'string' && entry !== '' ? [[key, entry]] : [];
+    }),
+  );
+  return { name: 'web_search', ...(Object.keys(userLocation).length > 0 ? { userLocation } : {}) };
+};
+
 const warnIgnoredFields = (body: Record<string, unknown>, state: ConversionState): void => {
   for (const field of ignoredFields) {
     if (body[field] !== undefined && body[field] !== null) {
@@ -336,12 +370,14 @@ export const convertOpenaiChatRequestToTurn = (body: unknown, headers: Record<st
     const { system, messages } = convertMessages(request.messages, state);
     warnIgnoredFields(request, state);
     const maxOutputTokens = request.max_completion_tokens ?? request.max_tokens;
+    const webSearch = convertWebSearchOptions((body as Record<string, unknown>)['web_search_options']);
     return {
       protocol: 'openai-chat',
       model: request.model,
       system,
       messages,
       tools,
+      ...(webSearch === undefined ? {} : { webSearch }),
       toolChoice: convertToolChoice(request.tool_choice, state),
       reasoning: convertReasoning(request),
       ...(maxOutputTokens === undefined || maxOutputTokens === null ? {} : { maxOutputTokens }),

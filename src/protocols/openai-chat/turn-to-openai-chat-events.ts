@@ -1,5 +1,5 @@
 import { createTurnError, type TurnError } from '../../turn/turn-error.js';
-import type { TurnEvent, TurnStopReason } from '../../turn/turn-event.js';
+import type { TurnEvent, TurnStopReason, TurnWebSearchCall, TurnWebSource } from '../../turn/turn-event.js';
 import type { TurnRequest } from '../../turn/turn-request.js';
 import { emptyUsage, promptTokens, type TurnUsage } from '../../turn/turn-usage.js';
 import type { ResponseMeta, StreamEncoder } from '../protocol-adapter.js';
@@ -25,11 +25,18 @@ type ToolCallDelta =
   | { index: number; id: string; type: 'function'; function: { name: string; arguments: string } }
   | { index: number; function: { arguments: string } };
 
+/** A source of the answer's hosted web searches, as OpenAI's search models cite one. */
+export type OpenaiChatUrlCitation = {
+  type: 'url_citation';
+  url_citation: { url: string; title: string; start_index: number; end_index: number };
+};
+
 type ChunkDelta = {
   role?: 'assistant';
   content?: string;
   reasoning_content?: string;
   tool_calls?: ToolCallDelta[];
+  annotations?: OpenaiChatUrlCitation[];
 };
 
 /** One `chat.completion.chunk`. `choices` is empty only in the trailing usage chunk. */
@@ -61,6 +68,7 @@ export type OpenaiChatCompletion = {
       content: string | null;
       reasoning_content?: string;
       tool_calls?: OpenaiChatToolCall[];
+      annotations?: OpenaiChatUrlCitation[];
     };
     finish_reason: OpenaiChatFinishReason;
   }>;
@@ -80,6 +88,30 @@ export const convertTurnUsageToOpenaiChat = (usage: TurnUsage): OpenaiChatUsage 
 };
 
 const doneFrame: SseFrame = { data: '[DONE]' };
+
+/**
+ * The `url_citation` annotations of `sources` for the message `content`: each source's span is where its
+ * URL is first mentioned in the text (UTF-16 indices), else the empty span at the end — a source the text
+ * does not name is still a source of the answer, and clients list them.
+ */
+export const createUrlCitations = (
+  sources: readonly TurnWebSource[],
+  content: string,
+): OpenaiChatUrlCitation[] =>
+  sources.map((source) => {
+    const at = content.indexOf(source.url);
+    const [start, end] = at < 0 ? [content.length, content.length] : [at, at + source.url.length];
+    return {
+      type: 'url_citation',
+      url_citation: { url: source.url, title: source.title, start_index: start, end_index: end },
+    };
+  });
+
+/** The sources of the completed searches among `searches`, each URL once, in order. */
+export const collectWebSources = (sources: Map<string, TurnWebSource>, event: TurnWebSearchCall): void => {
+  if (event.outcome.status !== 'completed') return;
+  for (const source of event.outcome.sources) if (!sources.has(source.url)) sources.set(source.url, source);
+};
 
 /**
  * TurnEvent stream → Chat Completions SSE. The wire has no block boundaries, so text and reasoning
@@ -111,6 +143,8 @@ export class OpenaiChatStreamEncoder implements StreamEncoder, SnapshotEncoder<O
   >();
   /** Argument fragments of calls not started yet, by call id. */
   readonly #heldArguments = new Map<string, string>();
+  /** Sources of the answer's hosted web searches, by URL (annotated on the message at its end). */
+  readonly #sources = new Map<string, TurnWebSource>();
 
   constructor(request: Pick<TurnRequest, 'includeStreamUsage'>, meta: ResponseMeta) {
     this.#meta = meta;
@@ -145,6 +179,9 @@ export class OpenaiChatStreamEncoder implements StreamEncoder, SnapshotEncoder<O
             content: this.#text === '' && calls.length > 0 ? null : this.#text,
             ...(this.#reasoning === '' ? {} : { reasoning_content: this.#reasoning }),
             ...(calls.length === 0 ? {} : { tool_calls: calls }),
+            ...(this.#sources.size === 0
+              ? {}
+              : { annotations: createUrlCitations([...this.#sources.values()], this.#text) }),
           },
           finish_reason: mapOpenaiChatStopReason(this.#end?.stopReason ?? 'end'),
         },
@@ -198,7 +235,10 @@ export class OpenaiChatStreamEncoder implements StreamEncoder, SnapshotEncoder<O
         frames.push(...this.#fail(event.error));
         break;
       case 'web-search':
-        break; // WIP: hosted web search shape for this protocol
+        // Chat Completions has no search item: the sources are the message's annotations (at its end,
+        // when the text they point into is complete). A failed search has no annotation.
+        collectWebSources(this.#sources, event);
+        break;
       default: {
         const _exhaustive: never = event;
         return _exhaustive;
@@ -268,7 +308,11 @@ export class OpenaiChatStreamEncoder implements StreamEncoder, SnapshotEncoder<O
   #finish(stopReason: TurnStopReason, turnUsage: TurnUsage): SseFrame[] {
     this.#ended = true;
     const finishReason = mapOpenaiChatStopReason(stopReason);
-    if (!this.#includeUsage) return [this.#chunk({}, finishReason), doneFrame];
+    const annotations =
+      this.#sources.size === 0
+        ? []
+        : [this.#chunk({ annotations: createUrlCitations([...this.#sources.values()], this.#text) })];
+    if (!this.#includeUsage) return [...annotations, this.#chunk({}, finishReason), doneFrame];
     const usage = convertTurnUsageToOpenaiChat(turnUsage);
     const trailing = {
       id: this.#meta.id,
@@ -278,7 +322,7 @@ export class OpenaiChatStreamEncoder implements StreamEncoder, SnapshotEncoder<O
       choices: [],
       usage,
     } satisfies OpenaiChatChunk;
-    return [this.#chunk({}, finishReason, usage), createDataFrame(trailing), doneFrame];
+    return [...annotations, this.#chunk({}, finishReason, usage), createDataFrame(trailing), doneFrame];
   }
 
   #fail(error: TurnError): SseFrame[] {
