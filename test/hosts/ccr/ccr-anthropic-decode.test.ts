@@ -109,6 +109,75 @@ describe('the CCR dialect through AnthropicTransformer', () => {
     });
   });
 
+  describe('hosted web search', () => {
+    const source = (n: number) => ({
+      url: `https://example.com/${n}`,
+      title: `Page ${n}`,
+      snippet: `About ${n}`,
+    });
+    const search: TurnEvent = {
+      type: 'web-search',
+      id: 'ws1',
+      action: { kind: 'search', query: 'node 22' },
+      outcome: { status: 'completed', sources: [source(1), source(2)] },
+    };
+    const failed: TurnEvent = {
+      type: 'web-search',
+      id: 'ws2',
+      action: { kind: 'search', query: 'refused' },
+      outcome: {
+        status: 'failed',
+        code: 'unavailable',
+        message: 'Cursor refused the web search: team admin',
+      },
+    };
+    const events: TurnEvent[] = [
+      search,
+      failed,
+      ...textEvents('t', 'Node 22 shipped in April.'),
+      { type: 'turn-end', stopReason: 'end', usage },
+    ];
+
+    it('streaming: each source becomes a web_search_tool_result Claude Code lists as Links; a failure is said in text', async () => {
+      const message = await finalMessage(await decodeStream(events));
+
+      expect(message.content).toEqual([
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: expect.stringMatching(/^srvtoolu_/),
+          content: [{ type: 'web_search_result', title: 'Page 1', url: 'https://example.com/1' }],
+        },
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: expect.stringMatching(/^srvtoolu_/),
+          content: [{ type: 'web_search_result', title: 'Page 2', url: 'https://example.com/2' }],
+        },
+        {
+          type: 'text',
+          text: `Web search "refused" failed: Cursor refused the web search: team admin\n\nNode 22 shipped in April.`,
+        },
+      ]);
+    });
+
+    it('non-streaming: one server_tool_use and one web_search_tool_result with every source, then the text', async () => {
+      const response = createJsonTurnResponse(meta, events);
+      const decoded = (await (await anthropic.transformResponseIn!(response, context)).json()) as {
+        content: unknown[];
+      };
+      expect(decoded.content).toEqual([
+        expect.objectContaining({ type: 'server_tool_use', name: 'web_search' }),
+        expect.objectContaining({
+          type: 'web_search_tool_result',
+          content: [
+            { type: 'web_search_result', url: 'https://example.com/1', title: 'Page 1' },
+            { type: 'web_search_result', url: 'https://example.com/2', title: 'Page 2' },
+          ],
+        }),
+        { type: 'text', text: expect.stringContaining('Node 22 shipped in April.') },
+      ]);
+    });
+  });
+
   it('maps stop reasons: plain text ends the turn, max tokens is max_tokens', async () => {
     const plain = await finalMessage(
       await decodeStream([...textEvents('t', 'Hello.'), { type: 'turn-end', stopReason: 'end', usage }]),
