@@ -22,6 +22,14 @@ import {
 } from '../helpers/e2e/ccr-bridge.js';
 import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
 import { ensureClient } from '../helpers/e2e/install-clients.js';
+import {
+  nodeRelease,
+  nodeSchedule,
+  webSearchPrompt,
+  webSearchQuery,
+  webSearchScenario,
+  webSearchToolResults,
+} from '../helpers/e2e/web-search-scenario.js';
 import { quoteToolResults, type ModelScenario } from '../helpers/e2e/model-scenario.js';
 import { expectToolResults, hasToolCall } from '../helpers/e2e/scenario-assertions.js';
 import { rejectedKeyMessage } from '../helpers/e2e/serve-bridge.js';
@@ -29,11 +37,14 @@ import { rejectedKeyMessage } from '../helpers/e2e/serve-bridge.js';
 const answerOf = (stdout: string): string => claudeCodeResult(stdout)?.result ?? '';
 
 /** Claude Code asking for `<provider>,composer-2`, which CCR routes to that provider as is. */
-const driverFor = (style: CcrReferenceStyle): ClientDriver => ({
+const driverFor = (style: CcrReferenceStyle, allowedTools = 'Bash'): ClientDriver => ({
   ...claudeCodeDriver,
   invocation: (target, prompt, options) => {
     const invocation = claudeCodeDriver.invocation(target, prompt, options);
-    return { ...invocation, args: [...invocation.args, '--model', `${ccrProviders[style]},composer-2`] };
+    const args = invocation.args.map((arg, index) =>
+      invocation.args[index - 1] === '--allowedTools' ? allowedTools : arg,
+    );
+    return { ...invocation, args: [...args, '--model', `${ccrProviders[style]},composer-2`] };
   },
 });
 
@@ -76,6 +87,31 @@ for (const { version, defaultStyle } of versions) {
           });
         });
       }
+
+      it("runs Claude Code's WebSearch on Cursor's search: the model gets the references as Links", async () => {
+        const e2e = await startE2e(
+          driverFor(defaultStyle, 'Bash WebSearch'),
+          webSearchScenario({ references: [nodeRelease, nodeSchedule] }),
+          { startBridge: ccrBridgeStarter(host) },
+        );
+        const run = await e2e.turn(webSearchPrompt, { verbose: true });
+
+        expect(run.exitCode).toBe(0);
+        const answer = answerOf(run.stdout);
+        expect(answer).toContain(`Web search results for query: "${webSearchQuery}"`);
+        // CCR's AnthropicTransformer made Anthropic's search blocks of the transformer's citations.
+        expect(answer).toContain(JSON.stringify({ title: nodeRelease.title, url: nodeRelease.url }));
+        expect(answer).toContain(nodeSchedule.url);
+        expect(webSearchToolResults(run.stdout)).toEqual([
+          expect.objectContaining({ query: webSearchQuery }),
+        ]);
+        // Cursor's search ran for the side request, on a run allowed nothing else.
+        const side = e2e.bridge
+          .runs()
+          .filter((backendRun) => backendRun.prompt.includes('<web_search_task>'));
+        expect(side).toHaveLength(1);
+        expect(side[0]?.toolNames).toEqual([]);
+      });
 
       it('shows the thinking block with its signature', async () => {
         const e2e = await start({
