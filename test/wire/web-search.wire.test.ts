@@ -6,6 +6,7 @@
  */
 
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { readdir } from 'node:fs/promises';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeHostedOutcome, FakeWebReference, Scenario } from '../fakes/cursor-backend/index.js';
@@ -269,5 +270,102 @@ describe('a search that fails says so', () => {
       }),
     ]);
     expect(message.usage.server_tool_use).toBeUndefined();
+  });
+});
+
+describe('conversations that may search (Codex, Chat Completions)', () => {
+  const execCommand = {
+    type: 'function' as const,
+    name: 'exec_command',
+    description: 'Run a command',
+    parameters: { type: 'object', properties: { cmd: { type: 'string' } } },
+    strict: false,
+  };
+
+  it.each([
+    ['live', true],
+    ['cached', false],
+  ])("Codex's %s web_search: the agent may search only when it is live", async (_label, live) => {
+    wire = await start({
+      scenario: async (run) => {
+        if (live) await run.webSearch({ query: 'node 22', outcome: { references: [nodeRelease] } });
+        run.text('Node 22 shipped in April.');
+        run.turnEnded();
+      },
+    });
+    const client = new OpenAI({ baseURL: `${wire.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+    const response = await client.responses.create({
+      model: 'composer-2',
+      input: [{ role: 'user', content: 'When did Node 22 ship?' }],
+      tools: [execCommand, { type: 'web_search', external_web_access: live } as never],
+    });
+    const [header] = allowedTools();
+    if (live) {
+      expect(header).toContain('web_search_tool_call');
+      expect(header).toContain('web_fetch_tool_call');
+      expect(header).toContain('mcp_tool_call');
+      // The search is reported once Cursor's record of it arrives: here at the end, after the text.
+      expect(response.output.map((item) => item.type)).toEqual(['message', 'web_search_call']);
+      expect(response.output[1]).toMatchObject({
+        type: 'web_search_call',
+        status: 'completed',
+        action: { type: 'search', query: 'node 22', sources: [{ type: 'url', url: nodeRelease.url }] },
+      });
+    } else {
+      expect(header).not.toContain('web_search_tool_call');
+      expect(response.output.at(-1)).toMatchObject({ type: 'message' });
+    }
+  });
+
+  it('a search Cursor records only at the end of the turn is reported then, after the text', async () => {
+    wire = await start({
+      scenario: async (run) => {
+        await run.webSearch({ query: 'first', outcome: { references: [nodeRelease] } });
+        run.text('Between. ');
+        await run.webSearch({ query: 'second', outcome: { error: 'down' } });
+        run.text('Done.');
+        run.turnEnded();
+      },
+    });
+    const client = new OpenAI({ baseURL: `${wire.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+    const response = await client.responses.create({
+      model: 'composer-2',
+      input: [{ role: 'user', content: 'Search twice.' }],
+      tools: [execCommand, { type: 'web_search', external_web_access: true } as never],
+      stream: false,
+    });
+    // The text streamed as it came; the searches, in the order they ran, once the checkpoint told of them.
+    expect(response.output.map((item) => item.type)).toEqual([
+      'message',
+      'web_search_call',
+      'web_search_call',
+    ]);
+    expect(response.output.slice(1)).toEqual([
+      expect.objectContaining({ status: 'completed', action: expect.objectContaining({ query: 'first' }) }),
+      expect.objectContaining({ status: 'failed', action: expect.objectContaining({ query: 'second' }) }),
+    ]);
+  });
+
+  it('Chat web_search_options: the agent may search, the sources come back as url_citation annotations', async () => {
+    wire = await start({
+      scenario: async (run) => {
+        await run.webSearch({ query: 'node 22', outcome: { references: [nodeRelease] } });
+        run.text(`Node 22 shipped in April (${nodeRelease.url}).`);
+        run.turnEnded();
+      },
+    });
+    const client = new OpenAI({ baseURL: `${wire.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+    const completion = await client.chat.completions.create({
+      model: 'composer-2',
+      messages: [{ role: 'user', content: 'When did Node 22 ship?' }],
+      web_search_options: {},
+    });
+    expect(completion.choices[0]?.message.annotations).toEqual([
+      {
+        type: 'url_citation',
+        url_citation: expect.objectContaining({ url: nodeRelease.url, title: nodeRelease.title }),
+      },
+    ]);
+    expect(allowedTools()).toEqual([expect.stringContaining('web_search_tool_call')]);
   });
 });
