@@ -6,7 +6,8 @@
  * ```json
  * { "port": 3460, "apiKey": "<the secret the CCR provider carries>", "models": ["composer-2"],
  *   "cursorMode": "bridge", "cursorCwd": "~/src", "sandboxEnabled": false, "cursorApiKey": "crsr_…",
- *   "cursorTemplatesDir": "…", "cursorWorkspacesDir": "…", "LOG_LEVEL": "info" }
+ *   "cursorTemplatesDir": "…", "cursorWorkspacesDir": "…", "LOG_LEVEL": "info",
+ *   "Router": { "default": "cursor,composer-2", "webSearch": "cursor,composer-2" } }
  * ```
  * Every key is optional. The Cursor key follows the spec's rule: a `crsr_` `cursorApiKey` here, else
  * `CURSOR_API_KEY` in CCR's environment.
@@ -35,6 +36,9 @@ const ccr3PluginConfigSchema = z.looseObject({
 /** Keys copied as they are into the config.json-shaped value `resolveConfig` reads, so its errors name them. */
 const topLevelKeys = [
   'LOG_LEVEL',
+  // CCR 3 routes by its own rules; the plugin's Router picks within what they send it (`webSearch`: the
+  // model of web search requests, `default` for names Cursor does not serve).
+  'Router',
   'cursorTemplatesDir',
   'cursorWorkspacesDir',
   'cursorMaxSessions',

@@ -252,6 +252,18 @@ describe('the CCR 3 plugin config', () => {
     expect(settings.config.warnings.join('\n')).toMatch(/no apiKey/);
   });
 
+  it('takes a Router of its own: Router.webSearch picks the model of web search requests', () => {
+    const settings = resolveCcr3PluginConfig(
+      { Router: { default: 'cursor,composer-2', webSearch: 'cursor,gpt-5.4' } },
+      host,
+    );
+    expect(settings.config.router).toMatchObject({
+      default: 'cursor,composer-2',
+      webSearch: 'cursor,gpt-5.4',
+    });
+    expect(settings.config.warnings.join('\n')).not.toContain('unknown keys');
+  });
+
   it('maps its keys onto the bridge config, relative paths against CCR’s config dir', () => {
     const settings = resolveCcr3PluginConfig(
       {
