@@ -227,25 +227,14 @@ export class Engine {
     const trailing = classifyTrailingTurn(request);
     const { session, created, release } = this.#sessions.admit(request);
     try {
-      const resolved = await this.#options.resolveModel(request);
-      const { model } = resolved;
-      const modelRoute: TurnModelRoute = { requested: request.model, ...resolved };
-      this.#logRoute(modelRoute);
-      await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
+      const { model, modelRoute } = await this.#route(request);
       // Per-message digests, computed once per request: the turn key, the planner and the committed
       // history all use them.
       const digests = request.messages.map(messageDigest);
       // One logical turn of this conversation: the coalescing and replay key.
       const turnKey = `${session.key}\0${sha(`${request.protocol}\0${model}\0${digests.join('\0')}`)}`;
-      const replays = replaysTo(request, this.#options.replayFailures);
-      const retained = this.#coalescer.finished(turnKey);
-      const last = retained?.events.at(-1);
-      if (retained !== undefined && last?.type === 'error' && replays(retained)) {
-        // A non-streaming retry of a turn that failed in-stream: the same error, as a plain HTTP error.
-        this.#metrics.retryReplayed(request.protocol);
-        throw new BridgeError(last.error);
-      }
-      const turn: TurnContext = { session, request, model, route: resolved.route, digests, trailing };
+      const replays = this.#replayFailureOf(turnKey, request);
+      const turn: TurnContext = { session, request, model, route: modelRoute.route, digests, trailing };
       let started = false;
       // Identical retries share one producer: one send, one consumer of the SDK run; a retry after it
       // finished replays it. Turns of one conversation never overlap (group: the session).
@@ -281,6 +270,31 @@ export class Engine {
   };
 
   /**
+   * Which finished turns of `turnKey` the request is answered from (see {@link replaysTo}); throws the
+   * retained error when it is a non-streaming retry of a turn that failed in-stream: the same error, as a
+   * plain HTTP error.
+   */
+  #replayFailureOf(turnKey: string, request: TurnRequest): (finished: FinishedFlight<TurnEvent>) => boolean {
+    const replays = replaysTo(request, this.#options.replayFailures);
+    const retained = this.#coalescer.finished(turnKey);
+    const last = retained?.events.at(-1);
+    if (retained !== undefined && last?.type === 'error' && replays(retained)) {
+      this.#metrics.retryReplayed(request.protocol);
+      throw new BridgeError(last.error);
+    }
+    return replays;
+  }
+
+  /** The request's model route (logged the first time it is seen), checked by the upstream's preflight. */
+  async #route(request: TurnRequest): Promise<{ model: string; modelRoute: TurnModelRoute }> {
+    const resolved = await this.#options.resolveModel(request);
+    const modelRoute: TurnModelRoute = { requested: request.model, ...resolved };
+    this.#logRoute(modelRoute);
+    await this.#options.upstream.preflight({ model: resolved.model, reasoning: request.reasoning });
+    return { model: resolved.model, modelRoute };
+  }
+
+  /**
    * A search side call (see web-search-call.ts): no session, its own one-off agent. Identical retries
    * share its run and a finished one is replayed within the window, as for conversations.
    */
@@ -300,20 +314,10 @@ export class Engine {
       this.#sideCalls -= 1;
     };
     try {
-      const resolved = await this.#options.resolveModel(request);
-      const { model } = resolved;
-      const modelRoute: TurnModelRoute = { requested: request.model, ...resolved };
-      this.#logRoute(modelRoute);
-      await this.#options.upstream.preflight({ model, reasoning: request.reasoning });
+      const { model, modelRoute } = await this.#route(request);
       const digests = request.messages.map(messageDigest);
       const turnKey = `web-search\0${sha(`${request.protocol}\0${model}\0${digests.join('\0')}`)}`;
-      const replays = replaysTo(request, this.#options.replayFailures);
-      const retained = this.#coalescer.finished(turnKey);
-      const last = retained?.events.at(-1);
-      if (retained !== undefined && last?.type === 'error' && replays(retained)) {
-        this.#metrics.retryReplayed(request.protocol);
-        throw new BridgeError(last.error);
-      }
+      const replays = this.#replayFailureOf(turnKey, request);
       const events = this.#coalescer.join(
         turnKey,
         () => {

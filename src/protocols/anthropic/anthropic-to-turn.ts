@@ -35,6 +35,7 @@ import {
 } from './anthropic-schema.js';
 import { mergeWebSearchParts, readServerToolUseInput, readWebSearchResult } from './anthropic-web-search.js';
 import { warn, type BaseConversionState } from '../shared/conversion-state.js';
+import { readUserLocation } from '../shared/read-user-location.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
@@ -284,20 +285,13 @@ const convertWebSearch = (
       warn(state, 'unsupported-tool', `tools.${index}: a second web search tool "${parsed.name}"; ignored`);
       return;
     }
-    const location = parsed.user_location;
-    const userLocation = location
-      ? Object.fromEntries(
-          (['city', 'region', 'country', 'timezone'] as const).flatMap((key) =>
-            typeof location[key] === 'string' ? [[key, location[key]]] : [],
-          ),
-        )
-      : undefined;
+    const userLocation = readUserLocation(parsed.user_location);
     found = {
       name: parsed.name,
       ...(parsed.allowed_domains ? { allowedDomains: parsed.allowed_domains } : {}),
       ...(parsed.blocked_domains ? { blockedDomains: parsed.blocked_domains } : {}),
       ...(parsed.max_uses ? { maxUses: parsed.max_uses } : {}),
-      ...(userLocation && Object.keys(userLocation).length > 0 ? { userLocation } : {}),
+      ...(userLocation === undefined ? {} : { userLocation }),
     };
   });
   return found;

@@ -29,6 +29,7 @@ import {
   type OpenaiChatRequest,
 } from './openai-chat-schema.js';
 import { warn, type BaseConversionState } from '../shared/conversion-state.js';
+import { readUserLocation } from '../shared/read-user-location.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
@@ -334,14 +335,8 @@ const webSearchOptionsSchema = z.looseObject({
 const convertWebSearchOptions = (value: unknown): TurnWebSearch | undefined => {
   if (value === undefined || value === null) return undefined;
   const options = parseAt(webSearchOptionsSchema, value, 'web_search_options');
-  const location = options.user_location?.approximate;
-  const userLocation = Object.fromEntries(
-    (['city', 'region', 'country', 'timezone'] as const).flatMap((key) => {
-      const entry = location?.[key];
-      return typeof entry === 'string' && entry !== '' ? [[key, entry]] : [];
-    }),
-  );
-  return { name: 'web_search', ...(Object.keys(userLocation).length > 0 ? { userLocation } : {}) };
+  const userLocation = readUserLocation(options.user_location?.approximate);
+  return { name: 'web_search', ...(userLocation === undefined ? {} : { userLocation }) };
 };
 
 const warnIgnoredFields = (body: Record<string, unknown>, state: ConversionState): void => {

@@ -6,6 +6,7 @@
  */
 
 import type { TurnWebSearchCall } from '../../turn/turn-event.js';
+import { readUserLocation } from '../shared/read-user-location.js';
 import type { TurnWebSearch, TurnWebSearchPart } from '../../turn/turn-request.js';
 import type {
   OpenaiResponsesWebSearchCallItem,
@@ -30,18 +31,12 @@ export const webSearchToolTypes: ReadonlySet<string> = new Set([
 export const readWebSearchTool = (tool: OpenaiResponsesWebSearchTool): TurnWebSearch | undefined => {
   if (tool.external_web_access === false) return undefined;
   const allowedDomains = tool.filters?.allowed_domains ?? [];
-  const location = tool.user_location;
-  const userLocation = Object.fromEntries(
-    (['city', 'region', 'country', 'timezone'] as const).flatMap((key) => {
-      const value = location?.[key];
-      return typeof value === 'string' && value !== '' ? [[key, value]] : [];
-    }),
-  );
+  const userLocation = readUserLocation(tool.user_location);
   return {
     name: 'web_search',
     openPages: true,
     ...(allowedDomains.length > 0 ? { allowedDomains } : {}),
-    ...(Object.keys(userLocation).length > 0 ? { userLocation } : {}),
+    ...(userLocation === undefined ? {} : { userLocation }),
   };
 };
 
