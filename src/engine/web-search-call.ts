@@ -96,21 +96,35 @@ export async function* runWebSearchCall(
   }
 }
 
+/**
+ * The most answer text a side call holds (UTF-16 units): a search's summary is short; text past the bound
+ * is dropped, so a runaway answer cannot grow the bridge's memory.
+ */
+export const maxHeldTextChars = 1 << 20;
+
 /** Searches first, held text last; a forced search that never ran becomes a failed one. */
 async function* reorder(
   events: AsyncIterable<TurnEvent>,
   request: TurnRequest,
 ): AsyncGenerator<TurnEvent, void> {
   const held: TurnEvent[] = [];
+  let heldChars = 0;
   let searched = false;
   let found = false;
   for await (const event of events) {
     switch (event.type) {
       case 'text-start':
-      case 'text-delta':
       case 'text-end':
         held.push(event);
         break;
+      case 'text-delta': {
+        const room = maxHeldTextChars - heldChars;
+        if (room <= 0) break;
+        const delta = event.delta.length <= room ? event : { ...event, delta: event.delta.slice(0, room) };
+        heldChars += delta.delta.length;
+        held.push(delta);
+        break;
+      }
       case 'web-search':
         searched = true;
         if (event.outcome.status === 'completed') found = true;

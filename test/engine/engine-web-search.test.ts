@@ -3,6 +3,7 @@
  * search side call on its one-off web-only agent, and conversations whose agent may search.
  */
 import { describe, expect, it } from 'vitest';
+import { maxHeldTextChars } from '../../src/engine/web-search-call.js';
 import { passesDomainRules, WebSearchPolicy } from '../../src/engine/web-search-policy.js';
 import type { TurnEvent, TurnWebSearchCall } from '../../src/turn/turn-event.js';
 import type { TurnWebSearch } from '../../src/turn/turn-request.js';
@@ -241,6 +242,19 @@ describe('a search side call', () => {
     expect(upstream.calls.map((call) => call.sessionId)).toEqual(['scripted-1', 'scripted-2', 'scripted-1']);
     expect(upstream.calls[2]?.input.prompt.text).not.toContain('hello');
     expect(upstream.calls[0]?.sessionOptions.webTools).toBeUndefined();
+  });
+
+  it('holds a bounded amount of answer text', async () => {
+    const chunk = 'x'.repeat(300_000);
+    const { engine } = createTestEngine([
+      { type: 'web-call', call: searchCall('s', ['https://a.example/']) },
+      ...Array.from({ length: 5 }, () => ({ type: 'text-delta' as const, text: chunk })),
+      { type: 'end', status: 'finished' },
+    ]);
+    const events = await collect(await engine.handleTurn(sideRequest(), never));
+    await engine.close();
+    const text = events.flatMap((event) => (event.type === 'text-delta' ? [event.delta] : [])).join('');
+    expect(text.length).toBe(maxHeldTextChars);
   });
 
   it('identical concurrent requests share one run', async () => {
