@@ -60,9 +60,16 @@ export type CursorSessionContext = {
 export const mirrorsHostTools = (context: Pick<CursorSessionContext, 'mode' | 'webTools'>): boolean =>
   context.mode === 'bridge' && context.webTools?.only !== true;
 
-/** The agent's cwd: `cursorCwd` in agent mode when set, else the session's scratch workspace. */
-const agentCwdOf = (context: Pick<CursorSessionContext, 'mode' | 'workspaceDir' | 'agentCwd'>): string =>
-  context.mode === 'agent' && context.agentCwd !== undefined ? context.agentCwd : context.workspaceDir;
+/**
+ * The agent's cwd: `cursorCwd` in agent mode when set, else the session's scratch workspace (always for a
+ * web-only session: it has no business in the user's project).
+ */
+const agentCwdOf = (
+  context: Pick<CursorSessionContext, 'mode' | 'workspaceDir' | 'agentCwd' | 'webTools'>,
+): string =>
+  context.mode === 'agent' && context.webTools?.only !== true && context.agentCwd !== undefined
+    ? context.agentCwd
+    : context.workspaceDir;
 
 /** The SDK tool names of the hosted web tools. */
 const webToolNames = (webTools: UpstreamWebTools | undefined): ToolName[] =>
