@@ -10,28 +10,59 @@ import type { TurnWebSearchCall, TurnWebSource } from '../turn/turn-event.js';
 import type { TurnWebSearch } from '../turn/turn-request.js';
 import type { UpstreamWebCall } from '../upstream/upstream-port.js';
 
-/** The host of a domain rule, which may be written as a URL or with a path (`docs.example.com/api`). */
-const ruleHost = (rule: string): string =>
-  rule
+/**
+ * A host as the rules compare it: lower case, punycode (as `URL` writes a host), without the DNS root's
+ * trailing dot and a leading `www.` — `https://Blocked.example./` is on `blocked.example`.
+ */
+const comparableHost = (host: string): string =>
+  host
+    .toLowerCase()
+    .replace(/\.+$/, '')
+    .replace(/^www\./, '');
+
+/**
+ * The host of a domain rule, which may be written as a URL, with a port or with a path
+ * (`docs.example.com/api`), in Unicode or punycode: parsed as a URL's host, so it compares with the
+ * host of a source's URL.
+ */
+const ruleHost = (rule: string): string => {
+  const bare = rule
     .trim()
     .toLowerCase()
     .replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
     .replace(/[/?#].*$/, '')
     .replace(/^\*\./, '')
-    .replace(/^www\./, '');
-
-const hostOf = (url: string): string | undefined => {
+    .replace(/^\.+/, '');
+  if (bare === '') return '';
+  let host = bare;
   try {
-    return new URL(url).hostname.toLowerCase().replace(/^www\./, '');
+    host = new URL(`http://${bare}`).hostname;
+  } catch {
+    // Not a host a URL can have: compared as written.
+  }
+  return comparableHost(host);
+};
+
+/** The host of a source's URL; undefined unless it is an http(s) URL with a host. */
+const hostOf = (url: string): string | undefined => {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
   } catch {
     return undefined;
   }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
+  const host = comparableHost(parsed.hostname);
+  return host === '' ? undefined : host;
 };
 
 /** Whether `host` is `domain` or one of its subdomains. */
 const onDomain = (host: string, domain: string): boolean => host === domain || host.endsWith(`.${domain}`);
 
-/** Whether a source's URL passes the request's domain rules (a URL that does not parse never does). */
+/**
+ * Whether a source's URL passes the request's domain rules (a URL that does not parse, or is not an
+ * http(s) URL, never does).
+ */
 export const passesDomainRules = (
   url: string,
   webSearch: Pick<TurnWebSearch, 'allowedDomains' | 'blockedDomains'>,
