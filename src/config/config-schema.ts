@@ -2,7 +2,9 @@
  * The CCR-style `config.json` (CCR v1/v2 keys plus the bridge's own), validated once at startup after
  * env interpolation. Loose: unknown keys are kept, so a full CCR config with keys the bridge does not
  * use (`PROXY_URL`, `StatusLine`, …) is accepted as it is.
- * @see /work/shared/facts/ccr.md §3.1 for the CCR keys
+ * The CCR keys it reads: `HOST`, `PORT`, `APIKEY`, `LOG_LEVEL`, `Providers[]` (`name`, `api_base_url`,
+ * `api_key`, `models`, `transformer.use`) and `Router` (`default`, `background`, `think`, `longContext`,
+ * `webSearch`, `image`: `"provider,model"`), as Claude Code Router 1.x / 2.x spells them.
  */
 import { z } from 'zod';
 

@@ -1,5 +1,5 @@
 /**
- * Which Cursor model serves a request (design.md "Model resolution"; README "Picking the model"). In
+ * Which Cursor model serves a request (README "Picking the model"). In
  * order, for the name with Claude Code's `[1m]` suffix stripped:
  *
  * 1. `provider,model` → that model (`explicit`; a catalog alias becomes its id);

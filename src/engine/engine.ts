@@ -113,7 +113,7 @@ const isTerminal = (event: TurnEvent): boolean => event.type === 'turn-end' || e
 /**
  * A tool call reached the client, which may run it at once: from here the run must survive the
  * client's disconnect up to the tool batch's end (and then the park deadline), so a retry replays the
- * same call id and the result for it resumes the run (issue 11, item 7).
+ * same call id and the result for it resumes the run.
  */
 const isCommitted = (event: TurnEvent): boolean => event.type === 'tool-call';
 

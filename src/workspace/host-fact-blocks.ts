@@ -1,5 +1,6 @@
 /**
- * Parsers for the three environment-block shapes real clients send (see facts/clients.md). Each takes
+ * Parsers for the three environment-block shapes real clients send: Claude Code's `# Environment` section
+ * ("Primary working directory: …"), OpenCode's `<env>…</env>` and Codex's `<environment_context>`. Each takes
  * the whole text and the offset of its marker and reads only the block around it: no regex runs over
  * the whole text, so a huge transcript costs one `indexOf` per marker.
  */

@@ -1,5 +1,5 @@
 /**
- * cursor-bridge as a Claude Code Router 3 plugin (`facts/ccr.md` §8): the same bridge as `serve` — engine,
+ * cursor-bridge as a Claude Code Router 3 plugin (CCR 3.1, whose plugins register HTTP backends): the same bridge as `serve` — engine,
  * protocols, server routes, API key check — served in CCR's own process through
  * `ctx.registerHttpBackend` on a fixed loopback port, behind an `anthropic_messages` provider whose
  * `api_key` is the plugin's `apiKey`. `ccr/ccr3-plugin.mjs` is the file CCR imports; it holds no state.

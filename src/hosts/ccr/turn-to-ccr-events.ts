@@ -1,6 +1,6 @@
 /**
  * The CCR dialect of Chat Completions: what `@musistudio/llms`' AnthropicTransformer reads back into Anthropic
- * events for Claude Code (facts/ccr.md §2.2). It differs from plain Chat Completions where that reader has
+ * events for Claude Code (its `convertOpenAIStreamToAnthropic`). It differs from plain Chat Completions where that reader has
  * quirks: thinking travels as `delta.thinking.{content,signature}` (it ignores `reasoning_content`), usage
  * must sit on the `finish_reason` chunk, and a message is one thinking block, one text block, then tool calls.
  */
@@ -48,7 +48,7 @@ export type CcrChatCompletion = Omit<OpenaiChatCompletion, 'choices'> & {
  *   `delta.thinking.signature` chunk just before the first text, tool call or finish, so several reasoning
  *   blocks in a row arrive as one signed thinking block (the reader opens one thinking block per message).
  * - Reasoning that arrives after text or a tool call is dropped: the reader would write it into the text
- *   block (facts/ccr.md §2.2 quirk 2). {@link droppedReasoningChars} counts it so the caller can log it.
+ *   block (it opens one thinking block per message and never closes the text block for it). {@link droppedReasoningChars} counts it so the caller can log it.
  * - Tool calls are held until the turn ends, so text that follows a tool call still lands in the one text
  *   block before them (the reader writes later text into the tool block, quirk 3). Claude Code runs tools
  *   only after the message ends, so holding them delays nothing it acts on.

@@ -1,5 +1,6 @@
 /**
- * Backpressure from a run's consumer up to Cursor's backend (issue 11, item 1).
+ * Backpressure from a run's consumer up to Cursor's backend: a client that stops reading stops the bridge
+ * reading the run, instead of growing a buffer.
  *
  * `@cursor/sdk` 1.0.32 reads a run's backend stream in a `for await` loop that chains its update handlers
  * without awaiting them (`test/upstream/cursor/sdk-delta-backpressure.test.ts`), so a pending `onDelta`

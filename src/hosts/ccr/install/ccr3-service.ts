@@ -1,5 +1,5 @@
 /**
- * Finding a Claude Code Router 3 setup and talking to its running service (`facts/ccr.md` §8).
+ * Finding a Claude Code Router 3 setup and talking to its running service (as CCR 3.1.1 keeps them).
  *
  * CCR 3 keeps its config in `<dir>/config.sqlite` (a legacy `config.json` is imported once, then deleted)
  * and `ccr start` writes `<dir>/service.json` (mode 0600): `{ pid, url: "http://127.0.0.1:3458/?ccr_web_token=…" }`.
