@@ -316,7 +316,9 @@ export class Engine {
     try {
       const { model, modelRoute } = await this.#route(request);
       const digests = request.messages.map(messageDigest);
-      const turnKey = `web-search\0${sha(`${request.protocol}\0${model}\0${digests.join('\0')}`)}`;
+      // The request's search rules are part of the key: a retry with other rules is another search.
+      const rules = JSON.stringify(request.webSearch);
+      const turnKey = `web-search\0${sha(`${request.protocol}\0${model}\0${rules}\0${digests.join('\0')}`)}`;
       const replays = this.#replayFailureOf(turnKey, request);
       const events = this.#coalescer.join(
         turnKey,
