@@ -65,6 +65,8 @@ export const planTurn = (
       return { kind: 'replay', reason: `trailing turn is ${trailing.kind}` };
     }
     if (agent.toolsChanged) {
+      // The re-sent turn would go to the agent that holds the old web tools: only a new one has the new set.
+      if (agent.webToolsChanged === true) return { kind: 'replay', reason: 'the hosted web tools changed' };
       // Retire the parked run and re-send its turn (request, calls and their results) with the new tools
       // to the agent that still holds everything before it; nothing is executed again.
       const held = agent.heldBeforeRun;
