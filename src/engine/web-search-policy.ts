@@ -20,31 +20,35 @@ const comparableHost = (host: string): string =>
     .replace(/\.+$/, '')
     .replace(/^www\./, '');
 
+/** Where a rule or a source points: its host (see {@link comparableHost}) and its path (`''`: any). */
+type Place = { host: string; path: string };
+
 /**
- * The host of a domain rule, which may be written as a URL, with a port or with a path
- * (`docs.example.com/api`), in Unicode or punycode: parsed as a URL's host, so it compares with the
- * host of a source's URL.
+ * A domain rule, which may be written as a URL, with a port or with a path (`example.com/blog`: only that
+ * path and below it, as Anthropic's rules read), in Unicode or punycode; its host is parsed as a URL's
+ * host, so it compares with the host of a source's URL. Undefined for an empty rule.
  */
-const ruleHost = (rule: string): string => {
+const parseRule = (rule: string): Place | undefined => {
   const bare = rule
     .trim()
-    .toLowerCase()
-    .replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
-    .replace(/[/?#].*$/, '')
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')
+    .replace(/[?#].*$/, '')
     .replace(/^\*\./, '')
     .replace(/^\.+/, '');
-  if (bare === '') return '';
-  let host = bare;
+  const slash = bare.indexOf('/');
+  const hostPart = (slash < 0 ? bare : bare.slice(0, slash)).toLowerCase();
+  if (hostPart === '') return undefined;
+  let host = hostPart;
   try {
-    host = new URL(`http://${bare}`).hostname;
+    host = new URL(`http://${hostPart}`).hostname;
   } catch {
     // Not a host a URL can have: compared as written.
   }
-  return comparableHost(host);
+  return { host: comparableHost(host), path: slash < 0 ? '' : bare.slice(slash).replace(/\/+$/, '') };
 };
 
-/** The host of a source's URL; undefined unless it is an http(s) URL with a host. */
-const hostOf = (url: string): string | undefined => {
+/** Where a source's URL points; undefined unless it is an http(s) URL with a host. */
+const placeOf = (url: string): Place | undefined => {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -53,11 +57,16 @@ const hostOf = (url: string): string | undefined => {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
   const host = comparableHost(parsed.hostname);
-  return host === '' ? undefined : host;
+  return host === '' ? undefined : { host, path: parsed.pathname };
 };
 
-/** Whether `host` is `domain` or one of its subdomains. */
-const onDomain = (host: string, domain: string): boolean => host === domain || host.endsWith(`.${domain}`);
+/** Whether `source` is on the rule's domain (or a subdomain of it) and, when the rule has a path, under it. */
+const matches = (source: Place, rule: Place): boolean =>
+  (source.host === rule.host || source.host.endsWith(`.${rule.host}`)) &&
+  (rule.path === '' || source.path === rule.path || source.path.startsWith(`${rule.path}/`));
+
+const parseRules = (rules: readonly string[] | undefined): Place[] =>
+  (rules ?? []).flatMap((rule) => parseRule(rule) ?? []);
 
 /**
  * Whether a source's URL passes the request's domain rules (a URL that does not parse, or is not an
@@ -67,12 +76,11 @@ export const passesDomainRules = (
   url: string,
   webSearch: Pick<TurnWebSearch, 'allowedDomains' | 'blockedDomains'>,
 ): boolean => {
-  const host = hostOf(url);
-  if (host === undefined) return false;
-  const allowed = webSearch.allowedDomains?.map(ruleHost).filter((rule) => rule !== '') ?? [];
-  const blocked = webSearch.blockedDomains?.map(ruleHost).filter((rule) => rule !== '') ?? [];
-  if (allowed.length > 0 && !allowed.some((domain) => onDomain(host, domain))) return false;
-  return !blocked.some((domain) => onDomain(host, domain));
+  const source = placeOf(url);
+  if (source === undefined) return false;
+  const allowed = parseRules(webSearch.allowedDomains);
+  if (allowed.length > 0 && !allowed.some((rule) => matches(source, rule))) return false;
+  return !parseRules(webSearch.blockedDomains).some((rule) => matches(source, rule));
 };
 
 /** The longest excerpt of a source kept on the event (the model already read the whole of it). */

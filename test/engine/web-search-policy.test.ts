@@ -69,8 +69,35 @@ describe('passesDomainRules', () => {
     ['allowed, one of several', 'https://b.example/', { allowedDomains: ['a.example', 'b.example'] }, true],
     // Rules written loosely: case, a URL, a path, a port, a wildcard, surrounding blanks, a root dot.
     ['rule in upper case', 'https://NodeJS.org/', { allowedDomains: ['NODEJS.ORG'] }, true],
-    ['rule as a URL', 'https://nodejs.org/a', { allowedDomains: ['https://nodejs.org/en/blog'] }, true],
-    ['rule with a path', 'https://docs.nodejs.org/x', { allowedDomains: ['docs.nodejs.org/api'] }, true],
+    ['rule as a URL', 'https://nodejs.org/a', { allowedDomains: ['https://nodejs.org/'] }, true],
+    [
+      'rule as a URL with a path',
+      'https://nodejs.org/en/blog/x',
+      { allowedDomains: ['https://nodejs.org/en/blog'] },
+      true,
+    ],
+    // A path narrows the rule to that path and below it.
+    ['outside the rule path', 'https://nodejs.org/a', { allowedDomains: ['nodejs.org/en/blog'] }, false],
+    ['rule with a path', 'https://docs.nodejs.org/api/fs', { allowedDomains: ['docs.nodejs.org/api'] }, true],
+    [
+      'the rule path itself',
+      'https://docs.nodejs.org/api',
+      { allowedDomains: ['docs.nodejs.org/api/'] },
+      true,
+    ],
+    [
+      'a sibling of the rule path',
+      'https://docs.nodejs.org/apis',
+      { allowedDomains: ['docs.nodejs.org/api'] },
+      false,
+    ],
+    ['blocked path only', 'https://example.com/public', { blockedDomains: ['example.com/private'] }, true],
+    [
+      'under a blocked path',
+      'https://example.com/private/x',
+      { blockedDomains: ['example.com/private'] },
+      false,
+    ],
     ['rule with a query', 'https://nodejs.org/x', { allowedDomains: ['nodejs.org?x=1'] }, true],
     ['rule with a wildcard', 'https://docs.nodejs.org/', { allowedDomains: ['*.nodejs.org'] }, true],
     ['rule with blanks', 'https://nodejs.org/', { allowedDomains: ['  nodejs.org  '] }, true],
