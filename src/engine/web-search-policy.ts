@@ -113,7 +113,8 @@ export class WebSearchPolicy {
       if (this.#webSearch.openPages !== true) return undefined;
       const action = { kind: 'open-page' as const, url: call.url };
       const { result } = call;
-      if (result.status !== 'success') return failed(call, action, 'unavailable', describeFailure(result));
+      if (result.status !== 'success')
+        return failed(call, action, 'unavailable', describeFailure(result, 'page fetch'));
       const source: TurnWebSource = {
         url: result.url || call.url,
         title: result.url || call.url,
@@ -141,7 +142,8 @@ export class WebSearchPolicy {
       );
     }
     const { result } = call;
-    if (result.status !== 'success') return failed(call, action, 'unavailable', describeFailure(result));
+    if (result.status !== 'success')
+      return failed(call, action, 'unavailable', describeFailure(result, 'web search'));
     const sources = result.references
       .filter((reference) => passesDomainRules(reference.url, this.#webSearch))
       .map((reference): TurnWebSource => ({
@@ -155,7 +157,8 @@ export class WebSearchPolicy {
 
 const describeFailure = (
   result: Extract<UpstreamWebCall['result'], { status: 'error' | 'rejected' }>,
+  what: 'web search' | 'page fetch',
 ): string =>
   result.status === 'error'
-    ? `Cursor's web search failed${result.message === '' ? '' : `: ${result.message}`}`
-    : `Cursor refused the web search${result.reason === '' ? '' : `: ${result.reason}`}`;
+    ? `Cursor's ${what} failed${result.message === '' ? '' : `: ${result.message}`}`
+    : `Cursor refused the ${what}${result.reason === '' ? '' : `: ${result.reason}`}`;

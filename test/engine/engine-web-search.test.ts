@@ -134,7 +134,7 @@ describe('WebSearchPolicy', () => {
     ).toEqual({
       status: 'failed',
       code: 'unavailable',
-      message: "Cursor's web search failed: 404",
+      message: "Cursor's page fetch failed: 404",
     });
   });
 });

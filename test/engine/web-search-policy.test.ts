@@ -406,11 +406,11 @@ describe('WebSearchPolicy: page opens', () => {
   });
 
   it.each<[string, Extract<UpstreamWebCall, { kind: 'fetch' }>['result'], string]>([
-    ['an error', { status: 'error', message: '404 Not Found' }, "Cursor's web search failed: 404 Not Found"],
+    ['an error', { status: 'error', message: '404 Not Found' }, "Cursor's page fetch failed: 404 Not Found"],
     [
       'a refusal',
       { status: 'rejected', reason: 'blocked by policy' },
-      'Cursor refused the web search: blocked by policy',
+      'Cursor refused the page fetch: blocked by policy',
     ],
   ])('that ended in %s are failed, unavailable, naming the cause', (_name, result, message) => {
     const policy = new WebSearchPolicy({ name: 'web_search', openPages: true });
