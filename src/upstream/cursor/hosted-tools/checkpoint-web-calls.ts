@@ -159,41 +159,18 @@ const decode = (type: MessageType, read: ReadBlob, blobId: Uint8Array | string):
   return type.fromBinary(data);
 };
 
-type SearchResult = Extract<CheckpointWebCall, { kind: 'search' }>['result'];
-type FetchResult = Extract<CheckpointWebCall, { kind: 'fetch' }>['result'];
-
-const searchResult = (result: AnyMessage | undefined): SearchResult => {
-  const outcome = result === undefined ? { case: undefined } : oneof(result, 'result');
-  switch (outcome.case) {
-    case 'success': {
-      const references = (outcome.value?.['references'] as AnyMessage[] | undefined) ?? [];
-      return {
-        status: 'success',
-        references: references.map((reference) => ({
-          title: text(reference, 'title'),
-          url: text(reference, 'url'),
-          chunk: text(reference, 'chunk'),
-        })),
-      };
-    }
-    case 'error':
-      return { status: 'error', message: text(outcome.value, 'error') };
-    case 'rejected':
-      return { status: 'rejected', reason: text(outcome.value, 'reason') };
-    default:
-      return { status: 'pending' };
-  }
-};
-
-const fetchResult = (result: AnyMessage | undefined): FetchResult => {
+/**
+ * A `WebSearchResult` / `WebFetchResult`: the same oneof (`success` | `error` | `rejected`) for both tools,
+ * `success` read by `readSuccess`; a result not written yet is `pending`.
+ */
+const readResult = <Success>(
+  result: AnyMessage | undefined,
+  readSuccess: (success: AnyMessage | undefined) => Success,
+): WebCallResult<Success> => {
   const outcome = result === undefined ? { case: undefined } : oneof(result, 'result');
   switch (outcome.case) {
     case 'success':
-      return {
-        status: 'success',
-        url: text(outcome.value, 'url'),
-        markdown: text(outcome.value, 'markdown'),
-      };
+      return { status: 'success', ...readSuccess(outcome.value) };
     case 'error':
       return { status: 'error', message: text(outcome.value, 'error') };
     case 'rejected':
@@ -202,6 +179,19 @@ const fetchResult = (result: AnyMessage | undefined): FetchResult => {
       return { status: 'pending' };
   }
 };
+
+const readReferences = (success: AnyMessage | undefined): { references: WebReference[] } => ({
+  references: ((success?.['references'] as AnyMessage[] | undefined) ?? []).map((reference) => ({
+    title: text(reference, 'title'),
+    url: text(reference, 'url'),
+    chunk: text(reference, 'chunk'),
+  })),
+});
+
+const readPage = (success: AnyMessage | undefined): { url: string; markdown: string } => ({
+  url: text(success, 'url'),
+  markdown: text(success, 'markdown'),
+});
 
 /** The hosted call of one step, if the step is one. */
 const webCallOf = (step: AnyMessage, fallbackId: string): CheckpointWebCall | undefined => {
@@ -213,13 +203,18 @@ const webCallOf = (step: AnyMessage, fallbackId: string): CheckpointWebCall | un
   const id = text(toolCall, 'toolCallId') || text(args, 'toolCallId') || fallbackId;
   const result = tool.value?.['result'] as AnyMessage | undefined;
   if (tool.case === 'webSearchToolCall')
-    return { id, kind: 'search', query: text(args, 'searchTerm'), result: searchResult(result) };
+    return {
+      id,
+      kind: 'search',
+      query: text(args, 'searchTerm'),
+      result: readResult(result, readReferences),
+    };
   if (tool.case === 'webFetchToolCall')
     return {
       id,
       kind: 'fetch',
       url: text(args, 'url'),
-      result: fetchResult(result),
+      result: readResult(result, readPage),
     };
   return undefined;
 };
