@@ -6,6 +6,7 @@
  */
 
 import { z } from 'zod';
+import { userLocationSchema } from '../shared/read-user-location.js';
 import { isRecord } from '../../../lib/is-record.js';
 
 /** `string | block[]`; the blocks are checked individually by the converter. */
@@ -159,14 +160,7 @@ export const anthropicWebSearchToolSchema = z.looseObject({
   allowed_domains: z.array(z.string()).nullish(),
   blocked_domains: z.array(z.string()).nullish(),
   max_uses: z.number().int().positive().nullish(),
-  user_location: z
-    .looseObject({
-      city: z.string().nullish(),
-      region: z.string().nullish(),
-      country: z.string().nullish(),
-      timezone: z.string().nullish(),
-    })
-    .nullish(),
+  user_location: userLocationSchema.nullish(),
 });
 
 /** A `server_tool_use` block of an earlier answer (a hosted search the server ran). */

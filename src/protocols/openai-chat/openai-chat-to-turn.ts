@@ -29,7 +29,7 @@ import {
   type OpenaiChatRequest,
 } from './openai-chat-schema.js';
 import { warn, type BaseConversionState } from '../shared/conversion-state.js';
-import { readUserLocation } from '../shared/read-user-location.js';
+import { readUserLocation, userLocationSchema } from '../shared/read-user-location.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
 import { createRequestFieldReader } from '../shared/create-request-field-reader.js';
@@ -313,18 +313,7 @@ const convertIdentity = (request: OpenaiChatRequest, headers: Record<string, str
 };
 
 const webSearchOptionsSchema = z.looseObject({
-  user_location: z
-    .looseObject({
-      approximate: z
-        .looseObject({
-          city: z.string().nullish(),
-          region: z.string().nullish(),
-          country: z.string().nullish(),
-          timezone: z.string().nullish(),
-        })
-        .nullish(),
-    })
-    .nullish(),
+  user_location: z.looseObject({ approximate: userLocationSchema.nullish() }).nullish(),
 });
 
 /**

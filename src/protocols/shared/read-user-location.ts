@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { TurnWebSearch } from '../../turn/turn-request.js';
 
 type UserLocation = NonNullable<TurnWebSearch['userLocation']>;
@@ -19,3 +20,11 @@ export const readUserLocation = (
   }
   return Object.keys(found).length > 0 ? found : undefined;
 };
+
+/** A web search's user location as Anthropic (`user_location`) and Chat (`user_location.approximate`) send it. */
+export const userLocationSchema = z.looseObject({
+  city: z.string().nullish(),
+  region: z.string().nullish(),
+  country: z.string().nullish(),
+  timezone: z.string().nullish(),
+});
