@@ -154,8 +154,9 @@ export class CursorSession implements UpstreamSession {
     const agent = await this.#ensureAgent(selection);
 
     const checkpointsBefore = this.#checkpoints;
+    // Only a session with web tools reads its checkpoints (see #onCheckpoint).
     this.#turnsBefore =
-      this.#checkpoint === undefined
+      this.#context.webTools === undefined || this.#checkpoint === undefined
         ? 0
         : (countCheckpointTurns(this.#checkpoint.readBlob, this.#checkpoint.rootBlobId) ?? 0);
     const { batchQuietMs = DEFAULT_BATCH_QUIET_MS, ...bounds } = this.#context.timeouts ?? {};
