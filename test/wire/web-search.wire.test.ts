@@ -317,6 +317,44 @@ describe('conversations that may search (Codex, Chat Completions)', () => {
     }
   });
 
+  it("a later turn reports only its own searches, not the ones its agent's earlier turns ran", async () => {
+    wire = await start({
+      scenario: async (run) => {
+        const query = run.prompt.includes('second') ? 'second query' : 'first query';
+        await run.webSearch({ query, outcome: { references: [nodeRelease] } });
+        run.text(`Answered ${query}.`);
+        run.turnEnded();
+      },
+    });
+    const client = new OpenAI({ baseURL: `${wire.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+    const tools = [execCommand, { type: 'web_search', external_web_access: true } as never];
+    const first = await client.responses.create({
+      model: 'composer-2',
+      input: [{ role: 'user', content: 'first question' }],
+      tools,
+      prompt_cache_key: 'conversation-1',
+    });
+    const second = await client.responses.create({
+      model: 'composer-2',
+      input: [
+        { role: 'user', content: 'first question' },
+        ...(first.output as never[]),
+        { role: 'user', content: 'second question' },
+      ],
+      tools,
+      prompt_cache_key: 'conversation-1',
+    });
+    // The same agent (a slim follow-up), whose checkpoint holds both turns' searches.
+    const [firstRun, secondRun] = wire.runRequests();
+    expect(secondRun?.conversationId).toBe(firstRun?.conversationId);
+    const queries = (output: typeof first.output) =>
+      output.flatMap((item) =>
+        item.type === 'web_search_call' && item.action.type === 'search' ? [item.action.query] : [],
+      );
+    expect(queries(first.output)).toEqual(['first query']);
+    expect(queries(second.output)).toEqual(['second query']);
+  });
+
   it('a search Cursor records only at the end of the turn is reported then, after the text', async () => {
     wire = await start({
       scenario: async (run) => {
