@@ -18,6 +18,7 @@ import { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
 import { openaiResponsesAdapter } from '../protocols/openai-responses/openai-responses-adapter.js';
+import { countTurnTokens } from '../hosts/http/count-turn-tokens.js';
 import { createBridgeServer } from '../hosts/http/create-server.js';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
 import { CursorUpstream, type CursorUpstreamOptions } from '../upstream/cursor/cursor-upstream.js';
@@ -178,6 +179,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     stallTimeoutMs: config.stallTimeoutMs,
     metrics: parts.metrics,
     groundingPreview: parts.grounding,
+    conversations: () => parts.engine.conversations(),
     draining: () => draining,
     // The Cursor upstream's key, resolved as it resolves it; an injected upstream (tests) needs none.
     ...(options.upstream === undefined ? { cursorReadiness: () => cursorReadiness } : {}),
@@ -352,6 +354,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     guard,
     logger,
     maxSessions: config.maxSessions,
+    countTokens: countTurnTokens,
     resolveModel: engineModelResolver(config, {
       ...(upstream.listModels === undefined ? {} : { catalog: upstream.listModels.bind(upstream) }),
       logger,

@@ -32,6 +32,17 @@ import { classifyTrailingTurn, type TrailingTurn } from './turn-classifier.js';
 import { TurnCoalescer, type FinishedFlight } from './turn-coalescer.js';
 import { isWebSearchCall, runWebSearchCall } from './web-search-call.js';
 import { webSearchNote } from './web-search-prompt.js';
+import { createUsageEstimate, type CountTokens } from './usage-estimate.js';
+import { UsageAccounting, type ConversationTotals } from './usage-accounting.js';
+import type { TurnAccount } from '../turn/turn-account.js';
+
+/** A live conversation as {@link Engine.conversations} lists it. */
+export type ConversationSummary = {
+  session: string;
+  state: 'idle' | 'running' | 'parked';
+  parkedCalls: number;
+  lastUsedAt: string;
+} & ConversationTotals;
 
 /** The Cursor model a request runs on, the rule that chose it, and why the name did not run as sent. */
 export type ResolvedModel = Omit<TurnModelRoute, 'requested'>;
@@ -46,6 +57,11 @@ export type EngineOptions = {
    * unusable route. Called once per request, before the upstream's preflight: keep it cache-fast.
    */
   resolveModel: (request: TurnRequest) => ResolvedModel | Promise<ResolvedModel>;
+  /**
+   * Counts a request's tokens as `count_tokens` does: a response whose usage Cursor did not report (a
+   * tool-use response, its run still live) reports this estimate instead of zeros. Absent: zeros.
+   */
+  countTokens?: CountTokens;
   /** Where turns, plans, evictions and tool-call latency are counted. Default: a registry of its own. */
   metrics?: BridgeMetrics;
   maxSessions?: number;
@@ -81,6 +97,8 @@ type TurnContext = {
   route: TurnModelRoute['route'];
   digests: string[];
   trailing: TrailingTurn;
+  /** Settles the response's `account` (see {@link TurnEvents}). */
+  settleAccount: (account: TurnAccount | undefined) => void;
 };
 
 const sha = (text: string): string => hash('sha256', text, 'hex');
@@ -152,12 +170,14 @@ const outcomeOf = (outcome: PumpOutcome, clientLeft: boolean): TurnOutcome => {
 };
 
 export class Engine {
-  readonly #options: Required<Omit<EngineOptions, 'guard' | 'metrics'>> & { guard: ToolCallGuard };
+  readonly #options: Required<Omit<EngineOptions, 'guard' | 'metrics' | 'countTokens'>> &
+    Pick<EngineOptions, 'countTokens'> & { guard: ToolCallGuard };
   readonly #metrics: BridgeMetrics;
   readonly #sessions: SessionRegistry;
   readonly #coalescer: TurnCoalescer<TurnEvent>;
   readonly #sweeper: NodeJS.Timeout;
   readonly #loggedRoutes = new Set<string>();
+  readonly #accounting: UsageAccounting;
   /** The hosted web tools each agent was created with (see {@link webToolsKey}). */
   readonly #webToolsOf = new WeakMap<UpstreamSession, string>();
   /** Search side calls admitted and not yet answered (they have no session). */
@@ -177,6 +197,7 @@ export class Engine {
       ...options,
     };
     this.#metrics = options.metrics ?? new BridgeMetrics();
+    this.#accounting = new UsageAccounting({ metrics: this.#metrics, logger: this.#options.logger });
     this.#coalescer = new TurnCoalescer<TurnEvent>({
       retireTimeoutMs: this.#options.retireTimeoutMs,
       retainMs: this.#options.replayWindowMs,
@@ -234,7 +255,17 @@ export class Engine {
       // One logical turn of this conversation: the coalescing and replay key.
       const turnKey = `${session.key}\0${sha(`${request.protocol}\0${model}\0${digests.join('\0')}`)}`;
       const replays = this.#replayFailureOf(turnKey, request);
-      const turn: TurnContext = { session, request, model, route: modelRoute.route, digests, trailing };
+      let settleAccount: (account: TurnAccount | undefined) => void = () => {};
+      const account = new Promise<TurnAccount | undefined>((resolve) => (settleAccount = resolve));
+      const turn: TurnContext = {
+        session,
+        request,
+        model,
+        route: modelRoute.route,
+        digests,
+        trailing,
+        settleAccount: (value) => settleAccount(value),
+      };
       let started = false;
       // Identical retries share one producer: one send, one consumer of the SDK run; a retry after it
       // finished replays it. Turns of one conversation never overlap (group: the session).
@@ -257,9 +288,11 @@ export class Engine {
       );
       const served: TurnEvents = releaseOnEnd(events, (served) => {
         if (served && !started) this.#metrics.retryReplayed(request.protocol);
+        // Answered from another request's run: this response ran nothing.
+        if (!started) settleAccount(undefined);
         release();
       });
-      return Object.assign(served, { modelRoute });
+      return Object.assign(served, { modelRoute, account });
     } catch (error) {
       release();
       // A request refused before it ran (bad model, auth) must not take an LRU slot from a conversation
@@ -398,11 +431,26 @@ export class Engine {
     return this.#metrics.snapshot();
   }
 
+  /**
+   * The live conversations and what each used and cost so far (its finished runs, every agent it had),
+   * most recently used last. Opaque session keys and figures only: never any conversation text.
+   */
+  conversations(): ConversationSummary[] {
+    return Array.from(this.#sessions.sessions(), ({ session, lastUsedAt }) => ({
+      session: session.key,
+      state: session.state.kind,
+      parkedCalls: session.parkedCalls,
+      lastUsedAt: new Date(lastUsedAt).toISOString(),
+      ...structuredClone(session.totals),
+    }));
+  }
+
   /** Dispose every session (settling parked calls), then the upstream. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#sweeper);
+    this.#accounting.close();
     await this.#coalescer.close();
     await this.#sessions.close();
     await this.#options.upstream.close();
@@ -439,10 +487,21 @@ export class Engine {
       }));
     // The upstream mirrors them only when its mode hosts the client's tools.
     const { tools } = request;
+    const { countTokens } = this.#options;
     const pump = new EventPump({
       tools,
       ...(request.webSearch === undefined ? {} : { webSearch: request.webSearch }),
       onToolCall: (call) => this.#metrics.toolCallForwarded(call.parkedAt),
+      ...(countTokens === undefined
+        ? {}
+        : {
+            estimateUsage: createUsageEstimate(countTokens, request, (error) =>
+              log().warn(
+                { err: error },
+                'counting the usage estimate failed; the response reports zero usage',
+              ),
+            ),
+          }),
     });
     // The last subscriber left: cancel the SDK run for real — unless the response already reached its
     // boundary (a parked tool batch or the run's end), which a consumer stopping after the terminal event
@@ -495,8 +554,10 @@ export class Engine {
       this.#options.guard.endTurn(session.key);
       // The consumer may stop reading right after the terminal event; the pump's outcome, set before that
       // event is yielded, says whether the response reached its boundary.
+      const agent = session.agent;
       await this.#settle(session, pump, digests, log);
       this.#metrics.turnEnded(request.protocol, outcomeOf(pump.outcome, signal.aborted), startedAt);
+      this.#account(turn, pump, agent);
     }
   }
 
@@ -579,6 +640,22 @@ export class Engine {
       hostRoot: prepared.hostRoot,
     });
     return plan.kind;
+  }
+
+  /**
+   * Settle the response's account: a tool-use response reports what it told the client (its run goes on);
+   * the response that finished a run waits for Cursor's billing of it, which also goes into the metrics and
+   * the conversation's totals; any other response ran nothing that can be accounted.
+   */
+  #account(turn: TurnContext, pump: EventPump, agent: UpstreamSession | undefined): void {
+    const reported = pump.reported;
+    if (reported === undefined || pump.outcome.kind === 'cancelled') return turn.settleAccount(undefined);
+    const source = reported.estimated ? 'estimate' : 'stream';
+    if (pump.outcome.kind === 'tool-use') return turn.settleAccount({ usage: reported.usage, source });
+    if (pump.outcome.kind !== 'finished' || agent === undefined) return turn.settleAccount(undefined);
+    void this.#accounting
+      .account(agent, turn.model, reported.usage, turn.session.totals)
+      .then(turn.settleAccount);
   }
 
   /** Record what the agent now holds and what happens to the run after this response. */

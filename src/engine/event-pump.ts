@@ -37,6 +37,12 @@ export type PumpOptions = {
   webSearch?: TurnWebSearch;
   /** Told of each tool call as it goes to the client. */
   onToolCall?: (call: Extract<UpstreamEvent, { type: 'tool-call' }>) => void;
+  /**
+   * The usage a response reports when Cursor reported none while it streamed — always so for a tool-use
+   * response: the run is still live, and Cursor reports a run's usage once, when it ends. Never rejects
+   * (a failed count resolves to what it can). Absent: such a response reports zeros.
+   */
+  estimateUsage?: (output: PumpOutput & { reasoning: string }) => Promise<TurnUsage>;
 };
 
 /** An opaque signature for a thinking block; Claude Code requires one and sends it back unchanged. */
@@ -62,6 +68,14 @@ export class EventPump {
   readonly output: PumpOutput = { text: '', toolCalls: [], webSearches: [] };
   #options: PumpOptions;
   #usage = emptyUsage();
+  /** Whether Cursor reported usage during this response. */
+  #usageReported = false;
+  /** The response's reasoning text, for a usage estimate. */
+  #reasoning = '';
+  /** The usage the response's `turn-end` reported, and whether it was the estimate; set at the boundary. */
+  reported: { usage: TurnUsage; estimated: boolean } | undefined;
+  /** The `turn-end` queued last, whose usage is still to be estimated. */
+  #estimateFor: Extract<TurnEvent, { type: 'turn-end' }> | undefined;
   #block: { type: 'text' | 'reasoning'; id: string; text: string } | undefined;
   #nextId = 0;
   /** Events translated from one upstream event and not handed out yet (a few at most). */
@@ -95,6 +109,7 @@ export class EventPump {
             throw error;
           }
           ended = this.#translate(next);
+          if (this.#estimateFor !== undefined) await this.#estimate(this.#estimateFor);
         }
         return { done: false, value: this.#pending.shift() as TurnEvent };
       },
@@ -132,6 +147,7 @@ export class EventPump {
         if (event.text === '') return false;
         this.#open('reasoning');
         if (this.#block !== undefined) this.#block.text += event.text;
+        this.#reasoning += event.text;
         this.#pending.push({ type: 'reasoning-delta', id: this.#blockId(), delta: event.text });
         return false;
       case 'reasoning-end':
@@ -147,7 +163,7 @@ export class EventPump {
         if (this.output.toolCalls.length === 0) return false;
         this.#close();
         this.outcome = { kind: 'tool-use' };
-        this.#pending.push({ type: 'turn-end', stopReason: 'tool-use', usage: this.#usage });
+        this.#end('tool-use');
         return true;
       case 'web-call': {
         const search = this.#webSearch?.apply(event.call);
@@ -158,13 +174,14 @@ export class EventPump {
         return false;
       }
       case 'usage':
+        this.#usageReported = true;
         this.#usage = addUsage(this.#usage, event.usage);
         this.#pending.push({ type: 'usage', usage: this.#usage });
         return false;
       case 'end':
         this.#close();
         this.outcome = { kind: event.status };
-        this.#pending.push({ type: 'turn-end', stopReason: 'end', usage: this.#usage });
+        this.#end('end');
         return true;
       case 'error':
         this.#close();
@@ -176,6 +193,27 @@ export class EventPump {
         return _exhaustive;
       }
     }
+  }
+
+  /** Queue the response's `turn-end`; its usage is estimated when Cursor reported none. */
+  #end(stopReason: Extract<TurnEvent, { type: 'turn-end' }>['stopReason']): void {
+    const end: Extract<TurnEvent, { type: 'turn-end' }> = {
+      type: 'turn-end',
+      stopReason,
+      usage: this.#usage,
+    };
+    this.#pending.push(end);
+    this.reported = { usage: end.usage, estimated: false };
+    if (!this.#usageReported && this.#options.estimateUsage !== undefined) this.#estimateFor = end;
+  }
+
+  /** Fill `end`'s usage with the estimate (the estimator never rejects: it reports its own failure). */
+  async #estimate(end: Extract<TurnEvent, { type: 'turn-end' }>): Promise<void> {
+    this.#estimateFor = undefined;
+    const estimate = this.#options.estimateUsage;
+    if (estimate === undefined) return;
+    end.usage = await estimate({ ...this.output, reasoning: this.#reasoning });
+    this.reported = { usage: end.usage, estimated: true };
   }
 
   #blockId(): string {

@@ -71,6 +71,11 @@ export class SessionRegistry {
     return count;
   }
 
+  /** Every live session with when it was last used (epoch ms), least recently used first. */
+  *sessions(): Generator<{ session: Session; lastUsedAt: number }> {
+    for (const entry of this.#entries.values()) yield { session: entry.session, lastUsedAt: entry.lastUsedAt };
+  }
+
   /** Host tool calls parked across every session. */
   get parkedCalls(): number {
     let count = 0;

@@ -13,6 +13,7 @@
 
 import type { UpstreamRun, UpstreamSession, UpstreamToolResult } from '../upstream/upstream-port.js';
 import { createSessionKey } from '../workspace/session-key.js';
+import { emptyTotals, type ConversationTotals } from './usage-accounting.js';
 
 /** A started run and what it was started with. */
 export type ActiveRun = {
@@ -60,6 +61,8 @@ export type OnAgentAbandoned = (abandoned: { run: Retirement; disposed: Retireme
 export class Session {
   /** 32 hex chars; names the scratch workspace. Opaque, never derived from conversation text. */
   readonly key = createSessionKey();
+  /** What the conversation's finished runs used and cost, over every agent it had. */
+  readonly totals: ConversationTotals = emptyTotals();
   #state: SessionState = { kind: 'idle', committed: undefined, interrupted: false };
   #agent: UpstreamSession | undefined;
   #parkDeadline: NodeJS.Timeout | undefined;

@@ -18,6 +18,8 @@ import {
   type GaugeConfiguration,
   type HistogramConfiguration,
 } from 'prom-client';
+import type { TurnCost } from '../turn/turn-account.js';
+import type { TurnUsage } from '../turn/turn-usage.js';
 
 /** How a client response of a turn ended. `cancelled`: the client left (or the run was cancelled) first. */
 export type TurnOutcome = 'finished' | 'tool-use' | 'failed' | 'cancelled';
@@ -73,6 +75,9 @@ export class BridgeMetrics {
   readonly #warmClaims: Counter<'result'>;
   #warmWorkspaces: () => number = () => 0;
   readonly #turnDuration: Histogram<'protocol' | 'outcome'>;
+  readonly #tokens: Counter<'model' | 'kind'>;
+  readonly #costCents: Counter<'model' | 'kind'>;
+  readonly #unpricedRuns: Counter<'model'>;
   #gauges: () => SessionGauges = () => ({ sessions: 0, inFlight: 0, parkedCalls: 0 });
 
   constructor(options: BridgeMetricsOptions = {}) {
@@ -165,6 +170,21 @@ export class BridgeMetrics {
       labelNames: ['protocol', 'outcome'],
       buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
     });
+    this.#tokens = counter({
+      name: 'cursor_bridge_tokens_total',
+      help: "Tokens of finished runs, by Cursor model and kind (input, output, cache_read, cache_write; reasoning is a part of output), from Cursor's billing (else the run's own report).",
+      labelNames: ['model', 'kind'],
+    });
+    this.#costCents = counter({
+      name: 'cursor_bridge_cost_cents_total',
+      help: "Cost of finished runs in cents, by Cursor model and kind: raw (the undiscounted model cost) and charged (what Cursor billed), from Cursor's billing.",
+      labelNames: ['model', 'kind'],
+    });
+    this.#unpricedRuns = counter({
+      name: 'cursor_bridge_unpriced_runs_total',
+      help: "Finished runs whose cost Cursor's billing had not reported within the bridge's wait (not in cursor_bridge_cost_cents_total).",
+      labelNames: ['model'],
+    });
     if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -227,6 +247,22 @@ export class BridgeMetrics {
   /** A parked host tool call reached the client; `parkedAtMs` is when the SDK's `execute` parked it. */
   toolCallForwarded(parkedAtMs: number, nowMs = Date.now()): void {
     this.#toolCallLatency.observe(secondsSince(parkedAtMs, nowMs));
+  }
+
+  /** A finished run's usage and, when known, its cost (see the engine's usage accounting). */
+  runAccounted(model: string, usage: TurnUsage, cost: TurnCost | undefined): void {
+    this.#tokens.inc({ model, kind: 'input' }, usage.inputTokens);
+    this.#tokens.inc({ model, kind: 'output' }, usage.outputTokens);
+    this.#tokens.inc({ model, kind: 'cache_read' }, usage.cacheReadTokens);
+    this.#tokens.inc({ model, kind: 'cache_write' }, usage.cacheWriteTokens);
+    if (usage.reasoningTokens !== undefined)
+      this.#tokens.inc({ model, kind: 'reasoning' }, usage.reasoningTokens);
+    if (cost === undefined) {
+      this.#unpricedRuns.inc({ model });
+      return;
+    }
+    this.#costCents.inc({ model, kind: 'raw' }, cost.rawCents);
+    this.#costCents.inc({ model, kind: 'charged' }, cost.chargedCents);
   }
 
   /** The counters and gauges as plain numbers. */

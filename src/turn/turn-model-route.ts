@@ -4,6 +4,7 @@
  * name the client sent) and for its access log.
  */
 
+import type { TurnAccount } from './turn-account.js';
 import type { TurnEvent } from './turn-event.js';
 
 /**
@@ -32,5 +33,13 @@ export type TurnModelRoute = {
   note?: string;
 };
 
-/** A turn's events and, when the handler resolved one, the model route the turn runs on. */
-export type TurnEvents = AsyncIterable<TurnEvent> & { readonly modelRoute?: TurnModelRoute };
+/**
+ * A turn's events and, when the handler resolved one, the model route the turn runs on, and what the
+ * response used and cost: `account` settles after the events ended — for the response that finished a
+ * run, once Cursor's billing answered or its bounded wait ended — with `undefined` for a response that
+ * ran nothing (a replay) or failed. It never rejects.
+ */
+export type TurnEvents = AsyncIterable<TurnEvent> & {
+  readonly modelRoute?: TurnModelRoute;
+  readonly account?: Promise<TurnAccount | undefined>;
+};

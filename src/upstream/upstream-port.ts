@@ -10,6 +10,7 @@
 
 import type { TurnError } from '../turn/turn-error.js';
 import type { TurnReasoning, TurnTool, TurnUserPart } from '../turn/turn-request.js';
+import type { TurnCost } from '../turn/turn-account.js';
 import type { TurnUsage } from '../turn/turn-usage.js';
 
 /** How the upstream agent may act: `bridge` = client hosts the tools; `plan` = text only; `agent` = Cursor's own tools. */
@@ -134,8 +135,20 @@ export interface UpstreamRun {
   historyAdvanced(): boolean;
 }
 
+/** One billed turn (a run, on Cursor's side) of an agent. `cost` is absent until the backend reports it. */
+export type UpstreamBilledTurn = { id: string; usage: TurnUsage; cost?: TurnCost };
+
+/** An agent's billed usage so far: one entry per turn. */
+export type UpstreamUsageReport = { turns: UpstreamBilledTurn[] };
+
 export interface UpstreamSession {
   readonly id: string;
+  /**
+   * Optional: the billed usage and cost of the session's agent so far, per turn, from the backend's
+   * billing (eventually consistent: a turn appears, and its cost arrives, some time after the run ended).
+   * Readable after {@link dispose}; rejects when the backend cannot be asked.
+   */
+  usage?(): Promise<UpstreamUsageReport>;
   /**
    * Start a run. Resolves once the run has started; failures before that (auth, model, network) reject
    * with a BridgeError, failures after it arrive as an `error` event. One active run at a time.

@@ -13,8 +13,10 @@ import { pino } from 'pino';
 import { createBridge, type Bridge, type CreateBridgeOptions } from '../../src/bridge/create-bridge.js';
 import { resolveConfig } from '../../src/config/load-config.js';
 import {
+  fakePrice,
   startFakeCursorBackend,
   type FakeAuthMode,
+  type FakeBilling,
   type FakeCursorBackend,
 } from '../fakes/cursor-backend/fake-cursor-backend.js';
 import type { FakeRunRequest, Scenario } from '../fakes/cursor-backend/run-context.js';
@@ -39,6 +41,8 @@ export type WireBridgeOptions = {
   apiKey?: string | null;
   /** Raw config.json content; `cursorWarmWorkspaces` is 2 unless it says otherwise. */
   config?: Record<string, unknown>;
+  /** How the fake bills the turns (default: {@link fakePrice}, at once). */
+  billing?: FakeBilling;
   /** Cursor upstream tuning (e.g. a wider `batchQuietMs`). */
   cursor?: CreateBridgeOptions['cursor'];
 };
@@ -63,6 +67,7 @@ export const startWireBridge = async (options: WireBridgeOptions = {}): Promise<
   const backend = await sharedBackend();
   backend.setScenario(options.scenario ?? ((run) => void run.text('ok')));
   backend.setAuth(options.auth ?? 'ok');
+  backend.setBilling(options.billing ?? { price: fakePrice });
   const firstRunRequest = backend.runRequests.length;
   process.env['HOME'] = home;
   const apiKey = options.apiKey === undefined ? 'crsr_test' : options.apiKey;

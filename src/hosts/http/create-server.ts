@@ -51,6 +51,11 @@ export type BridgeServerOptions = {
    */
   groundingPreview?: () => Promise<unknown>;
   /**
+   * The body of `GET /debug/conversations` (JSON): the live conversations, each with its state and what
+   * its finished runs used and cost — figures only, no conversation text. Absent: no such route.
+   */
+  conversations?: () => unknown;
+  /**
    * Reported by `GET /health` as `cursor` (`{"status":"ok","cursor":{"ready":false,"reason":…}}`). The status
    * stays 200 either way: `/health` is the process's liveness (load balancers, the image's HEALTHCHECK); a
    * bridge without a Cursor key is up, and says why its turns fail.
@@ -241,6 +246,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
         const events = await options.handleTurn(turn, signal);
         if (events.modelRoute !== undefined)
           noteAccess(response, { cursorModel: events.modelRoute.model, route: events.modelRoute.route });
+        if (events.account !== undefined) noteAccess(response, { account: events.account });
         return events;
       },
       log,
@@ -306,6 +312,14 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     },
   });
 
+  /** `GET /debug/conversations`: the live conversations' usage and cost. */
+  const conversationsRoute = (list: () => unknown): Route => ({
+    method: 'GET',
+    path: '/debug/conversations',
+    handle: (_request, response) =>
+      sendJson(response, 200, { conversations: list() }, { 'cache-control': 'no-store' }),
+  });
+
   /** Every route the bridge answers; `public` ones (liveness probes) need no API key. */
   const routes: readonly Route[] = [
     {
@@ -347,6 +361,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     { method: 'POST', path: '/v1/messages/count_tokens', handle: countTokens },
     { method: 'GET', path: '/v1/models', handle: (_request, response) => listModels(response) },
     ...(options.groundingPreview === undefined ? [] : [groundingRoute(options.groundingPreview)]),
+    ...(options.conversations === undefined ? [] : [conversationsRoute(options.conversations)]),
     {
       method: 'GET',
       path: '/metrics',

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { BridgeError, createTurnError } from '../../turn/turn-error.js';
 import type {
   UpstreamMode,
+  UpstreamUsageReport,
   UpstreamRun,
   UpstreamRunInput,
   UpstreamSession,
@@ -20,6 +21,7 @@ import type { StoredCheckpoint } from './in-memory-agent-store.js';
 import { CursorRun, type CursorRunOptions } from './cursor-run.js';
 import { SessionHostTools } from './host-tools/session-host-tools.js';
 import { mapCursorSdkError } from './map-cursor-error.js';
+import { mapCursorUsage } from './map-cursor-usage.js';
 
 /** Quiet period that ends a tool batch whose size the SDK never listed. */
 const DEFAULT_BATCH_QUIET_MS = 60;
@@ -128,6 +130,8 @@ export class CursorSession implements UpstreamSession {
   readonly #context: CursorSessionContext;
   readonly #hostTools: SessionHostTools;
   #agent: SDKAgent | undefined;
+  /** The agent's id, kept after it is closed: its usage stays readable. */
+  #agentId: string | undefined;
   #bound: ModelSelection | undefined;
   #active: CursorRun | undefined;
   /** Conversation checkpoints the agent's store saved so far. */
@@ -216,6 +220,25 @@ export class CursorSession implements UpstreamSession {
     }
   }
 
+  /**
+   * The agent's billed turns (`Agent.getUsage`: Cursor's billing API, asked with the API key; the agent
+   * object is not needed, so it works after the agent is closed). No agent yet: no turns.
+   */
+  async usage(): Promise<UpstreamUsageReport> {
+    const agentId = this.#agentId;
+    if (agentId === undefined) return { turns: [] };
+    const report = await this.#context.Agent.getUsage(agentId, { apiKey: this.#context.apiKey });
+    return {
+      turns: report.runs.map((run) => ({
+        id: run.runId,
+        usage: mapCursorUsage(run.usage),
+        ...(run.cost === undefined
+          ? {}
+          : { cost: { rawCents: run.cost.rawCostCents, chargedCents: run.cost.chargedCents } }),
+      })),
+    };
+  }
+
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
@@ -277,6 +300,7 @@ export class CursorSession implements UpstreamSession {
       }
     }
     this.#bound = selection;
+    this.#agentId = this.#agent.agentId;
     return this.#agent;
   }
 }

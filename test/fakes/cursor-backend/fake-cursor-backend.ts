@@ -2,7 +2,8 @@
  * A fake of Cursor's backend on 127.0.0.1 that the real, unmodified `@cursor/sdk` talks to through
  * `CURSOR_BACKEND_URL=http://127.0.0.1:<port>` (HTTP/1.1 Connect: `RunSSE` + `BidiAppend`).
  *
- * Routes: `POST /auth/exchange_user_api_key` (a JWT with `exp`), `GET /v1/models`, `RunSSE`,
+ * Routes: `POST /auth/exchange_user_api_key` (a JWT with `exp`), `GET /v1/models`, `GET
+ * /v1/agents/{id}/usage` (the turns billed, see {@link FakeBilling}), `RunSSE`,
  * `BidiAppend`, `BootstrapStatsig` (JSON `{}`), and every other RPC an empty `200 application/proto`.
  * Each `AgentRunRequest` (first send and every SDK retry) is decoded, logged in `runRequests` and
  * played by the current {@link Scenario}.
@@ -20,7 +21,7 @@ import { DEFAULT_FAKE_MODELS } from './default-models.js';
 import { FakeRun } from './fake-run.js';
 import type { FakeStreamTrace } from './fake-stream.js';
 import { FakeStream } from './fake-stream.js';
-import type { FakeOfferedTool, FakeRunRequest, RunContext, Scenario } from './run-context.js';
+import type { FakeOfferedTool, FakeRunRequest, FakeUsage, RunContext, Scenario } from './run-context.js';
 import type { ProtoRegistry } from './sdk-proto-registry.js';
 import { loadSdkProtoRegistry } from './sdk-proto-registry.js';
 
@@ -50,6 +51,33 @@ export type FakeRequestLogEntry = {
 };
 
 export type FakeAuthMode = 'ok' | 'reject';
+
+/** A turn's cost in float cents, as `GET /v1/agents/{id}/usage` reports it. */
+export type FakeCost = { rawCostCents: number; chargedCents: number };
+
+/**
+ * How the fake bills the usage each `turnEnded` reports, read back through `GET /v1/agents/{id}/usage`
+ * (what the SDK's `agent.getUsage()` calls). Without `price`, turns carry no cost (a backend that does not
+ * report cost yet); `costAfterMs` keeps a turn's cost back that long after its `turnEnded` (cost is
+ * eventually consistent on Cursor's side). The default: {@link fakePrice}, at once.
+ */
+export type FakeBilling = { price?: (usage: FakeUsage) => FakeCost; costAfterMs?: number };
+
+/**
+ * The fake's price list, in cents per token: 0.0003 input, 0.0015 output, 0.00003 cache read, 0.000375
+ * cache write (3 / 15 / 0.3 / 3.75 dollars per million tokens); charged as raw.
+ */
+export const fakePrice = (usage: FakeUsage): FakeCost => {
+  const raw =
+    usage.inputTokens * 0.0003 +
+    usage.outputTokens * 0.0015 +
+    (usage.cacheReadTokens ?? 0) * 0.00003 +
+    (usage.cacheWriteTokens ?? 0) * 0.000375;
+  return { rawCostCents: raw, chargedCents: raw };
+};
+
+/** One billed turn of an agent. */
+export type FakeBilledTurn = { id: string; usage: FakeUsage; at: number };
 
 export type FakeCursorBackendOptions = {
   /** Plays the model for each run request. Default: text "ok", turnEnded, end. */
@@ -84,6 +112,10 @@ export interface FakeCursorBackend {
   /** Replaces the scenario for later run requests. */
   setScenario(scenario: Scenario): void;
   setAuth(auth: FakeAuthMode): void;
+  /** Replaces how later `usage` reads price the billed turns (the default: {@link fakePrice}, at once). */
+  setBilling(billing: FakeBilling): void;
+  /** The turns billed so far, by the agent (conversation) id. */
+  readonly billed: ReadonlyMap<string, readonly FakeBilledTurn[]>;
   /** The protobuf classes of the SDK (for decoding in tests). */
   readonly registry: ProtoRegistry;
   /** Ends open streams and stops listening. */
@@ -196,6 +228,61 @@ export const startFakeCursorBackend = async (
   /** Paths held by {@link FakeCursorBackend.hold}: requests wait for the promise. */
   const held = new Map<string, Promise<void>>();
   let callNumber = 0;
+  let billing: FakeBilling = { price: fakePrice };
+  const billed = new Map<string, FakeBilledTurn[]>();
+  const bill = (conversationId: string, usage: FakeUsage): void => {
+    const turns = billed.get(conversationId) ?? [];
+    turns.push({
+      id: `usage-${conversationId.slice(0, 8)}-${turns.length + 1}`,
+      usage: { ...usage },
+      at: Date.now(),
+    });
+    billed.set(conversationId, turns);
+  };
+
+  /** `V1AgentUsageResponse` for an agent: its billed turns, priced when their cost is due. */
+  const agentUsage = (agentId: string): JsonObject => {
+    const tokens = (usage: FakeUsage): JsonObject => {
+      const counts = {
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        cacheReadTokens: usage.cacheReadTokens ?? 0,
+        cacheWriteTokens: usage.cacheWriteTokens ?? 0,
+      };
+      return { ...counts, totalTokens: counts.inputTokens + counts.outputTokens };
+    };
+    const now = Date.now();
+    const runs = (billed.get(agentId) ?? []).map((turn) => {
+      const due = billing.price !== undefined && now - turn.at >= (billing.costAfterMs ?? 0);
+      return {
+        id: turn.id,
+        usageUuid: turn.id,
+        usage: tokens(turn.usage),
+        ...(due && billing.price !== undefined ? { cost: billing.price(turn.usage) } : {}),
+      };
+    });
+    const sum = (read: (run: (typeof runs)[number]) => number): number =>
+      runs.reduce((total, run) => total + read(run), 0);
+    const allPriced = runs.every((run) => run.cost !== undefined);
+    return {
+      totalUsage: {
+        inputTokens: sum((run) => Number(run.usage.inputTokens)),
+        outputTokens: sum((run) => Number(run.usage.outputTokens)),
+        cacheReadTokens: sum((run) => Number(run.usage.cacheReadTokens)),
+        cacheWriteTokens: sum((run) => Number(run.usage.cacheWriteTokens)),
+        totalTokens: sum((run) => Number(run.usage.totalTokens)),
+      },
+      ...(billing.price !== undefined && allPriced
+        ? {
+            cost: {
+              rawCostCents: sum((run) => run.cost?.rawCostCents ?? 0),
+              chargedCents: sum((run) => run.cost?.chargedCents ?? 0),
+            },
+          }
+        : {}),
+      runs,
+    };
+  };
 
   const streamFor = (requestId: string): FakeStream => {
     let stream = streams.get(requestId);
@@ -217,7 +304,14 @@ export const startFakeCursorBackend = async (
     if (existing) return;
     const request = summarizeRunRequest(runRequests.length, stream.requestId, message.runRequest);
     runRequests.push(request);
-    const run = new FakeRun({ registry, stream, request, checkpoints, nextCallNumber: () => ++callNumber });
+    const run = new FakeRun({
+      registry,
+      stream,
+      request,
+      checkpoints,
+      nextCallNumber: () => ++callNumber,
+      onUsage: (usage) => bill(request.conversationId, usage),
+    });
     runs.set(stream, run);
     const play = scenario;
     void (async () => {
@@ -259,6 +353,11 @@ export const startFakeCursorBackend = async (
       return sendJson(response, 200, { items: models });
     }
     if (path === '/aiserver.v1.AnalyticsService/BootstrapStatsig') return sendJson(response, 200, {});
+    const usageOf = /^\/v1\/agents\/([^/]+)\/usage$/.exec(path)?.[1];
+    if (usageOf !== undefined && request.method === 'GET') {
+      if (auth === 'reject') return sendJson(response, 401, unauthenticated);
+      return sendJson(response, 200, agentUsage(decodeURIComponent(usageOf)));
+    }
     if (path === '/agent.v1.AgentService/RunSSE') {
       const [payload] = decodeEnvelopes(body);
       const requestId = payload
@@ -304,6 +403,10 @@ export const startFakeCursorBackend = async (
     requests,
     runRequests,
     scenarioErrors,
+    billed,
+    setBilling: (next: FakeBilling) => {
+      billing = next;
+    },
     registry,
     setScenario: (next) => {
       scenario = next;

@@ -49,10 +49,13 @@ export type FakeRunOptions = {
   checkpoints: boolean;
   /** Shared counter for default call ids across the backend. */
   nextCallNumber: () => number;
+  /** Told of the usage each `turnEnded` reports (the backend bills it). */
+  onUsage?: (usage: FakeUsage) => void;
 };
 
 export class FakeRun implements RunContext {
   readonly request: FakeRunRequest;
+  private readonly onUsage: ((usage: FakeUsage) => void) | undefined;
   private readonly registry: ProtoRegistry;
   private readonly stream: FakeStream;
   private readonly checkpoints: boolean;
@@ -78,6 +81,7 @@ export class FakeRun implements RunContext {
     this.request = options.request;
     this.checkpoints = options.checkpoints;
     this.nextCallNumber = options.nextCallNumber;
+    this.onUsage = options.onUsage;
     this.stream.signal.addEventListener('abort', () => this.rejectPending(), { once: true });
   }
 
@@ -305,6 +309,8 @@ export class FakeRun implements RunContext {
     this.completeStep();
     this.turnEndSent = true;
     this.update({ turnEnded: usage ? { ...usage } : {} });
+    // Cursor bills every turn, one that reported no usage too.
+    this.onUsage?.(usage ?? { inputTokens: 0, outputTokens: 0 });
   }
 
   fail(message: string, code: ConnectErrorCode = 'internal', options: FakeFailOptions = {}): void {
