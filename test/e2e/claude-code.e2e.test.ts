@@ -21,6 +21,7 @@ import {
   type E2eClient,
 } from '../helpers/e2e/client-scenarios.js';
 import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { quoteToolResults } from '../helpers/e2e/model-scenario.js';
 import { missingKeyMessage, rejectedKeyMessage } from '../helpers/e2e/serve-bridge.js';
 
 const answerOf = (stdout: string): string => claudeCodeResult(stdout)?.result ?? '';
@@ -85,6 +86,30 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
     expect(start !== undefined && 'data' in start ? JSON.parse(start.data).message.model : undefined).toBe(
       ran,
     );
+  });
+
+  it("counts usage on every response: the tool-use one the bridge's count, the final one Cursor's", async () => {
+    const e2e = await startE2e(claudeCodeDriver, {
+      turns: [
+        {
+          steps: [
+            { text: 'Running it.', toolCalls: [{ shell: 'echo usage-check' }] },
+            { text: (context) => `Printed: ${quoteToolResults(context)}` },
+          ],
+        },
+      ],
+    });
+    const run = await e2e.turn('Run the usage check.');
+
+    expect(run.exitCode).toBe(0);
+    expect(e2e.bridge.mainExchanges()).toHaveLength(2);
+    // Claude Code's own sum over the responses it received (what its /cost shows; its /context reads the
+    // last one). The fake's Cursor reports 120 in / 25 out when the run ends; without a count on the
+    // tool-use response (its run live, nothing reported) the sum would be those alone, plus any side
+    // request's 40 / 5. The request's system prompt and tool definitions alone are thousands of tokens.
+    const usage = (claudeCodeResult(run.stdout) as { usage?: Record<string, number> } | undefined)?.usage;
+    expect(usage?.['input_tokens']).toBeGreaterThan(120 + 1_000);
+    expect(usage?.['output_tokens']).toBeGreaterThan(25 + 5);
   });
 
   it('shows the thinking block in stream-json output', async () => {
