@@ -158,6 +158,12 @@ for (const { version, defaultStyle } of versions) {
         expect(e2e.bridge.mainRuns()).toHaveLength(1);
         expect(e2e.bridge.mainExchanges()).toHaveLength(2);
         expect(hasToolCall(e2e.bridge.mainExchanges()[0])).toBe(true);
+        // Usage reaches Claude Code through CCR's reading of the transformer's stream on both responses:
+        // its sum holds the tool-use response's count (the request's thousands of tokens) besides the
+        // 120 / 25 the fake's Cursor reports at the run's end.
+        const usage = (claudeCodeResult(run.stdout) as { usage?: Record<string, number> } | undefined)?.usage;
+        expect(usage?.['input_tokens']).toBeGreaterThan(120 + 1_000);
+        expect(usage?.['output_tokens']).toBeGreaterThan(25 + 5);
       });
 
       it('recovers from a mid-stream failure through a fresh run for its non-streaming retry', async () => {
