@@ -33,8 +33,9 @@ import { TurnCoalescer, type FinishedFlight } from './turn-coalescer.js';
 import { isWebSearchCall, runWebSearchCall } from './web-search-call.js';
 import { webSearchNote } from './web-search-prompt.js';
 import { createUsageEstimate, type CountTokens } from './usage-estimate.js';
-import { UsageAccounting, type ConversationTotals } from './usage-accounting.js';
+import { emptyTotals, UsageAccounting, type ConversationTotals } from './usage-accounting.js';
 import type { TurnAccount } from '../turn/turn-account.js';
+import type { TurnUsage } from '../turn/turn-usage.js';
 
 /** A live conversation as {@link Engine.conversations} lists it. */
 export type ConversationSummary = {
@@ -178,6 +179,8 @@ export class Engine {
   readonly #sweeper: NodeJS.Timeout;
   readonly #loggedRoutes = new Set<string>();
   readonly #accounting: UsageAccounting;
+  /** What the search side calls (no conversation of their own) used and cost. */
+  readonly #sideCallTotals = emptyTotals();
   /** The hosted web tools each agent was created with (see {@link webToolsKey}). */
   readonly #webToolsOf = new WeakMap<UpstreamSession, string>();
   /** Search side calls admitted and not yet answered (they have no session). */
@@ -385,6 +388,8 @@ export class Engine {
       upstream: this.#options.upstream,
       workspace: this.#options.workspace,
       logger: this.#options.logger,
+      onFinished: (agent: UpstreamSession, usage: TurnUsage) =>
+        void this.#accounting.account(agent, model, usage, this.#sideCallTotals),
     };
     try {
       for await (const event of runWebSearchCall(deps, request, model, signal)) {
@@ -433,16 +438,18 @@ export class Engine {
 
   /**
    * The live conversations and what each used and cost so far (its finished runs, every agent it had),
-   * most recently used last. Opaque session keys and figures only: never any conversation text.
+   * most recently used last, and what the search side calls used and cost since the start. Opaque session
+   * keys and figures only: never any conversation text.
    */
-  conversations(): ConversationSummary[] {
-    return Array.from(this.#sessions.sessions(), ({ session, lastUsedAt }) => ({
+  conversations(): { conversations: ConversationSummary[]; sideCalls: ConversationTotals } {
+    const conversations = Array.from(this.#sessions.sessions(), ({ session, lastUsedAt }) => ({
       session: session.key,
       state: session.state.kind,
       parkedCalls: session.parkedCalls,
       lastUsedAt: new Date(lastUsedAt).toISOString(),
       ...structuredClone(session.totals),
     }));
+    return { conversations, sideCalls: structuredClone(this.#sideCallTotals) };
   }
 
   /** Dispose every session (settling parked calls), then the upstream. */

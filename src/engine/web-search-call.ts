@@ -15,7 +15,8 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TurnEvent, TurnWebSearchCall } from '../turn/turn-event.js';
 import type { TurnRequest, TurnWebSearch } from '../turn/turn-request.js';
-import type { UpstreamPort } from '../upstream/upstream-port.js';
+import type { TurnUsage } from '../turn/turn-usage.js';
+import type { UpstreamPort, UpstreamSession } from '../upstream/upstream-port.js';
 import type { WorkspacePort } from './engine-deps.js';
 import { EventPump } from './event-pump.js';
 import { buildFullPrompt } from './prompt-builder.js';
@@ -25,6 +26,8 @@ export type WebSearchCallDeps = {
   upstream: UpstreamPort;
   workspace: WorkspacePort;
   logger: Logger;
+  /** Told when the side call's run finished, with its agent (for billing) and the usage it reported. */
+  onFinished?: (agent: UpstreamSession, usage: TurnUsage) => void;
 };
 
 /**
@@ -80,11 +83,15 @@ export async function* runWebSearchCall(
       });
       const cancel = (): void => void run.cancel();
       signal.addEventListener('abort', cancel, { once: true });
+      const pump = new EventPump({ tools: [], webSearch: request.webSearch });
       try {
         if (signal.aborted) cancel();
-        yield* reorder(new EventPump({ tools: [], webSearch: request.webSearch }).pump(run.events), request);
+        yield* reorder(pump.pump(run.events), request);
       } finally {
         signal.removeEventListener('abort', cancel);
+        // Here, not after the events: the consumer may stop reading at the terminal event.
+        if (pump.outcome.kind === 'finished' && pump.reported !== undefined)
+          deps.onFinished?.(session, pump.reported.usage);
       }
     } finally {
       await session.dispose();

@@ -186,6 +186,17 @@ describe("Claude Code's WebSearch side request", () => {
     expect(runs).toHaveLength(3);
     expect(runs[2]?.conversationId).toBe(runs[0]?.conversationId);
     expect(runs[1]?.conversationId).not.toBe(runs[0]?.conversationId);
+    // The search's run is billed apart from the conversation's: as the side calls' (they have none).
+    const debug = async () =>
+      (await (await fetch(`${wire?.url}/debug/conversations`)).json()) as {
+        conversations: Array<{ runs: number }>;
+        sideCalls: { runs: number; unpricedRuns: number };
+      };
+    await vi.waitFor(async () => {
+      const { conversations, sideCalls } = await debug();
+      expect(sideCalls).toMatchObject({ runs: 1, unpricedRuns: 0 });
+      expect(conversations).toMatchObject([{ runs: 2 }]);
+    });
     // Claude Code's main conversation runs are never allowed Cursor's web search: its WebSearch tool,
     // behind its own permission check, is the gate.
     const [main, side, followUp] = allowedTools();

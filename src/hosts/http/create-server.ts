@@ -317,7 +317,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     method: 'GET',
     path: '/debug/conversations',
     handle: (_request, response) =>
-      sendJson(response, 200, { conversations: list() }, { 'cache-control': 'no-store' }),
+      sendJson(response, 200, list(), { 'cache-control': 'no-store' }),
   });
 
   /** Every route the bridge answers; `public` ones (liveness probes) need no API key. */
