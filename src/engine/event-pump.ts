@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { TurnEvent, TurnWebSearchCall } from '../turn/turn-event.js';
 import type { TurnTool, TurnWebSearch } from '../turn/turn-request.js';
-import { emptyUsage, type TurnUsage } from '../turn/turn-usage.js';
+import { addUsage, emptyUsage, type TurnUsage } from '../turn/turn-usage.js';
 import type { UpstreamEvent } from '../upstream/upstream-port.js';
 import { WebSearchPolicy } from './web-search-policy.js';
 
@@ -48,16 +48,6 @@ export type PumpOptions = {
 /** An opaque signature for a thinking block; Claude Code requires one and sends it back unchanged. */
 export const reasoningSignature = (text: string): string =>
   `cursor-bridge.${createHash('sha256').update(text).digest('base64url')}`;
-
-const addUsage = (total: TurnUsage, usage: TurnUsage): TurnUsage => ({
-  inputTokens: total.inputTokens + usage.inputTokens,
-  outputTokens: total.outputTokens + usage.outputTokens,
-  cacheReadTokens: total.cacheReadTokens + usage.cacheReadTokens,
-  cacheWriteTokens: total.cacheWriteTokens + usage.cacheWriteTokens,
-  ...(total.reasoningTokens === undefined && usage.reasoningTokens === undefined
-    ? {}
-    : { reasoningTokens: (total.reasoningTokens ?? 0) + (usage.reasoningTokens ?? 0) }),
-});
 
 /**
  * Read `events` until the next boundary, yielding TurnEvents. `outcome` and `output` are filled when

@@ -13,7 +13,7 @@
 import type { Logger } from 'pino';
 import type { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import type { TurnAccount, TurnCost } from '../turn/turn-account.js';
-import { emptyUsage, type TurnUsage } from '../turn/turn-usage.js';
+import { addUsage, emptyUsage, type TurnUsage } from '../turn/turn-usage.js';
 import type { UpstreamBilledTurn, UpstreamSession } from '../upstream/upstream-port.js';
 
 /** The pauses before each read of billing: the first read is at once. */
@@ -34,16 +34,6 @@ export const emptyTotals = (): ConversationTotals => ({
   usage: emptyUsage(),
   cost: { rawCents: 0, chargedCents: 0 },
   unpricedRuns: 0,
-});
-
-export const addUsage = (total: TurnUsage, usage: TurnUsage): TurnUsage => ({
-  inputTokens: total.inputTokens + usage.inputTokens,
-  outputTokens: total.outputTokens + usage.outputTokens,
-  cacheReadTokens: total.cacheReadTokens + usage.cacheReadTokens,
-  cacheWriteTokens: total.cacheWriteTokens + usage.cacheWriteTokens,
-  ...(total.reasoningTokens === undefined && usage.reasoningTokens === undefined
-    ? {}
-    : { reasoningTokens: (total.reasoningTokens ?? 0) + (usage.reasoningTokens ?? 0) }),
 });
 
 const sumCosts = (turns: readonly UpstreamBilledTurn[]): TurnCost | undefined => {

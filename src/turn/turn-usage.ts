@@ -21,3 +21,14 @@ export const emptyUsage = (): TurnUsage => ({
 /** Total prompt-side tokens, as OpenAI protocols count them. */
 export const promptTokens = (usage: TurnUsage): number =>
   usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+
+/** Field-wise sum; `reasoningTokens` stays absent while neither side has it. */
+export const addUsage = (total: TurnUsage, usage: TurnUsage): TurnUsage => ({
+  inputTokens: total.inputTokens + usage.inputTokens,
+  outputTokens: total.outputTokens + usage.outputTokens,
+  cacheReadTokens: total.cacheReadTokens + usage.cacheReadTokens,
+  cacheWriteTokens: total.cacheWriteTokens + usage.cacheWriteTokens,
+  ...(total.reasoningTokens === undefined && usage.reasoningTokens === undefined
+    ? {}
+    : { reasoningTokens: (total.reasoningTokens ?? 0) + (usage.reasoningTokens ?? 0) }),
+});
