@@ -12,7 +12,7 @@ import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import type { Env } from '../config/interpolate.js';
 import type { BridgeConfig } from '../config/load-config.js';
 import type { CatalogEntry } from '../shared/find-catalog-entry.js';
-import { resolveModelRoute } from '../config/model-route.js';
+import { mayRouteByTokenCount, resolveModelRoute } from '../config/model-route.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
 import { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
@@ -21,6 +21,7 @@ import { openaiResponsesAdapter } from '../protocols/openai-responses/openai-res
 import { countTurnTokens } from '../hosts/http/count-turn-tokens.js';
 import { createBridgeServer } from '../hosts/http/create-server.js';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
+import type { TurnRequest } from '../turn/turn-request.js';
 import { CursorUpstream, type CursorUpstreamOptions } from '../upstream/cursor/cursor-upstream.js';
 import { InMemoryAgentStore } from '../upstream/cursor/in-memory-agent-store.js';
 import type { UpstreamPort } from '../upstream/upstream-port.js';
@@ -113,6 +114,12 @@ export type EngineModelResolverOptions = {
    * names resolve against the provider's `models` only — logged once per outage at `warn`.
    */
   catalog?: () => Promise<readonly CatalogEntry[]>;
+  /**
+   * Counts a request's input tokens (`count_tokens`' tokenizer), for `Router.longContext`. Called only when
+   * a long-context route is configured and the Router decides the request's model; without it no request
+   * routes by size.
+   */
+  countTokens?: (request: TurnRequest) => Promise<number>;
   logger?: Logger;
 };
 
@@ -143,15 +150,34 @@ export const engineModelResolver = (
       return undefined;
     }
   };
+  /** The request's token count, or `undefined` when it cannot be counted (then no route goes by size). */
+  const countTokens = async (request: TurnRequest): Promise<number | undefined> => {
+    try {
+      return await options.countTokens?.(request);
+    } catch (error) {
+      options.logger?.warn(
+        { err: error },
+        'counting a request for Router.longContext failed; it routes as a short one',
+      );
+      return undefined;
+    }
+  };
   return async (request) => {
-    const route = resolveModelRoute(config, {
+    const webSearchCall = isWebSearchCall(request);
+    const routeRequest = {
       model: request.model,
       reasoningRequested: request.reasoning.requested,
       ...(request.webSearch === undefined
         ? {}
-        : { webSearch: isWebSearchCall(request) ? ('call' as const) : ('offered' as const) }),
+        : { webSearch: webSearchCall ? ('call' as const) : ('offered' as const) }),
       catalog: await readCatalog(),
-    });
+    };
+    let route = resolveModelRoute(config, routeRequest);
+    // Counted only where the count can change the route: a search side call's model is Router.webSearch's.
+    if (route.ok && !webSearchCall && mayRouteByTokenCount(config, route.value.route)) {
+      const tokenCount = await countTokens(request);
+      if (tokenCount !== undefined) route = resolveModelRoute(config, { ...routeRequest, tokenCount });
+    }
     if (!route.ok) throw new BridgeError(createTurnError('not-found', route.error, { retryable: false }));
     const { model, route: kind, note } = route.value;
     return { model, route: kind, ...(note === undefined ? {} : { note }) };
@@ -357,6 +383,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     countTokens: countTurnTokens,
     resolveModel: engineModelResolver(config, {
       ...(upstream.listModels === undefined ? {} : { catalog: upstream.listModels.bind(upstream) }),
+      countTokens: countTurnTokens,
       logger,
     }),
     ...options.engine,

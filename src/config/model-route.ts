@@ -8,8 +8,10 @@
  *    request, so the name says which tier, not which Cursor model (`cursor,claude-opus-4-8` runs that);
  * 3. a name in Cursor's live catalog (id or alias, any case) → that model (`catalog`);
  * 4. a name in the Cursor provider's `models` → that model (`listed`; the catalog lacks it or is unknown);
- * 5. anything else → the Router: `webSearch` for a request that offers hosted web search, `background`
- *    for a name containing `haiku`, `think` when the request asks for reasoning, else `default`.
+ * 5. anything else → the Router: `longContext` for a request whose token count is above
+ *    `longContextThreshold` (Claude Code Router's rule: strictly above, 60000 by default), `webSearch` for a
+ *    request that offers hosted web search, `background` for a name containing `haiku`, `think` when the
+ *    request asks for reasoning, else `default`.
  *
  * A search side call (a request whose only job is a hosted web search) runs on `Router.webSearch` when
  * it is set, whatever its name: the name is its conversation's, not a choice for the search. A name near catalog models (`gpt-5` when Cursor serves
@@ -46,6 +48,36 @@ export type ModelRouteRequest = {
   webSearch?: 'call' | 'offered';
   /** Cursor's live model catalog; `undefined` when it could not be read (then only `models` is known). */
   catalog?: readonly CatalogEntry[] | undefined;
+  /**
+   * The request's input tokens as `count_tokens` counts them (system, messages, tools), for
+   * `Router.longContext`; `undefined` when not counted (no long-context route applies then).
+   */
+  tokenCount?: number;
+};
+
+/**
+ * Whether `Router.longContext` may take over a request that resolved to `kind` without its token count:
+ * the routes the Router decided. A caller counts the request's tokens only then (counting is CPU work).
+ */
+export const mayRouteByTokenCount = (config: Pick<BridgeConfig, 'router'>, kind: ModelRouteKind): boolean => {
+  if (config.router.longContext === undefined) return false;
+  switch (kind) {
+    case 'default':
+    case 'think':
+    case 'background':
+    case 'web-search':
+    case 'unmatched':
+      return true;
+    case 'explicit':
+    case 'catalog':
+    case 'listed':
+    case 'long-context':
+      return false;
+    default: {
+      const _exhaustive: never = kind;
+      return _exhaustive;
+    }
+  }
 };
 
 type RouteConfig = Pick<BridgeConfig, 'cursor' | 'router' | 'providers'>;
@@ -112,28 +144,46 @@ const cursorRoute = (config: RouteConfig, model: string, route: ModelRouteKind):
   value: { provider: config.cursor.providerName, model, route },
 });
 
-/** The Router's scenario for `name`: background for a haiku name, think for reasoning, else default. */
+/** The `Router` key of each scenario. */
+const routerKeys = {
+  'long-context': 'longContext',
+  'web-search': 'webSearch',
+  background: 'background',
+  think: 'think',
+  default: 'default',
+} as const;
+
+/**
+ * The Router's scenario for `name`: long context for a request counted above the threshold, web search
+ * when offered, background for a haiku name, think for reasoning, else default (Claude Code Router's order).
+ */
 const routerRoute = (
   config: RouteConfig,
   name: string,
-  request: Pick<ModelRouteRequest, 'reasoningRequested' | 'webSearch'>,
+  request: Pick<ModelRouteRequest, 'reasoningRequested' | 'webSearch' | 'tokenCount'>,
   note: (slot: string) => string,
 ): ModelRouteResult => {
-  const { reasoningRequested } = request;
+  const { reasoningRequested, tokenCount } = request;
   const webSearchOffered = request.webSearch !== undefined;
-  const { background, think, webSearch } = config.router;
+  const { background, think, webSearch, longContext, longContextThreshold } = config.router;
   const [value, route] =
-    webSearch !== undefined && webSearchOffered
-      ? [webSearch, 'web-search' as const]
-      : background !== undefined && name.toLowerCase().includes('haiku')
-        ? [background, 'background' as const]
-        : think !== undefined && reasoningRequested
-          ? [think, 'think' as const]
-          : [config.router.default, 'default' as const];
-  const origin = `Router.${route === 'web-search' ? 'webSearch' : route}`;
+    longContext !== undefined && tokenCount !== undefined && tokenCount > longContextThreshold
+      ? [longContext, 'long-context' as const]
+      : webSearch !== undefined && webSearchOffered
+        ? [webSearch, 'web-search' as const]
+        : background !== undefined && name.toLowerCase().includes('haiku')
+          ? [background, 'background' as const]
+          : think !== undefined && reasoningRequested
+            ? [think, 'think' as const]
+            : [config.router.default, 'default' as const];
+  const origin = `Router.${routerKeys[route]}`;
   const result = routeTo(config, value, route, origin);
   if (!result.ok) return result;
-  return { ok: true, value: { ...result.value, note: note(`${origin} (${result.value.model})`) } };
+  const why =
+    route === 'long-context'
+      ? `; ${String(tokenCount)} tokens > longContextThreshold ${longContextThreshold}`
+      : '';
+  return { ok: true, value: { ...result.value, note: note(`${origin} (${result.value.model}${why})`) } };
 };
 
 const routeTo = (

@@ -17,11 +17,21 @@ import type { TurnEvent } from './turn-event.js';
  *   (Claude Code's own names, a client's default model);
  * - `web-search`: `Router.webSearch`, for a request that offers hosted web search (a search side call
  *   runs there whatever its name);
+ * - `long-context`: `Router.longContext`, for a request the Router decides whose token count is above
+ *   `Router.longContextThreshold`;
  * - `unmatched`: the name is near catalog models (`gpt-5` when Cursor serves `gpt-5.4`) but none of them;
  *   the Router's scenario ran, and the near names are reported, never substituted.
  */
 export type TurnModelRouteKind =
-  'explicit' | 'catalog' | 'listed' | 'background' | 'think' | 'default' | 'web-search' | 'unmatched';
+  | 'explicit'
+  | 'catalog'
+  | 'listed'
+  | 'background'
+  | 'think'
+  | 'default'
+  | 'web-search'
+  | 'long-context'
+  | 'unmatched';
 
 export type TurnModelRoute = {
   /** The model name as the client sent it. */

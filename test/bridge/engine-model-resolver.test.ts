@@ -65,4 +65,49 @@ describe('engineModelResolver', () => {
     expect(failure).toBeInstanceOf(BridgeError);
     expect((failure as BridgeError).turnError).toMatchObject({ kind: 'not-found', retryable: false });
   });
+
+  describe('Router.longContext', () => {
+    const withLongContext = resolveConfig(
+      {
+        Providers: [{ name: 'cursor', models: ['composer-2', 'gpt-5.4'] }],
+        Router: { default: 'cursor,composer-2', longContext: 'cursor,gpt-5.4', longContextThreshold: 100 },
+      },
+      { path: '/nonexistent/config.json', env: {}, homedir: '/nonexistent' },
+    );
+
+    it('counts a request only when a long-context route is set and the Router decides its model', async () => {
+      const counted: string[] = [];
+      const countTokens = async (turn: { model: string }): Promise<number> => {
+        counted.push(turn.model);
+        return 101;
+      };
+      const withCount = engineModelResolver(withLongContext, { catalog: async () => [], countTokens });
+      const withoutRoute = engineModelResolver(config, { catalog: async () => [], countTokens });
+
+      expect(await withCount(asking('opus'))).toMatchObject({ model: 'gpt-5.4', route: 'long-context' });
+      expect(await withCount(asking('cursor,composer-2'))).toEqual({
+        model: 'composer-2',
+        route: 'explicit',
+      });
+      expect(await withCount(asking('gpt-5.4'))).toEqual({ model: 'gpt-5.4', route: 'listed' });
+      expect(await withoutRoute(asking('sonnet'))).toMatchObject({ model: 'composer-2', route: 'default' });
+      expect(counted).toEqual(['opus']);
+    });
+
+    it('routes a request it cannot count as a short one, and says so', async () => {
+      const { lines, logger } = captureLog('info');
+      const resolve = engineModelResolver(withLongContext, {
+        catalog: async () => [],
+        countTokens: async () => {
+          throw new Error('tokenizer missing');
+        },
+        logger,
+      });
+
+      expect(await resolve(asking('opus'))).toMatchObject({ model: 'composer-2', route: 'default' });
+      expect(lines.map((line) => line['msg'])).toEqual([
+        'counting a request for Router.longContext failed; it routes as a short one',
+      ]);
+    });
+  });
 });

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 
 import type { BridgeConfig } from '../../src/config/load-config.js';
 import { nearCatalogIds, isClaudeCodeModelName } from '../../src/config/model-names.js';
-import { resolveModelRoute, type ModelRouteKind } from '../../src/config/model-route.js';
+import {
+  mayRouteByTokenCount,
+  resolveModelRoute,
+  type ModelRouteKind,
+  type ModelRouteRequest,
+} from '../../src/config/model-route.js';
 
 type RouteConfig = Pick<BridgeConfig, 'cursor' | 'router' | 'providers'>;
 
@@ -274,6 +279,135 @@ describe('resolveModelRoute', () => {
       error:
         'Router.think routes to provider "openrouter", which is not a Cursor provider; this bridge only serves Cursor: use "cursor,<model>"',
     });
+  });
+});
+
+/** The Router with a long-context model, at Claude Code Router's default threshold. */
+const longContext: RouteConfig = {
+  ...config,
+  router: { ...config.router, longContext: 'cursor,gpt-5.4', webSearch: 'cursor,composer-2' },
+};
+
+describe('Router.longContext', () => {
+  it.each<
+    [
+      label: string,
+      request: Omit<ModelRouteRequest, 'catalog'>,
+      route: ModelRouteKind,
+      model: string,
+      RouteConfig?,
+    ]
+  >([
+    // Claude Code Router's comparison: strictly above the threshold.
+    [
+      'one token above 60000',
+      { model: 'opus', reasoningRequested: false, tokenCount: 60_001 },
+      'long-context',
+      'gpt-5.4',
+    ],
+    [
+      'exactly 60000',
+      { model: 'opus', reasoningRequested: false, tokenCount: 60_000 },
+      'default',
+      'composer-2',
+    ],
+    ['not counted', { model: 'opus', reasoningRequested: false }, 'default', 'composer-2'],
+    // Before the Router's other scenarios, as in Claude Code Router.
+    [
+      'over think',
+      { model: 'opus', reasoningRequested: true, tokenCount: 90_000 },
+      'long-context',
+      'gpt-5.4',
+    ],
+    [
+      'over background',
+      { model: 'claude-haiku-4-5', reasoningRequested: false, tokenCount: 90_000 },
+      'long-context',
+      'gpt-5.4',
+    ],
+    [
+      'over an offered web search',
+      { model: 'opus', reasoningRequested: false, webSearch: 'offered', tokenCount: 90_000 },
+      'long-context',
+      'gpt-5.4',
+    ],
+    [
+      'a name Cursor does not serve',
+      { model: 'gpt-6.2-sol', reasoningRequested: false, tokenCount: 90_000 },
+      'long-context',
+      'gpt-5.4',
+    ],
+    // A model the client named runs whatever the size.
+    [
+      'explicit',
+      { model: 'cursor,composer-2', reasoningRequested: false, tokenCount: 900_000 },
+      'explicit',
+      'composer-2',
+    ],
+    [
+      "an Anthropic id (Claude Code's own name)",
+      { model: 'claude-opus-4-8', reasoningRequested: false, tokenCount: 900_000 },
+      'long-context',
+      'gpt-5.4',
+    ],
+    [
+      'catalog name',
+      { model: 'gpt-5.5', reasoningRequested: false, tokenCount: 900_000 },
+      'catalog',
+      'gpt-5.5',
+    ],
+    // A search side call runs on Router.webSearch, whatever its conversation's size.
+    [
+      'search side call',
+      { model: 'opus', reasoningRequested: false, webSearch: 'call', tokenCount: 900_000 },
+      'web-search',
+      'composer-2',
+    ],
+    // The configured threshold.
+    [
+      'above a configured threshold',
+      { model: 'opus', reasoningRequested: false, tokenCount: 1_001 },
+      'long-context',
+      'gpt-5.4',
+      { ...longContext, router: { ...longContext.router, longContextThreshold: 1_000 } },
+    ],
+    [
+      'no long-context route',
+      { model: 'opus', reasoningRequested: false, tokenCount: 900_000 },
+      'default',
+      'composer-2',
+      config,
+    ],
+  ])('%s', (_label, request, route, model, routeConfig = longContext) => {
+    const result = resolveModelRoute(routeConfig, { ...request, catalog });
+    expect(result.ok && result.value).toMatchObject({ model, route });
+  });
+
+  it('says the count and the threshold in the note', () => {
+    const result = resolveModelRoute(longContext, {
+      model: 'opus',
+      reasoningRequested: false,
+      tokenCount: 70_123,
+      catalog,
+    });
+    expect(result.ok && result.value.note).toBe(
+      `Claude Code's "opus" follows Router.longContext (gpt-5.4; 70123 tokens > longContextThreshold 60000)`,
+    );
+  });
+
+  it.each<[ModelRouteKind, boolean]>([
+    ['default', true],
+    ['think', true],
+    ['background', true],
+    ['web-search', true],
+    ['unmatched', true],
+    ['explicit', false],
+    ['catalog', false],
+    ['listed', false],
+    ['long-context', false],
+  ])('a request routed %s is counted: %s', (kind, counted) => {
+    expect(mayRouteByTokenCount(longContext, kind)).toBe(counted);
+    expect(mayRouteByTokenCount(config, kind)).toBe(false);
   });
 });
 
