@@ -4,7 +4,8 @@
  *
  * Routes: `POST /auth/exchange_user_api_key` (a JWT with `exp`), `GET /v1/models`, `GET
  * /v1/agents/{id}/usage` (the turns billed, see {@link FakeBilling}), `RunSSE`,
- * `BidiAppend`, `BootstrapStatsig` (JSON `{}`), and every other RPC an empty `200 application/proto`.
+ * `BidiAppend`, `BootstrapStatsig` (JSON `{}`), and every other RPC an empty `200 application/proto`,
+ * each after `delayMs` when set (a WAN round trip).
  * Each `AgentRunRequest` (first send and every SDK retry) is decoded, logged in `runRequests` and
  * played by the current {@link Scenario}.
  */
@@ -97,6 +98,13 @@ export type FakeCursorBackendOptions = {
    * with `permission_denied`, which the SDK does not retry: `status ERROR` "[permission_denied] fake scenario threw: …").
    */
   onScenarioError?: (error: unknown, run: RunContext) => void;
+  /**
+   * A network round trip (ms) added to every request: each is logged on arrival and handled that long
+   * after its body arrived, so a unary call answers, and an agent stream opens, one round trip late, and
+   * a client message reaches its run that late (server messages then go out at once). Default 0; see
+   * {@link FakeCursorBackend.setDelay}.
+   */
+  delayMs?: number;
 };
 
 export interface FakeCursorBackend {
@@ -134,6 +142,8 @@ export interface FakeCursorBackend {
    * the SDK, and the bridge waiting on it, at a known point.
    */
   hold(path: string): () => void;
+  /** Replaces {@link FakeCursorBackendOptions.delayMs} for requests that arrive from now on. */
+  setDelay(delayMs: number): void;
 }
 
 const defaultScenario: Scenario = (run) => {
@@ -220,6 +230,7 @@ export const startFakeCursorBackend = async (
   const checkpoints = options.checkpoints ?? true;
   let scenario = options.scenario ?? defaultScenario;
   let auth: FakeAuthMode = options.auth ?? 'ok';
+  let delayMs = options.delayMs ?? 0;
   const requests: FakeRequestLogEntry[] = [];
   const runRequests: FakeRunRequest[] = [];
   const scenarioErrors: unknown[] = [];
@@ -340,7 +351,9 @@ export const startFakeCursorBackend = async (
     }
     const entry: FakeRequestLogEntry = { method: request.method ?? 'GET', path, headers, at: Date.now() };
     requests.push(entry);
+    const delay = delayMs;
     const body = await readBody(request);
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     const gate = held.get(path);
     if (gate !== undefined) await gate;
 
@@ -413,6 +426,9 @@ export const startFakeCursorBackend = async (
     },
     setAuth: (next) => {
       auth = next;
+    },
+    setDelay: (next) => {
+      delayMs = next;
     },
     close: async () => {
       for (const stream of streams.values()) stream.end();
