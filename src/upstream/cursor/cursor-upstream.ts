@@ -19,6 +19,7 @@ import type {
 import { buildAgentOptions, CursorSession, type CursorSessionContext } from './cursor-session.js';
 import { mapCursorSdkError } from './map-cursor-error.js';
 import { createModelCatalog, selectModel, type CatalogModel, type ModelCatalog } from './model-selection.js';
+import { sdkCatalogPublisher, type SdkEnv } from './sdk-catalog-env.js';
 
 export type CursorAuth = { ok: true; apiKey: string } | { ok: false; message: string };
 
@@ -42,6 +43,11 @@ export type CursorUpstreamOptions = {
   batchQuietMs?: number;
   /** Loads the SDK; tests set `CURSOR_BACKEND_URL` first. */
   loadSdk?: () => Promise<typeof CursorSdk>;
+  /**
+   * The environment the SDK reads at each `Agent.create` (default `process.env`): each catalog this
+   * upstream lists is handed to the SDK's model check there (see `sdk-catalog-env.ts`).
+   */
+  sdkEnv?: SdkEnv;
 };
 
 /**
@@ -57,9 +63,11 @@ export class CursorUpstream implements UpstreamPort {
   #catalog: ModelCatalog | undefined;
   #sessionCount = 0;
   #platform: Promise<CursorSdk.CursorAgentPlatform> | undefined;
+  readonly #catalogEnv: ReturnType<typeof sdkCatalogPublisher>;
 
   constructor(options: CursorUpstreamOptions) {
     this.#options = options;
+    this.#catalogEnv = sdkCatalogPublisher(options.sdkEnv ?? process.env);
   }
 
   /** Imports the SDK (its first import is the bulk of a start's CPU); later calls share it. */
@@ -155,7 +163,11 @@ export class CursorUpstream implements UpstreamPort {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#sessions].map((session) => session.dispose()));
+    try {
+      await Promise.all([...this.#sessions].map((session) => session.dispose()));
+    } finally {
+      this.#catalogEnv.withdraw(this);
+    }
   }
 
   #apiKey(): string {
@@ -173,7 +185,11 @@ export class CursorUpstream implements UpstreamPort {
     return (this.#catalog ??= createModelCatalog(
       async () => {
         const sdk = await this.#loadSdk();
-        return sdk.Cursor.models.list({ apiKey });
+        const models = await sdk.Cursor.models.list({ apiKey });
+        // Before any agent is created with it: the SDK's per-create model check reads it instead of
+        // listing the catalog again on the new conversation's path.
+        this.#catalogEnv.publish(this, models);
+        return models;
       },
       { ttlMs: this.#options.catalogTtlMs ?? 10 * 60_000 },
     ));

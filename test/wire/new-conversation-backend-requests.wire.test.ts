@@ -1,0 +1,99 @@
+/**
+ * What a new conversation asks Cursor's backend before its run starts: the real SDK against the fake
+ * backend, which logs every request. The SDK waits on everything it requests before it opens the run's
+ * stream (`RunSSE`), so those requests are round trips on the conversation's path. The bridge serves what
+ * the process already knows: its cached model catalog (the SDK would list it again for each agent) and,
+ * on a pre-warmed executor, the team's settings and the Statsig bootstrap. What is left is the run's own
+ * key exchange: each executor's agent client exchanges the key once, at its first run.
+ */
+
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { SDK_CATALOG_ENV } from '../../src/upstream/cursor/sdk-catalog-env.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+
+let wire: WireBridge | undefined;
+afterEach(async () => {
+  await wire?.close();
+  wire = undefined;
+});
+afterAll(closeWireBackend);
+
+/** Polls `condition`; the deadline is a safety net under the test's timeout, never a speed claim. */
+const until = async (condition: () => boolean, what: string): Promise<void> => {
+  const deadline = Date.now() + 45_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
+/** Requests by path, in the order each path was first seen. */
+const countByPath = (requests: ReadonlyArray<{ path: string }>): Record<string, number> => {
+  const counts: Record<string, number> = {};
+  for (const { path } of requests) counts[path] = (counts[path] ?? 0) + 1;
+  return counts;
+};
+
+const runStream = '/agent.v1.AgentService/RunSSE';
+const modelCatalog = '/v1/models';
+/** Fetched by each new executor (the pool's, off the path, for a conversation that finds one warm). */
+const teamSettings = '/aiserver.v1.DashboardService/GetTeamAdminSettingsOrEmptyIfNotInTeam';
+const statsigBootstrap = '/aiserver.v1.AnalyticsService/BootstrapStatsig';
+
+describe("a new conversation's backend requests", { timeout: 90_000 }, () => {
+  it('lists the model catalog once per process, and on a warm executor asks nothing but the key exchange before its run', async () => {
+    wire = await startWireBridge();
+    const bridge = wire;
+    const pool = bridge.bridge.warmPool;
+    expect(pool).toBeDefined();
+    const client = new Anthropic({ baseURL: bridge.url, apiKey: 'sk-test', maxRetries: 0 });
+    /** One new conversation; the requests from its start until it and what it set off are done. */
+    const converse = async (text: string): Promise<ReadonlyArray<{ path: string }>> => {
+      const from = bridge.backend.requests.length;
+      await client.messages
+        .stream({
+          model: 'composer-2',
+          max_tokens: 100,
+          system: '# Environment\n - Primary working directory: /home/ada/alpha\n',
+          messages: [{ role: 'user', content: text }],
+        })
+        .finalMessage();
+      const seen = (): ReadonlyArray<{ path: string }> => bridge.backend.requests.slice(from);
+      // Done: the pool refilled after the claim, and the run's billing was read.
+      await until(
+        () => pool?.state === 'idle' && seen().some(({ path }) => path.endsWith('/usage')),
+        "the pool's refill and the billing read",
+      );
+      return seen();
+    };
+
+    // The first conversation of the process: the bridge lists the catalog for its model, the SDK does not.
+    const first = await converse('the first conversation');
+    console.info('backend requests, first new conversation, by path:', countByPath(first));
+    expect(countByPath(first)[modelCatalog]).toBe(1);
+    expect(process.env[SDK_CATALOG_ENV]).toContain('"composer-2"');
+
+    // The next one finds an executor the pool warmed for it.
+    const second = await converse('a second conversation');
+    const beforeRun = second.slice(
+      0,
+      second.findIndex(({ path }) => path === runStream),
+    );
+    console.info('backend requests, next new conversation, by path:', countByPath(second));
+    console.info('  of which before its run stream:', countByPath(beforeRun));
+    expect((await bridge.bridge.metrics.snapshot()).warmHits).toBe(1);
+    expect(countByPath(second)[runStream]).toBe(1);
+    expect(countByPath(second)[modelCatalog]).toBeUndefined();
+    expect(countByPath(beforeRun)).toEqual({ '/auth/exchange_user_api_key': 1 });
+    // Off the path: the pool's next executor fetched them after the conversation's turn.
+    expect(second.slice(beforeRun.length).map(({ path }) => path)).toEqual(
+      expect.arrayContaining([teamSettings, statsigBootstrap]),
+    );
+
+    await bridge.close();
+    wire = undefined;
+    // The closed bridge took its catalog back: the SDK lists the catalog itself again.
+    expect(process.env[SDK_CATALOG_ENV]).toBeUndefined();
+  });
+});
