@@ -27,6 +27,7 @@ import { InMemoryAgentStore } from '../upstream/cursor/in-memory-agent-store.js'
 import type { UpstreamPort } from '../upstream/upstream-port.js';
 import { PromptGrounding } from '../workspace/prompt-grounding.js';
 import { ScratchPathGuards } from '../workspace/scratch-path-guards.js';
+import { listBridgeModels } from './list-bridge-models.js';
 import { previewGrounding, type GroundingPreview } from '../workspace/template-preview.js';
 import { TemplateStore } from '../workspace/template-store.js';
 import { createTemplateWatcher, type TemplateWatcher } from '../workspace/template-watcher.js';
@@ -200,7 +201,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     handleTurn: parts.engine.handleTurn,
     logger,
     ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
-    listModels: () => config.cursor.models,
+    listModels: () => listBridgeModels(config, parts.upstream, logger),
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
     stallTimeoutMs: config.stallTimeoutMs,
     metrics: parts.metrics,

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import { exitCodes, type CliIo } from './cli-io.js';
+import type { BridgeConfig } from '../config/load-config.js';
+import { claudeModelName, readContextWindow, settingsSetAutoCompactWindow } from './client-context-window.js';
 import { claudeLaunch, codexLaunch, type ClientLaunch, type ClientLaunchInput } from './client-env.js';
 import { loadCommandConfig } from './load-command-config.js';
 import { probeListener, type ListenerProbe } from './probe-listener.js';
@@ -54,6 +56,24 @@ const acceptsToken = async (baseUrl: string, token: string): Promise<boolean> =>
   } catch {
     return true;
   }
+};
+
+/**
+ * Claude Code's launch with the context window of the Cursor model its conversation runs on (the model
+ * name it will send, as the launch without a window sets it up), read from the bridge's `/v1/models`.
+ */
+const withContextWindow = async (
+  io: CliIo,
+  config: BridgeConfig,
+  input: ClientLaunchInput,
+): Promise<ClientLaunchInput> => {
+  const name = claudeModelName(input.args, claudeLaunch(input).env);
+  if (name === undefined) return input;
+  const [contextWindow, autoCompactWindowSetting] = await Promise.all([
+    readContextWindow({ baseUrl: input.baseUrl, token: input.token, config, name }),
+    settingsSetAutoCompactWindow(io.env, io.cwd),
+  ]);
+  return contextWindow === undefined ? input : { ...input, contextWindow, autoCompactWindowSetting };
 };
 
 /** Runs the client to its end with stdio inherited; resolves with its exit status as a shell reports it. */
@@ -148,13 +168,16 @@ export const runClientCommand = async (io: CliIo, options: ClientCommandOptions)
     );
   }
 
-  const launch = launchers[options.client]({
+  const input: ClientLaunchInput = {
     baseUrl: `http://127.0.0.1:${port}`,
     token,
     router: config.router,
     env: io.env,
     args: options.args,
-  });
+  };
+  const launch = launchers[options.client](
+    options.client === 'claude' ? await withContextWindow(io, config, input) : input,
+  );
   for (const note of launch.notes) io.stderr(`${note}\n`);
   const session = serve;
   let serveDied = false;

@@ -1,4 +1,5 @@
 import type { RouterConfig } from '../config/load-config.js';
+import { claudeCodeMinAutoCompactWindow } from './client-context-window.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -22,6 +23,13 @@ export type ClientLaunchInput = {
   env: Env;
   /** The client's arguments, passed through untouched. */
   args: readonly string[];
+  /**
+   * Claude Code: the context window, in tokens, of the Cursor model its conversation runs on (from the
+   * bridge's `GET /v1/models`); unset when the bridge could not say.
+   */
+  contextWindow?: number;
+  /** Claude Code: the user's settings set `autoCompactWindow` (it wins over the session's window). */
+  autoCompactWindowSetting?: boolean;
 };
 
 const copyEnv = (env: Env): Record<string, string> => {
@@ -75,6 +83,17 @@ const noProxy = (env: Env): Record<string, string> => {
   return hosts.includes('127.0.0.1') ? {} : { NO_PROXY: [current, '127.0.0.1'].filter(Boolean).join(',') };
 };
 
+/** Claude Code's window variables for {@link ClientLaunchInput.contextWindow}. */
+const contextWindowVariables = (input: ClientLaunchInput): Record<string, string> => {
+  const window = input.contextWindow;
+  if (window === undefined) return {};
+  const compactWindow = window >= claudeCodeMinAutoCompactWindow && input.autoCompactWindowSetting !== true;
+  return {
+    CLAUDE_CODE_MAX_CONTEXT_TOKENS: String(window),
+    ...(compactWindow ? { CLAUDE_CODE_AUTO_COMPACT_WINDOW: String(window) } : {}),
+  };
+};
+
 /**
  * Claude Code on the bridge. Owned: `ANTHROPIC_BASE_URL`, `ANTHROPIC_AUTH_TOKEN` (sent as
  * `Authorization: Bearer`; unlike `ANTHROPIC_API_KEY` it asks no "use this key?" question), and
@@ -82,8 +101,12 @@ const noProxy = (env: Env): Record<string, string> => {
  * winning: `ANTHROPIC_MODEL` = `Router.default`, the `/model` picker's `ANTHROPIC_DEFAULT_OPUS_MODEL` =
  * `Router.think`, `..._SONNET_MODEL` = `Router.default`, `..._HAIKU_MODEL` (Claude Code's background
  * calls) = `Router.background` — each as the Router's `provider,model`, so Claude Code names the Cursor
- * model that runs (it notes such a name as an unrecognized model on stderr in `-p` mode) — and
- * `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` (no telemetry or update checks to Anthropic's hosts).
+ * model that runs (it notes such a name as an unrecognized model on stderr in `-p` mode) —,
+ * `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` (no telemetry or update checks to Anthropic's hosts), and
+ * with a known `contextWindow`: `CLAUDE_CODE_MAX_CONTEXT_TOKENS` (the window Claude Code assumes for a model
+ * name it does not know; else 1M) and `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (where it compacts, for any
+ * name) — the latter only from Claude Code's minimum of 100k up, and not over an `autoCompactWindow` of
+ * the user's settings.
  */
 export const claudeLaunch = (input: ClientLaunchInput): ClientLaunch => {
   const env = copyEnv(input.env);
@@ -97,8 +120,11 @@ export const claudeLaunch = (input: ClientLaunchInput): ClientLaunch => {
       ANTHROPIC_DEFAULT_SONNET_MODEL: router.default,
       ANTHROPIC_DEFAULT_HAIKU_MODEL: router.background ?? router.default,
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      ...contextWindowVariables(input),
     },
   });
+  if (input.contextWindow !== undefined && input.autoCompactWindowSetting === true)
+    notes.push('cursor-bridge: keeping the autoCompactWindow of your Claude Code settings');
   return { command: 'claude', args: [...input.args], env, notes };
 };
 

@@ -15,7 +15,8 @@ import { chmod, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { startFakeCursorBackend, type FakeCursorBackend } from '../fakes/cursor-backend/index.js';
 
 import {
   createChildEnv,
@@ -34,9 +35,16 @@ let binDir: string;
 let tmp: string;
 const servers: Server[] = [];
 
+/** Cursor for every serve of this file: a session reads the model's context window from its catalog. */
+let backend: FakeCursorBackend;
 beforeAll(async () => {
+  backend = await startFakeCursorBackend({});
+  withKey = { CURSOR_API_KEY: 'crsr_client_command_test', CURSOR_BACKEND_URL: backend.url };
   await ensureBuilt();
 }, 180_000);
+afterAll(async () => {
+  await backend?.close();
+});
 beforeEach(async () => {
   root = await realpath(await mkdtemp(join(tmpdir(), 'cursor-bridge-client-command-')));
   home = join(root, 'home');
@@ -63,7 +71,8 @@ afterEach(async () => {
 const fakeClient = `#!/usr/bin/env node
 const names = ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'ANTHROPIC_MODEL',
   'ANTHROPIC_DEFAULT_OPUS_MODEL', 'ANTHROPIC_DEFAULT_SONNET_MODEL', 'ANTHROPIC_DEFAULT_HAIKU_MODEL',
-  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC', 'CURSOR_BRIDGE_CODEX_KEY', 'NO_PROXY'];
+  'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC', 'CLAUDE_CODE_MAX_CONTEXT_TOKENS', 'CLAUDE_CODE_AUTO_COMPACT_WINDOW',
+  'CURSOR_BRIDGE_CODEX_KEY', 'NO_PROXY'];
 const env = {};
 for (const name of names) if (process.env[name] !== undefined) env[name] = process.env[name];
 const codexBase = process.argv.slice(2).join(' ').match(/base_url = "([^"]+)\\/v1"/);
@@ -91,7 +100,8 @@ const userEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
   return { ...env, PATH: [binDir, env['PATH'] ?? ''].join(delimiter) };
 };
 
-const withKey = { CURSOR_API_KEY: 'crsr_client_command_test' };
+/** A Cursor key and the fake backend's URL (set in `beforeAll`). */
+let withKey: Record<string, string> = {};
 
 const reportOf = (stdout: string): Report => {
   const line = stdout.split('\n').find((text) => text.startsWith('{"args"'));
@@ -135,6 +145,9 @@ describe('cursor-bridge claude with no serve running', () => {
       ANTHROPIC_DEFAULT_SONNET_MODEL: 'cursor,composer-2',
       ANTHROPIC_DEFAULT_HAIKU_MODEL: 'cursor,composer-2',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      // composer-2's catalog entry has no context parameter: Cursor's default window.
+      CLAUDE_CODE_MAX_CONTEXT_TOKENS: '200000',
+      CLAUDE_CODE_AUTO_COMPACT_WINDOW: '200000',
     });
     // While claude ran, a cursor-bridge serve with the Cursor key answered there.
     expect(report.root).toEqual(bridgeRoot);
@@ -265,12 +278,57 @@ describe('the user’s own environment', () => {
       ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
       ANTHROPIC_MODEL: 'gpt-5.4',
       NO_PROXY: '127.0.0.1',
+      // The window of the gpt-5.4 variant the bridge runs (its smallest context, 272k), not composer-2's.
+      CLAUDE_CODE_MAX_CONTEXT_TOKENS: '272000',
+      CLAUDE_CODE_AUTO_COMPACT_WINDOW: '272000',
     });
     expect(report.env['ANTHROPIC_API_KEY']).toBeUndefined();
     expect(result.stderr).toContain(
       'cursor-bridge: this session replaces ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY of your environment (it talks to the bridge)\n',
     );
     expect(result.stderr).toContain('cursor-bridge: keeping your ANTHROPIC_MODEL=gpt-5.4\n');
+  });
+});
+
+describe('the context window Claude Code is told', () => {
+  it('is the window of the model that runs for `--model` (an alias through the Router)', async () => {
+    const port = await findFreePort();
+    await mkdir(join(home, '.claude-code-router'), { recursive: true });
+    await writeFile(
+      join(home, '.claude-code-router', 'config.json'),
+      JSON.stringify({ Router: { default: 'cursor,composer-2', think: 'cursor,gpt-5.4' } }),
+    );
+    const result = await runCli(['--port', String(port), 'claude', '--model', 'opus'], {
+      env: userEnv(withKey),
+    });
+    expect(result.code).toBe(0);
+    expect(reportOf(result.stdout).env).toMatchObject({
+      ANTHROPIC_DEFAULT_OPUS_MODEL: 'cursor,gpt-5.4',
+      CLAUDE_CODE_MAX_CONTEXT_TOKENS: '272000',
+      CLAUDE_CODE_AUTO_COMPACT_WINDOW: '272000',
+    });
+  });
+
+  it('the user’s own values win, and an autoCompactWindow in their Claude Code settings keeps its place', async () => {
+    const port = await findFreePort();
+    const own = await runCli(['--port', String(port), 'claude'], {
+      env: userEnv({ ...withKey, CLAUDE_CODE_AUTO_COMPACT_WINDOW: '150k' }),
+    });
+    expect(reportOf(own.stdout).env).toMatchObject({
+      CLAUDE_CODE_MAX_CONTEXT_TOKENS: '200000',
+      CLAUDE_CODE_AUTO_COMPACT_WINDOW: '150k',
+    });
+    expect(own.stderr).toContain('cursor-bridge: keeping your CLAUDE_CODE_AUTO_COMPACT_WINDOW=150k\n');
+
+    await mkdir(join(home, '.claude'), { recursive: true });
+    await writeFile(join(home, '.claude', 'settings.json'), JSON.stringify({ autoCompactWindow: 120000 }));
+    const setting = await runCli(['--port', String(port), 'claude'], { env: userEnv(withKey) });
+    const env = reportOf(setting.stdout).env;
+    expect(env['CLAUDE_CODE_MAX_CONTEXT_TOKENS']).toBe('200000');
+    expect(env['CLAUDE_CODE_AUTO_COMPACT_WINDOW']).toBeUndefined();
+    expect(setting.stderr).toContain(
+      'cursor-bridge: keeping the autoCompactWindow of your Claude Code settings\n',
+    );
   });
 });
 

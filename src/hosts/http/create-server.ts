@@ -25,6 +25,17 @@ import { countTurnTokens } from './count-turn-tokens.js';
  */
 export type CursorReadiness = { ready: boolean; reason?: string };
 
+/**
+ * A `GET /v1/models` entry. `contextWindow` is the window, in tokens, of the Cursor variant the bridge runs
+ * for the model (answered as `context_window`: what a client sizes its context and compaction from).
+ */
+export type ListedModel = {
+  id: string;
+  displayName?: string;
+  aliases?: readonly string[];
+  contextWindow?: number;
+};
+
 export type BridgeServerOptions = {
   adapters: { anthropic: ProtocolAdapter; openaiChat: ProtocolAdapter; openaiResponses: ProtocolAdapter };
   handleTurn: TurnHandler;
@@ -36,7 +47,8 @@ export type BridgeServerOptions = {
   keepaliveMs?: number;
   /** A stream blocked this long on a client that does not read is cancelled and closed (0: never). */
   stallTimeoutMs?: number;
-  listModels: () => string[];
+  /** `GET /v1/models`: model ids, or entries with what Cursor's catalog says of them. */
+  listModels: () => ReadonlyArray<string | ListedModel> | Promise<ReadonlyArray<string | ListedModel>>;
   /** Rendered at `GET /metrics` (Prometheus text); also records the time to first byte. */
   metrics: Pick<BridgeMetrics, 'contentType' | 'render' | 'firstByte'>;
   /**
@@ -275,17 +287,22 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     });
   };
 
-  const listModels = (response: ServerResponse): void => {
+  const listModels = async (response: ServerResponse): Promise<void> => {
     const created = Math.floor(Date.now() / 1000);
-    const data = options.listModels().map((id) => ({
-      id,
-      object: 'model',
-      type: 'model',
-      display_name: id,
-      created,
-      created_at: new Date(created * 1000).toISOString(),
-      owned_by: 'cursor',
-    }));
+    const data = (await options.listModels()).map((entry) => {
+      const model: ListedModel = typeof entry === 'string' ? { id: entry } : entry;
+      return {
+        id: model.id,
+        object: 'model',
+        type: 'model',
+        display_name: model.displayName ?? model.id,
+        created,
+        created_at: new Date(created * 1000).toISOString(),
+        owned_by: 'cursor',
+        ...(model.aliases === undefined || model.aliases.length === 0 ? {} : { aliases: model.aliases }),
+        ...(model.contextWindow === undefined ? {} : { context_window: model.contextWindow }),
+      };
+    });
     sendJson(response, 200, {
       object: 'list',
       data,
@@ -316,8 +333,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
   const conversationsRoute = (list: () => unknown): Route => ({
     method: 'GET',
     path: '/debug/conversations',
-    handle: (_request, response) =>
-      sendJson(response, 200, list(), { 'cache-control': 'no-store' }),
+    handle: (_request, response) => sendJson(response, 200, list(), { 'cache-control': 'no-store' }),
   });
 
   /** Every route the bridge answers; `public` ones (liveness probes) need no API key. */

@@ -305,3 +305,41 @@ export const createModelCatalog = (
     },
   };
 };
+
+/**
+ * The window of a Cursor model whose catalog entry has no context parameter: Cursor runs it at its default
+ * (non-Max) context, 200k tokens (Cursor's model docs); the SDK's runs never ask for Max Mode.
+ */
+export const cursorDefaultContextWindow = 200_000;
+
+/** The reasoning requests a client can make: none, adaptive (no effort), and each effort level. */
+const reasoningRequests: readonly ReasoningRequest[] = [
+  { requested: false },
+  { requested: true },
+  ...(['minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const).map((effort) => ({
+    requested: true,
+    effort,
+  })),
+];
+
+/**
+ * The context window, in tokens, of the variants {@link selectModel} runs for `model`: the smallest
+ * context value among the selections for every reasoning request (each selection takes the smallest
+ * context its other parameters allow, so this is the window of the conversation's runs whatever a
+ * request's reasoning). `undefined` when the model has no context parameter: its catalog entry states none.
+ */
+export const contextWindowOf = (model: CatalogModel): number | undefined => {
+  const context = collectParameters(model).find(
+    ({ id, displayName, values }) => classify(`${id} ${displayName}`, values) === 'context',
+  );
+  if (context === undefined) return undefined;
+  const windows = reasoningRequests.flatMap((reasoning) => {
+    const result = selectModel([model], model.id, reasoning);
+    const value = result.ok
+      ? result.selection.params?.find((param) => param.id === context.id)?.value
+      : undefined;
+    const size = value === undefined ? undefined : parseContextSize(value);
+    return size === undefined ? [] : [size];
+  });
+  return windows.length === 0 ? undefined : Math.min(...windows);
+};

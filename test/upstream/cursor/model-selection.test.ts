@@ -1,8 +1,13 @@
 import type { ModelListItem, ModelSelection, ModelVariant } from '@cursor/sdk';
 import { describe, expect, it } from 'vitest';
 
+import { DEFAULT_FAKE_MODELS } from '../../fakes/cursor-backend/default-models.js';
 import { findCatalogEntry } from '../../../src/shared/find-catalog-entry.js';
-import { createModelCatalog, selectModel } from '../../../src/upstream/cursor/model-selection.js';
+import {
+  contextWindowOf,
+  createModelCatalog,
+  selectModel,
+} from '../../../src/upstream/cursor/model-selection.js';
 import type { CatalogModel, ReasoningRequest } from '../../../src/upstream/cursor/model-selection.js';
 
 // Catalog fixtures shaped like `Cursor.models.list()` items (typed against the SDK's own ModelListItem,
@@ -392,5 +397,55 @@ describe('createModelCatalog', () => {
     expect(calls).toHaveLength(2);
     calls[1]?.resolve(v1);
     await expect(third).resolves.toEqual({ models: v1, fetchedAt: 0 });
+  });
+});
+
+describe('contextWindowOf: the window of the variants the bridge runs', () => {
+  const withContext = (values: string[], variants?: CatalogModel['variants']): CatalogModel => ({
+    id: 'm',
+    displayName: 'M',
+    parameters: [
+      { id: 'reasoning', values: [{ value: 'low' }, { value: 'high' }] },
+      { id: 'context', displayName: 'Context', values: values.map((value) => ({ value })) },
+    ],
+    ...(variants === undefined ? {} : { variants }),
+  });
+
+  it.each<[string, CatalogModel, number | undefined]>([
+    // The fake catalog, as the SDK lists it.
+    [
+      'gpt-5.4: its variants run 272k (the 1M one only on request)',
+      DEFAULT_FAKE_MODELS[3] as CatalogModel,
+      272_000,
+    ],
+    ['composer-2: no context parameter', DEFAULT_FAKE_MODELS[0] as CatalogModel, undefined],
+    ['claude-opus-4-8: thinking and effort only', DEFAULT_FAKE_MODELS[1] as CatalogModel, undefined],
+    ['parameters without variants: the smallest value', withContext(['1m', '200k']), 200_000],
+    ['sizes in any case, with decimals', withContext(['1.5M', '400K']), 400_000],
+    [
+      'a variant list whose high effort exists only at 1M: the smallest window any request runs',
+      withContext(
+        ['128k', '1m'],
+        [
+          {
+            displayName: 'low 128k',
+            params: [
+              { id: 'reasoning', value: 'low' },
+              { id: 'context', value: '128k' },
+            ],
+          },
+          {
+            displayName: 'high 1m',
+            params: [
+              { id: 'reasoning', value: 'high' },
+              { id: 'context', value: '1m' },
+            ],
+          },
+        ],
+      ),
+      128_000,
+    ],
+  ])('%s', (_label, model, window) => {
+    expect(contextWindowOf(model)).toBe(window);
   });
 });
