@@ -58,7 +58,8 @@ const keep = 32;
  * tool on the `stream` op too: the SDK's `custom-user-tools` MCP server), `nosandbox` (`sandboxOptions:
  * { enabled: false }`), `retries` (`enableAgentRetries: true`), `name` (`name: 'cursor-bridge'`),
  * `drain` (read `run.stream()` as well as `onDelta`, as the bridge does), `bridge` (as
- * `BENCH_BARE_OPTIONS=bridge`).
+ * `BENCH_BARE_OPTIONS=bridge`), `shared` (every conversation in one directory, so all share one executor
+ * the SDK keeps warm: the SDK at its fastest, as one long-lived process in one project runs it).
  */
 const variant = new Set(
   (process.env['BENCH_BARE_VARIANT'] ?? '').split(',').filter((feature) => feature !== ''),
@@ -90,14 +91,18 @@ const forgetOldest = async (): Promise<void> => {
     const [key, oldest] = conversations.entries().next().value as [string, Conversation];
     conversations.delete(key);
     oldest.agent.close();
-    await rm(oldest.dir, { recursive: true, force: true });
+    if (oldest.dir !== sharedDir) await rm(oldest.dir, { recursive: true, force: true });
   }
 };
+
+/** `shared`: the one directory of every conversation (kept when a conversation is closed). */
+const sharedDir = variant.has('shared') ? join(root, 'shared') : undefined;
+if (sharedDir !== undefined) await mkdir(sharedDir, { recursive: true });
 
 const open = async (): Promise<{ key: string; conversation: Conversation }> => {
   counter += 1;
   const key = `c${counter}`;
-  const dir = await mkdtemp(join(root, 'ws-'));
+  const dir = sharedDir ?? (await mkdtemp(join(root, 'ws-')));
   if (variant.has('agents')) {
     await writeFile(join(dir, 'AGENTS.md'), '# Rules\n\nUse only the tools the client gave you.\n');
   }
