@@ -132,7 +132,9 @@ export class CursorUpstream implements UpstreamPort {
    * cached per API key for the process (the bootstrap only once it returned a config). Neither
    * `createAgentPlatform`, `configureCursorSdk` nor the agent options take a transport, token or settings,
    * and leaving the key out would build a different executor without the admin controls. So callers warm
-   * only for demand a user caused (the warm pool).
+   * only for demand a user caused (the warm pool). A warm executor still exchanges the key at its first
+   * run (its agent client, built then, has a token cache of its own): one round trip on that run's path
+   * that pre-warming cannot save.
    */
   async prewarm(options: UpstreamSessionOptions): Promise<() => Promise<void>> {
     const apiKey = this.#apiKey();
