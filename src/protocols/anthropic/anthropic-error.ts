@@ -34,6 +34,8 @@ const errorShapes: Record<TurnErrorKind, ErrorShape> = {
   'not-found': { status: 404, type: 'not_found_error' },
   'request-too-large': { status: 413, type: 'request_too_large' },
   'rate-limit': { status: 429, type: 'rate_limit_error' },
+  // Anthropic has no quota type: its 429 `rate_limit_error`, made final by `x-should-retry: false`.
+  'usage-limit': { status: 429, type: 'rate_limit_error' },
   api: { status: 500, type: 'api_error' },
   overloaded: { status: 529, type: 'overloaded_error' },
   // Not `overloaded_error`: Claude Code gives 529 / overloaded_error its own short retry budget.
@@ -62,9 +64,32 @@ export const createAnthropicErrorBody = (error: TurnError): AnthropicErrorBody =
   error: { type: mapAnthropicError(error.kind).type, message: errorMessage(error) },
 });
 
+/**
+ * Anthropic's rate-limit headers for a rate limit whose upstream said when it resets: no request left,
+ * and the reset as an RFC 3339 time. None otherwise (the limit itself is never known).
+ * @see https://docs.anthropic.com/en/api/rate-limits#response-headers
+ */
+export const createAnthropicRateLimitHeaders = (
+  error: TurnError,
+  now: number = Date.now(),
+): Record<string, string> =>
+  error.kind !== 'rate-limit' || error.resetSeconds === undefined
+    ? {}
+    : {
+        'anthropic-ratelimit-requests-remaining': '0',
+        'anthropic-ratelimit-requests-reset': new Date(now + error.resetSeconds * 1000)
+          .toISOString()
+          .replace(/\.\d{3}Z$/, 'Z'),
+      };
+
 /** An error answer before any byte was sent (non-retryable ones carry `x-should-retry: false`). */
 export const createAnthropicErrorResponse = (error: TurnError): ErrorResponse =>
-  createErrorResponse(error, mapAnthropicError(error.kind).status, createAnthropicErrorBody(error));
+  createErrorResponse(
+    error,
+    mapAnthropicError(error.kind).status,
+    createAnthropicErrorBody(error),
+    createAnthropicRateLimitHeaders(error),
+  );
 
 /**
  * The in-band error frames once the stream has started: `event: error` (`@anthropic-ai/sdk`'s `Stream`

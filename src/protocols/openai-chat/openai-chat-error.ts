@@ -4,6 +4,7 @@ import type { SseFrame } from '../sse-frame.js';
 import { createErrorResponse } from '../shared/create-error-response.js';
 import { createDataFrame } from '../shared/create-event-frame.js';
 import { createOpenaiErrorBody, type OpenaiErrorBody } from '../shared/create-openai-error-body.js';
+import { createOpenaiRateLimitHeaders } from '../shared/create-openai-rate-limit-headers.js';
 
 /** The Chat Completions error envelope (`{ error: { message, type, param, code } }`). */
 export type OpenaiChatErrorBody = OpenaiErrorBody;
@@ -24,6 +25,8 @@ const errorShapes: Record<TurnErrorKind, ErrorShape> = {
   'not-found': { status: 404, type: 'invalid_request_error', code: 'not_found' },
   'request-too-large': { status: 413, type: 'invalid_request_error', code: 'request_too_large' },
   'rate-limit': { status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+  // OpenAI's own spent-quota answer; the `openai` SDK would still retry a 429 but for `x-should-retry`.
+  'usage-limit': { status: 429, type: 'insufficient_quota', code: 'insufficient_quota' },
   api: { status: 500, type: 'server_error', code: 'server_error' },
   overloaded: { status: 503, type: 'server_error', code: 'overloaded' },
   unavailable: { status: 503, type: 'server_error', code: 'service_unavailable' },
@@ -39,7 +42,12 @@ export const createOpenaiChatErrorBody = (error: TurnError): OpenaiChatErrorBody
 
 /** An error answered before any byte was streamed (non-retryable ones carry `x-should-retry: false`). */
 export const createOpenaiChatErrorResponse = (error: TurnError): ErrorResponse =>
-  createErrorResponse(error, errorShapes[error.kind].status, createOpenaiChatErrorBody(error));
+  createErrorResponse(
+    error,
+    errorShapes[error.kind].status,
+    createOpenaiChatErrorBody(error),
+    createOpenaiRateLimitHeaders(error),
+  );
 
 /**
  * The in-band error once the stream has started: one `data: {"error":{message,type,code}}` chunk (the

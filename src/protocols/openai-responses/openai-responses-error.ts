@@ -4,6 +4,7 @@ import type { TurnError, TurnErrorKind } from '../../turn/turn-error.js';
 import { createErrorResponse } from '../shared/create-error-response.js';
 import { createEventFrame } from '../shared/create-event-frame.js';
 import { createOpenaiErrorBody } from '../shared/create-openai-error-body.js';
+import { createOpenaiRateLimitHeaders } from '../shared/create-openai-rate-limit-headers.js';
 
 type ErrorShape = {
   status: number;
@@ -54,6 +55,13 @@ const errorShapes: Record<TurnErrorKind, ErrorShape> = {
     code: 'rate_limit_exceeded',
     streamCode: 'rate_limit_exceeded',
   },
+  // Codex stops on `insufficient_quota` (its quota-exceeded error) instead of retrying.
+  'usage-limit': {
+    status: 429,
+    type: 'insufficient_quota',
+    code: 'insufficient_quota',
+    streamCode: 'insufficient_quota',
+  },
   api: { status: 500, type: 'api_error', code: 'server_error', streamCode: 'server_error' },
   overloaded: {
     status: 503,
@@ -80,7 +88,12 @@ export const mapOpenaiResponsesError = (kind: TurnErrorKind): ErrorShape => erro
  */
 export const createOpenaiResponsesErrorResponse = (error: TurnError): ErrorResponse => {
   const shape = errorShapes[error.kind];
-  return createErrorResponse(error, shape.status, createOpenaiErrorBody(error, shape));
+  return createErrorResponse(
+    error,
+    shape.status,
+    createOpenaiErrorBody(error, shape),
+    createOpenaiRateLimitHeaders(error),
+  );
 };
 
 /**

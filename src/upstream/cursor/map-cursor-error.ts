@@ -34,6 +34,86 @@ const contextLengthPattern =
 const isContextLength = (code: string, message: string): boolean =>
   code.toUpperCase() === 'CONVERSATION_TOO_LONG' || contextLengthPattern.test(message);
 
+/**
+ * Cursor's limits (`ErrorDetails.Error`). A typed SDK error (create/send: `RateLimitError` for all of
+ * them) keeps the enum name as `code`. Inside a running run the SDK keeps neither the enum, nor the
+ * details' `isRetryable` / `additionalInfo`, nor the trailer metadata: only `"<title> <detail>"` when the
+ * SDK ends the run at once (it does for every rate and usage limit but API_KEY_RATE_LIMIT and
+ * SUSPICIOUS_USAGE_BLOCKED, and for those when the details say `isRetryable: false`), else
+ * `"[<connect code>] <message>"` after its own three retries. So the text decides there: the words
+ * Cursor's limit messages are made of ("You've hit your usage limit", "usage-based pricing",
+ * "spend limit", "rate limit exceeded", "too many requests"). A usage limit is matched first: telling a
+ * client to wait for a spent quota would have it retry ten times for nothing.
+ */
+const usageLimitCodes: ReadonlySet<string> = new Set([
+  'FREE_USER_USAGE_LIMIT',
+  'PRO_USER_USAGE_LIMIT',
+  'USAGE_PRICING_REQUIRED',
+  'USAGE_PRICING_REQUIRED_CHANGEABLE',
+  'SUSPICIOUS_USAGE_BLOCKED',
+  'PRO_USER_ONLY',
+]);
+
+const usageLimitPattern =
+  /usage[ _-]?limit|spend(?:ing)?[ _-]?limit|usage[ _-]based pricing|pricing[ _-]required|suspicious[ _-]?(?:usage|activity)|insufficient[ _-]quota|quota (?:exceeded|reached)|out of (?:credits?|quota)/i;
+
+const rateLimitPattern = /rate[ _-]?limit|too many requests|resource[ _-]exhausted/i;
+
+/** A time Cursor's message gives for the limit to pass ("try again in 30 seconds", "in 2 minutes"). */
+const resetPattern =
+  /\b(?:try again|retry|resets?|available again)\b[^.]*?\b(?:in|after) (\d+(?:\.\d+)?) ?(ms|s|sec(?:ond)?s?|m|min(?:ute)?s?|h|hours?)\b/i;
+
+/**
+ * What `retry-after` says when Cursor's message gives no time: long enough that a client does not spend
+ * its retries (Claude Code and the official SDKs make up to 10 and 2) within one rate-limit window,
+ * short enough that an interactive user is not kept waiting past it.
+ */
+export const defaultRateLimitRetryAfterSeconds = 10;
+
+const readResetSeconds = (message: string): number | undefined => {
+  const match = resetPattern.exec(message);
+  if (match?.[1] === undefined || match[2] === undefined) return undefined;
+  const unit = match[2].toLowerCase();
+  const scale = unit === 'ms' ? 0.001 : unit.startsWith('h') ? 3600 : unit.startsWith('m') ? 60 : 1;
+  return Math.max(1, Math.ceil(Number(match[1]) * scale));
+};
+
+/** Where a usage limit is lifted: the account's plan, spend limit and billing. */
+export const cursorDashboardUrl = 'https://cursor.com/dashboard';
+
+/** Not retryable: only the user can lift it (plan, spend limit, pricing, support). */
+const usageLimitError = (message: string): TurnError =>
+  createTurnError(
+    'usage-limit',
+    `Cursor usage limit reached (Cursor: ${message}). Retrying will not help: check your plan, spend limit ` +
+      `and usage-based pricing in Cursor's dashboard, ${cursorDashboardUrl}.`,
+    { retryable: false },
+  );
+
+/**
+ * Retryable after `retry-after`: Cursor's time when its message gives one (then also the protocols'
+ * reset headers), else {@link defaultRateLimitRetryAfterSeconds}. The message repeats the wait as
+ * "try again in Ns", the phrase Codex reads a delay from where no header can go (an in-band error).
+ */
+const rateLimitError = (message: string): TurnError => {
+  const resetSeconds = readResetSeconds(message);
+  const retryAfterSeconds = resetSeconds ?? defaultRateLimitRetryAfterSeconds;
+  return createTurnError(
+    'rate-limit',
+    `Cursor rate limit reached (Cursor: ${message}). Please try again in ${retryAfterSeconds}s.`,
+    { retryAfterSeconds, ...(resetSeconds === undefined ? {} : { resetSeconds }) },
+  );
+};
+
+/** A limit by the SDK's code (typed errors) or else the message's words; undefined when neither says so. */
+const limitError = (code: string, message: string): TurnError | undefined => {
+  if (usageLimitCodes.has(code.toUpperCase()) || usageLimitPattern.test(message)) {
+    return usageLimitError(message);
+  }
+  if (rateLimitPattern.test(message) || /RATE_LIMIT/i.test(code)) return rateLimitError(message);
+  return undefined;
+};
+
 /** Not retryable: the same conversation overflows again until the client compacts or trims it. */
 const contextLengthError = (message: string): TurnError =>
   createTurnError(
@@ -45,14 +125,15 @@ const contextLengthError = (message: string): TurnError =>
 
 export const mapCursorSdkError = (error: unknown): TurnError => {
   const message = errorMessage(error);
-  if (isContextLength(errorCode(error), message)) return contextLengthError(message);
+  const code = errorCode(error);
+  if (isContextLength(code, message)) return contextLengthError(message);
   switch (errorName(error)) {
     case 'AuthenticationError':
       return createTurnError('authentication', `Cursor rejected the API key: ${message}. ${keyHelp}`, {
         retryable: false,
       });
     case 'RateLimitError':
-      return createTurnError('rate-limit', `Cursor rate or usage limit reached: ${message}`);
+      return limitError(code, message) ?? rateLimitError(message);
     case 'IntegrationNotConnectedError':
     case 'ConfigurationError':
     case 'UnsupportedRunOperationError':
@@ -89,6 +170,9 @@ export const mapCursorRunError = (runError: { message: string; code?: string } |
   const message = runError?.message ?? 'The Cursor run failed without a message.';
   // Before the Connect code: Cursor may send the refusal as `resource_exhausted`, which is no rate limit.
   if (isContextLength(runError?.code ?? '', message)) return contextLengthError(message);
+  // Before the Connect code too: `[resource_exhausted]` is no proof of a rate limit, nor a usage limit.
+  const limit = limitError(runError?.code ?? '', message);
+  if (limit !== undefined) return limit;
   const code = (runError?.code ?? /^\[([a-z_]+)\]/.exec(message)?.[1] ?? '').toLowerCase();
   const text = `${code} ${message}`.toLowerCase();
   const kind =
@@ -99,16 +183,14 @@ export const mapCursorRunError = (runError: { message: string; code?: string } |
       ? 'overloaded'
       : /unauthenticated|api key|not logged in|unauthorized/.test(text)
         ? 'authentication'
-        : /rate.?limit|usage.?limit|resource.?exhausted|quota/.test(text)
-          ? 'rate-limit'
-          : 'api');
+        : 'api');
   switch (kind) {
     case 'authentication':
       return createTurnError(kind, `Cursor rejected the API key: ${message}. ${keyHelp}`, {
         retryable: false,
       });
     case 'rate-limit':
-      return createTurnError(kind, `Cursor rate or usage limit reached: ${message}`);
+      return rateLimitError(message);
     case 'overloaded':
     case 'timeout':
       return createTurnError('overloaded', `Cursor is unreachable: ${message}. Retry shortly.`);

@@ -324,4 +324,21 @@ describe('the CCR dialect through AnthropicTransformer', () => {
     const retryable = createErrorTurnResponse(createTurnError('overloaded', 'Busy.'));
     expect(retryable.status).toBe(503);
   });
+
+  it('answers a spent usage limit 403 (never a 429 Claude Code retries ten times), a rate limit 429', async () => {
+    const spent = createErrorTurnResponse(
+      createTurnError('usage-limit', 'Cursor usage limit reached.', { retryable: false }),
+    );
+    expect(spent.status).toBe(403);
+    expect(await spent.json()).toMatchObject({
+      error: { type: 'insufficient_quota', code: 'insufficient_quota' },
+    });
+
+    const limited = createErrorTurnResponse(
+      createTurnError('rate-limit', 'Slow down.', { retryAfterSeconds: 7, resetSeconds: 7 }),
+    );
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('7');
+    expect(limited.headers.get('x-ratelimit-reset-requests')).toBe('7s');
+  });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createAnthropicErrorFrames,
   createAnthropicErrorResponse,
+  createAnthropicRateLimitHeaders,
 } from '../../../src/protocols/anthropic/anthropic-error.js';
 import { createTurnError, type TurnErrorKind } from '../../../src/turn/turn-error.js';
 import { createJsonFetch, createSseFetch } from '../../helpers/sse-response.js';
@@ -66,6 +67,7 @@ describe('createAnthropicErrorResponse through the official client', () => {
     ['not-found', 404, 'not_found_error', Anthropic.NotFoundError],
     ['request-too-large', 413, 'request_too_large', Anthropic.ContentTooLargeError],
     ['rate-limit', 429, 'rate_limit_error', Anthropic.RateLimitError],
+    ['usage-limit', 429, 'rate_limit_error', Anthropic.RateLimitError],
     ['api', 500, 'api_error', Anthropic.InternalServerError],
     ['overloaded', 529, 'overloaded_error', Anthropic.OverloadedError],
     ['timeout', 504, 'timeout_error', Anthropic.GatewayTimeoutError],
@@ -90,6 +92,25 @@ describe('createAnthropicErrorResponse through the official client', () => {
     const { response, calls } = await throwFor('overloaded', { maxRetries: 2 });
     expect(response.headers).toEqual({});
     expect(calls).toBe(3);
+  });
+
+  it('makes a usage limit final: x-should-retry false on its 429, the client asks once', async () => {
+    const { response, calls, error } = await throwFor('usage-limit', { maxRetries: 2 });
+    expect(response.headers).toEqual({ 'x-should-retry': 'false' });
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError);
+    expect(calls).toBe(1);
+  });
+
+  it('sends retry-after, and the rate-limit reset headers only when the upstream said when', () => {
+    const now = Date.parse('2026-12-05T10:00:00Z');
+    const told = createTurnError('rate-limit', 'slow', { retryAfterSeconds: 90, resetSeconds: 90 });
+    expect(createAnthropicRateLimitHeaders(told, now)).toEqual({
+      'anthropic-ratelimit-requests-remaining': '0',
+      'anthropic-ratelimit-requests-reset': '2026-12-05T10:01:30Z',
+    });
+    expect(createAnthropicErrorResponse(told).headers).toMatchObject({ 'retry-after': '90' });
+    const untold = createTurnError('rate-limit', 'slow', { retryAfterSeconds: 10 });
+    expect(createAnthropicErrorResponse(untold).headers).toEqual({ 'retry-after': '10' });
   });
 
   it('honours an explicit retryable: false on a normally retryable kind', async () => {

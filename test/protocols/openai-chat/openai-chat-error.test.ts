@@ -40,6 +40,8 @@ describe('createOpenaiChatErrorResponse with the official openai client', () => 
     ['not-found', 404, OpenAI.NotFoundError, 'invalid_request_error', 'not_found'],
     ['request-too-large', 413, OpenAI.APIError, 'invalid_request_error', 'request_too_large'],
     ['rate-limit', 429, OpenAI.RateLimitError, 'rate_limit_error', 'rate_limit_exceeded'],
+    // What OpenAI answers a spent quota with.
+    ['usage-limit', 429, OpenAI.RateLimitError, 'insufficient_quota', 'insufficient_quota'],
     ['api', 500, OpenAI.InternalServerError, 'server_error', 'server_error'],
     ['overloaded', 503, OpenAI.InternalServerError, 'server_error', 'overloaded'],
     ['timeout', 504, OpenAI.InternalServerError, 'server_error', 'timeout'],
@@ -51,6 +53,20 @@ describe('createOpenaiChatErrorResponse with the official openai client', () => 
     expect(apiError.message).toContain(`failure of kind ${kind}`);
     expect(apiError.type).toBe(type);
     expect(apiError.code).toBe(code);
+  });
+
+  it('keeps a usage limit from being retried; gives a rate limit retry-after and, when known, its reset', async () => {
+    const { calls, answer } = await thrownBy('usage-limit', { retryable: false });
+    expect(answer.headers).toEqual({ 'x-should-retry': 'false' });
+    expect(calls).toBe(1);
+    const told = createTurnError('rate-limit', 'slow', { retryAfterSeconds: 30, resetSeconds: 30 });
+    expect(createOpenaiChatErrorResponse(told).headers).toEqual({
+      'retry-after': '30',
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': '30s',
+    });
+    const untold = createTurnError('rate-limit', 'slow', { retryAfterSeconds: 10 });
+    expect(createOpenaiChatErrorResponse(untold).headers).toEqual({ 'retry-after': '10' });
   });
 
   it('carries param for invalid requests', async () => {

@@ -36,6 +36,7 @@ const cases: [TurnErrorKind, number, string, abstract new (...args: never[]) => 
   ['not-found', 404, 'not_found_error', NotFoundError],
   ['request-too-large', 413, 'request_too_large', APIError],
   ['rate-limit', 429, 'rate_limit_error', RateLimitError],
+  ['usage-limit', 429, 'insufficient_quota', RateLimitError],
   ['api', 500, 'api_error', InternalServerError],
   ['overloaded', 503, 'overloaded_error', InternalServerError],
   ['timeout', 504, 'timeout_error', InternalServerError],
@@ -201,6 +202,8 @@ describe('createOpenaiResponsesErrorFrames', () => {
   it.each([
     ['invalid-request', 'invalid_prompt'],
     ['rate-limit', 'rate_limit_exceeded'],
+    // Codex's quota-exceeded error: it stops instead of retrying.
+    ['usage-limit', 'insufficient_quota'],
     ['overloaded', 'server_is_overloaded'],
     ['api', 'server_error'],
   ] as const)('uses the Responses error code for %s', (kind, code) => {

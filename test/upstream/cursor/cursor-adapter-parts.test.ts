@@ -76,7 +76,7 @@ describe('Cursor error mapping', () => {
 
   it.each([
     [{ message: '[unknown] Invalid API key (fake)' }, 'authentication'],
-    [{ message: 'usage limit exceeded' }, 'rate-limit'],
+    [{ message: 'usage limit exceeded' }, 'usage-limit'],
     [{ message: '[unknown] Failed to connect to API key exchange endpoint: fetch failed' }, 'overloaded'],
     [{ message: 'fetch failed' }, 'overloaded'],
     // What the SDK reports after its transport retries against a backend that went away mid-run.
@@ -128,6 +128,54 @@ describe('Cursor error mapping', () => {
       expect(
         mapCursorSdkError(named('ConfigurationError', 'Invalid value 2m for parameter context window')).kind,
       ).toBe('invalid-request');
+    });
+  });
+
+  describe("Cursor's rate and usage limits", () => {
+    it.each([
+      // What a running run keeps of Cursor's usage limit: `${title} ${detail}` (the Cursor app's text).
+      ["You've hit your usage limit Get Cursor Pro for more Agent usage, unlimited Tab, and more."],
+      ['[resource_exhausted] Usage-based pricing required to keep using this model'],
+      ['Spend limit reached Raise your spending limit to continue.'],
+      ['[permission_denied] Suspicious activity detected'],
+    ])('run error %j → usage-limit, not retryable, naming the dashboard', (message) => {
+      const error = mapCursorRunError({ message });
+      expect(error).toMatchObject({ kind: 'usage-limit', retryable: false });
+      expect(error.message).toContain(message);
+      expect(error.message).toContain('https://cursor.com/dashboard');
+    });
+
+    it.each([
+      ['Rate limit exceeded Please try again in 30 seconds.', 30],
+      ['[resource_exhausted] Too many requests, retry in 2 minutes', 120],
+      ['Rate limited try again in 1.5s', 2],
+      ['Rate limited try again in 500ms', 1],
+    ])('run error %j → rate-limit, retry-after and reset %i s from its text', (message, seconds) => {
+      expect(mapCursorRunError({ message })).toMatchObject({
+        kind: 'rate-limit',
+        retryable: true,
+        retryAfterSeconds: seconds,
+        resetSeconds: seconds,
+      });
+    });
+
+    it('gives a rate limit without a time the default retry-after and no reset, and says it in the text', () => {
+      const error = mapCursorRunError({ message: '[resource_exhausted] slow down' });
+      expect(error).toMatchObject({ kind: 'rate-limit', retryable: true, retryAfterSeconds: 10 });
+      expect(error).not.toHaveProperty('resetSeconds');
+      // Codex reads a delay from "try again in Ns" where no header can go.
+      expect(error.message).toMatch(/try again in 10s/);
+    });
+
+    it.each([
+      ['PRO_USER_USAGE_LIMIT', 'usage-limit'],
+      ['USAGE_PRICING_REQUIRED', 'usage-limit'],
+      ['SUSPICIOUS_USAGE_BLOCKED', 'usage-limit'],
+      ['RATE_LIMITED', 'rate-limit'],
+      ['resource_exhausted', 'rate-limit'],
+    ])('a typed RateLimitError with code %s → %s', (code, kind) => {
+      const typed = Object.assign(named('RateLimitError', 'Limit'), { code });
+      expect(mapCursorSdkError(typed).kind).toBe(kind);
     });
   });
 
