@@ -14,7 +14,10 @@
  * value is the union of every live upstream's latest catalog, and an upstream only creates an agent for a
  * model it found in its own latest catalog, so the SDK's check accepts whatever the bridge accepted. A
  * model the latest refresh dropped is refused, as the SDK's own fetch would have refused it. The check
- * only resolves an id or alias; Cursor's backend still decides what the key may run.
+ * only resolves an id or alias; Cursor's backend still decides what the key may run. The cost: a key
+ * revoked while the catalog is cached is no longer refused by the create's catalog fetch (a typed 401 at
+ * once) but by the run's key exchange, which the SDK retries (≈ 15 s) before the run fails; the client still
+ * gets an authentication error.
  *
  * An operator's own value of the variable is never overwritten: when it holds something this module did
  * not write, the module leaves it alone for the life of the process. When the last upstream closes, the
