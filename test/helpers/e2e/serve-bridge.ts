@@ -23,6 +23,7 @@ import {
   type FakeRequestLogEntry,
   type Scenario,
 } from '../../fakes/cursor-backend/index.js';
+import type { FakeModel } from '../../fakes/cursor-backend/default-models.js';
 import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
 import { ensureBuilt } from '../ensure-built.js';
@@ -76,6 +77,8 @@ export type StartServeBridgeOptions = {
   backendScenario?: Scenario;
   /** Extra environment for `serve` (e.g. `CURSOR_BRIDGE_DRAIN_TIMEOUT`). */
   env?: Record<string, string>;
+  /** Cursor's catalog as the fake backend lists it (default: the fake's). */
+  models?: readonly FakeModel[];
 };
 
 const truncate = (text: string, max = 4_000): string =>
@@ -240,6 +243,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
   const backend = await startFakeCursorBackend({
     scenario: options.backendScenario ?? model.scenario,
     auth: options.scenario.cursorAuth === 'reject' ? 'reject' : 'ok',
+    ...(options.models === undefined ? {} : { models: options.models }),
   });
   const output = { stdout: '', stderr: '' };
   let exit: string | undefined;
