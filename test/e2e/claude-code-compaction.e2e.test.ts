@@ -8,7 +8,10 @@
  *
  * The fake model's usage is what a Cursor run reports: the input it received (prompt and the agent's
  * history) and the output it wrote, about four characters to a token — so the conversation really is as
- * long as the numbers say, and Claude Code's own estimate of its messages agrees with them.
+ * long as the numbers say, and Claude Code's own estimate of its messages agrees with them. The fake holds
+ * the model to its window as Cursor does: a run that received more than the window is refused as
+ * "conversation too long". The turns together write more than the window, so a launch that states no window
+ * (or too large a one) fails here twice: no compaction in time, and a refusal at the limit.
  */
 
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -46,6 +49,13 @@ const smallWindowModel: FakeModel = {
   ],
 };
 
+/**
+ * The window Cursor holds the model to, in tokens: a run that received more (its prompt and history, four
+ * characters to a token, as the fake's usage counts them) is refused as Cursor refuses a conversation
+ * longer than the model's window.
+ */
+const windowTokens = 100_000;
+
 /** Claude Code 2.1.332's summarisation instruction (its compaction request's last user message). */
 const compactionPrompt = 'Your task is to create a detailed summary of the conversation so far';
 const summary = 'E2E-SUMMARY: the user read a long build log; every step passed.';
@@ -67,19 +77,28 @@ const receivedChars = async (run: RunContext): Promise<number> => {
   return run.prompt.length + JSON.stringify(history).length;
 };
 
-type Played = { kind: 'compaction' | 'turn' | 'side'; model: string; prompt: string };
+type Played = {
+  kind: 'compaction' | 'turn' | 'side' | 'refused';
+  model: string;
+  prompt: string;
+  /** The input tokens the run received, and the output tokens it wrote (0 when refused). */
+  input: number;
+  output: number;
+};
 
 const play =
   (played: Played[]): Scenario =>
   async (run) => {
     const received = await receivedChars(run);
+    const inputTokens = Math.ceil(received / 4);
     const compaction = run.prompt.includes(compactionPrompt);
     const main = run.toolNames.includes('Bash');
-    played.push({
-      kind: compaction ? 'compaction' : main ? 'turn' : 'side',
-      model: run.request.requestedModel?.modelId ?? '',
-      prompt: run.prompt,
-    });
+    const model = run.request.requestedModel?.modelId ?? '';
+    if (inputTokens > windowTokens) {
+      played.push({ kind: 'refused', model, prompt: run.prompt, input: inputTokens, output: 0 });
+      run.failConversationTooLong();
+      return;
+    }
     const text = compaction
       ? `<analysis>Short.</analysis>\n<summary>${summary}</summary>`
       : !main
@@ -89,8 +108,16 @@ const play =
           : run.prompt.includes('And what failed?')
             ? 'Nothing failed: answered after compaction.'
             : 'A short answer.';
+    const outputTokens = Math.ceil(text.length / 4);
+    played.push({
+      kind: compaction ? 'compaction' : main ? 'turn' : 'side',
+      model,
+      prompt: run.prompt,
+      input: inputTokens,
+      output: outputTokens,
+    });
     run.text(text);
-    run.turnEnded({ inputTokens: Math.ceil(received / 4), outputTokens: Math.ceil(text.length / 4) });
+    run.turnEnded({ inputTokens, outputTokens });
   };
 
 /** The messages of a recorded Claude Code request, as JSON text. */
@@ -136,7 +163,7 @@ describe('interactive Claude Code through `cursor-bridge claude`: the window of 
           [
             '--- the terminal (escape sequences removed) ---',
             terminal.session?.screen().slice(-8_000) ?? '(not started)',
-            `--- the model's runs: ${played.map((run) => `${run.kind}@${run.model}`).join(', ')}`,
+            `--- the model's runs: ${played.map((run) => `${run.kind}@${run.model} (${run.input}+${run.output})`).join(', ')}`,
             bridge.describe(),
           ].join('\n'),
         );
@@ -196,7 +223,9 @@ describe('interactive Claude Code through `cursor-bridge claude`: the window of 
         session.type(prompt);
         await new Promise((resolve) => setTimeout(resolve, 300));
         session.enter();
-        await session.waitFor(answer, { from, timeoutMs: 120_000 });
+        // Or Claude Code's own words for a refusal at the limit (then the checks below say what went wrong).
+        const refusal = /Prompt is too long|Context limit reached/;
+        await session.waitFor(new RegExp(`${answer.source}|${refusal.source}`), { from, timeoutMs: 120_000 });
         await session.waitForQuiet(1_500);
       };
       // 2. A short turn, then one that fills the window past Claude Code's auto-compact threshold.
@@ -225,7 +254,18 @@ describe('interactive Claude Code through `cursor-bridge claude`: the window of 
       expect(played.findIndex((run) => run.kind === 'compaction')).toBeLessThan(
         played.findLastIndex((run) => run.kind === 'turn'),
       );
-      // Nothing was refused at the limit: every turn answered 200, with no error event.
+      // 4. On past the window: the log once more, and a question after it. Claude Code compacts again before
+      // its request would reach Cursor's limit, so the conversation goes on past the window's size.
+      await say('Print the full build log once more.', /step 6299: compiled/);
+      await say('Did anything change since?', /A short answer\./);
+      // (Claude Code keeps its latest messages verbatim through a compaction, so the log it just printed can
+      // take one more compaction to leave the conversation.)
+      expect(played.filter((run) => run.kind === 'compaction').length).toBeGreaterThanOrEqual(2);
+      const written = played.filter((run) => run.kind === 'turn').reduce((sum, run) => sum + run.output, 0);
+      expect(written).toBeGreaterThan(windowTokens);
+      // Nothing was refused at the limit: no run received more than the window, and every turn answered
+      // 200, with no error event.
+      expect(played.filter((run) => run.kind === 'refused')).toEqual([]);
       for (const exchange of bridge.turnExchanges()) {
         expect(exchange.status).toBe(200);
         expect(streamedError(exchange)).toBeUndefined();
@@ -234,7 +274,7 @@ describe('interactive Claude Code through `cursor-bridge claude`: the window of 
         /Prompt is too long|Context limit reached|Autocompact is thrashing/,
       );
       console.log(
-        `claude-code compaction e2e: ${Date.now() - started} ms, ${played.length} runs (${compactions.length} compaction)`,
+        `claude-code compaction e2e: ${Date.now() - started} ms; runs (input+output tokens): ${played.map((run) => `${run.kind} ${run.input}+${run.output}`).join(', ')}`,
       );
     },
   );
