@@ -45,8 +45,8 @@ export type CursorRunOptions = {
   flow?: BackendFlowOptions;
   /** Whether the agent's store saved a conversation checkpoint since this run was sent. */
   historyAdvanced?: () => boolean;
-  /** Called once when the run has finished (its terminal event is queued). */
-  onFinished?: () => void;
+  /** Called once when the run has finished, with its terminal event (queued already). */
+  onFinished?: (event: Extract<UpstreamEvent, { type: 'end' | 'error' }>) => void;
 };
 
 /** Default bound on the wait for a run's first upstream event (the SDK's own retries take minutes). */
@@ -428,6 +428,6 @@ export class CursorRun implements UpstreamRun {
     this.toolCalls.stop('the run ended');
     this.#push(event);
     this.#queue.end();
-    this.#options.onFinished();
+    this.#options.onFinished(event);
   }
 }

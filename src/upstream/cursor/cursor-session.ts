@@ -53,6 +53,8 @@ export type CursorSessionContext = {
   }) => NonNullable<NonNullable<Parameters<typeof AgentClass.create>[0]['local']>['store']>;
   /** Called once the session is disposed. */
   onDisposed?: () => void;
+  /** Called when Cursor refused the API key: a create, a send or a run failed with an authentication error. */
+  onKeyRefused?: () => void;
 };
 
 /**
@@ -176,8 +178,9 @@ export class CursorSession implements UpstreamSession {
         }),
       // Let go of a finished run: its SDK `Run` keeps the run's whole request context (its executor
       // resources) reachable until the next turn, in every idle session up to the cap.
-      onFinished: () => {
+      onFinished: (event) => {
         if (this.#active === run) this.#active = undefined;
+        if (event.type === 'error' && event.error.kind === 'authentication') this.#context.onKeyRefused?.();
       },
     });
     this.#active = run;
@@ -216,7 +219,7 @@ export class CursorSession implements UpstreamSession {
       return run;
     } catch (error) {
       run.abandon();
-      throw new BridgeError(mapCursorSdkError(error), { cause: error });
+      throw this.#failed(error);
     }
   }
 
@@ -268,6 +271,13 @@ export class CursorSession implements UpstreamSession {
     else run.webCallsUnreadable(read.error);
   }
 
+  /** An SDK failure as the bridge's error; a refused key is reported to {@link CursorSessionContext.onKeyRefused}. */
+  #failed(error: unknown): BridgeError {
+    const mapped = mapCursorSdkError(error);
+    if (mapped.kind === 'authentication') this.#context.onKeyRefused?.();
+    return new BridgeError(mapped, { cause: error });
+  }
+
   async #ensureAgent(selection: ModelSelection): Promise<SDKAgent> {
     if (this.#agent !== undefined) return this.#agent;
     const { Agent, logger } = this.#context;
@@ -288,7 +298,7 @@ export class CursorSession implements UpstreamSession {
     } catch (error) {
       const sandboxRefused =
         this.#context.sandboxEnabled && error instanceof Error && /sandbox/i.test(error.message);
-      if (!sandboxRefused) throw new BridgeError(mapCursorSdkError(error), { cause: error });
+      if (!sandboxRefused) throw this.#failed(error);
       logger.warn(
         { err: error },
         'Cursor local sandboxing is not supported on this host; running without it',
@@ -296,7 +306,7 @@ export class CursorSession implements UpstreamSession {
       try {
         this.#agent = await create(false);
       } catch (retryError) {
-        throw new BridgeError(mapCursorSdkError(retryError), { cause: retryError });
+        throw this.#failed(retryError);
       }
     }
     this.#bound = selection;

@@ -19,6 +19,7 @@ import type {
 import { buildAgentOptions, CursorSession, type CursorSessionContext } from './cursor-session.js';
 import { mapCursorSdkError } from './map-cursor-error.js';
 import { createModelCatalog, selectModel, type CatalogModel, type ModelCatalog } from './model-selection.js';
+import { sdkAccessTokenShare, type FetchHost } from './sdk-access-token.js';
 import { sdkCatalogPublisher, type SdkEnv } from './sdk-catalog-env.js';
 
 export type CursorAuth = { ok: true; apiKey: string } | { ok: false; message: string };
@@ -48,6 +49,12 @@ export type CursorUpstreamOptions = {
    * upstream lists is handed to the SDK's model check there (see `sdk-catalog-env.ts`).
    */
   sdkEnv?: SdkEnv;
+  /**
+   * What holds the `fetch` the SDK exchanges the API key with (default `globalThis`): once the SDK is
+   * loaded, its exchanges of this upstream's key are answered from one token per process (see
+   * `sdk-access-token.ts`).
+   */
+  fetchHost?: FetchHost;
 };
 
 /**
@@ -64,10 +71,12 @@ export class CursorUpstream implements UpstreamPort {
   #sessionCount = 0;
   #platform: Promise<CursorSdk.CursorAgentPlatform> | undefined;
   readonly #catalogEnv: ReturnType<typeof sdkCatalogPublisher>;
+  readonly #accessToken: ReturnType<typeof sdkAccessTokenShare>;
 
   constructor(options: CursorUpstreamOptions) {
     this.#options = options;
     this.#catalogEnv = sdkCatalogPublisher(options.sdkEnv ?? process.env);
+    this.#accessToken = sdkAccessTokenShare(options.fetchHost ?? globalThis);
   }
 
   /** Imports the SDK (its first import is the bulk of a start's CPU); later calls share it. */
@@ -113,6 +122,7 @@ export class CursorUpstream implements UpstreamPort {
       selectModel: (input) => this.#select(input.model, input.reasoning),
       createStore: this.#options.createStore,
       onDisposed: () => this.#sessions.delete(session),
+      onKeyRefused: () => this.#accessToken.forget(apiKey),
     });
     this.#sessions.add(session);
     return session;
@@ -125,16 +135,15 @@ export class CursorUpstream implements UpstreamPort {
    * The platform is only a handle on the SDK's process-wide executor cache; its store is never written.
    *
    * Each call for a new directory talks to Cursor, and nothing public lets executors share it: the SDK
-   * (1.0.32) gives every new executor a dashboard transport with a token cache of its own (one
-   * `exchange_user_api_key`), fetches the team's admin settings over it
-   * (`GetTeamAdminSettingsOrEmptyIfNotInTeam`, applied because an API key is set), and reports an
+   * (1.0.32) gives every new executor a dashboard transport of its own, fetches the team's admin settings
+   * over it (`GetTeamAdminSettingsOrEmptyIfNotInTeam`, applied because an API key is set), and reports an
    * `sdk.executor.startup` analytics event. Privacy mode, server config and the Statsig bootstrap are
    * cached per API key for the process (the bootstrap only once it returned a config). Neither
-   * `createAgentPlatform`, `configureCursorSdk` nor the agent options take a transport, token or settings,
-   * and leaving the key out would build a different executor without the admin controls. So callers warm
-   * only for demand a user caused (the warm pool). A warm executor still exchanges the key at its first
-   * run (its agent client, built then, has a token cache of its own): one round trip on that run's path
-   * that pre-warming cannot save.
+   * `createAgentPlatform`, `configureCursorSdk` nor the agent options take a transport or settings, and
+   * leaving the key out would build a different executor without the admin controls. So callers warm
+   * only for demand a user caused (the warm pool). The key exchange each new SDK client makes (the
+   * executor's transports, and its agent client at its first run) is answered from the process's token
+   * (`sdk-access-token.ts`), so neither the warm-up nor the warm executor's first run waits for one.
    */
   async prewarm(options: UpstreamSessionOptions): Promise<() => Promise<void>> {
     const apiKey = this.#apiKey();
@@ -169,6 +178,7 @@ export class CursorUpstream implements UpstreamPort {
       await Promise.all([...this.#sessions].map((session) => session.dispose()));
     } finally {
       this.#catalogEnv.withdraw(this);
+      this.#accessToken.leave(this);
     }
   }
 
@@ -180,7 +190,12 @@ export class CursorUpstream implements UpstreamPort {
   }
 
   #loadSdk(): Promise<typeof CursorSdk> {
-    return (this.#sdk ??= (this.#options.loadSdk ?? importCursorSdk)());
+    if (this.#sdk === undefined) {
+      // Before the SDK can exchange the key: every client it builds from now on shares one token.
+      if (this.#options.auth.ok) this.#accessToken.join(this, this.#options.auth.apiKey);
+      this.#sdk = (this.#options.loadSdk ?? importCursorSdk)();
+    }
+    return this.#sdk;
   }
 
   #catalogFor(apiKey: string): ModelCatalog {
@@ -203,7 +218,9 @@ export class CursorUpstream implements UpstreamPort {
     try {
       snapshot = await this.#catalogFor(apiKey).get();
     } catch (error) {
-      throw new BridgeError(mapCursorSdkError(error), { cause: error });
+      const mapped = mapCursorSdkError(error);
+      if (mapped.kind === 'authentication') this.#accessToken.forget(apiKey);
+      throw new BridgeError(mapped, { cause: error });
     }
     if (snapshot.refreshError !== undefined) {
       this.#options.logger.warn(
