@@ -5,10 +5,9 @@
  * each entry is a reserved workspace (rendered by the {@link WorkspaceManager}) plus a lease on an
  * executor built for it (the SDK's public `prewarmLocalWorkspace`, through {@link WarmExecutor}).
  *
- * A warm-up talks to Cursor: every new executor exchanges the API key for a token of its own and fetches
- * the team's admin settings, and the SDK reports its startup (see `CursorUpstream.prewarm`). So the pool
- * warms only for demand it has seen — a new conversation that wanted a key — never on its own, and only
- * as much as that demand needs.
+ * A warm-up talks to Cursor: every new executor fetches the team's admin settings, and the SDK reports its
+ * startup (see `CursorUpstream.prewarm`). So the pool warms only for demand it has seen — a new
+ * conversation that wanted a key — never on its own, and only as much as that demand needs.
  *
  * Entries are keyed by the exact files they render to ({@link WorkspaceManager.renderKey}): an executor
  * keeps the rules it loaded, so an entry only serves a conversation whose AGENTS.md and hooks are
