@@ -15,15 +15,16 @@
  *   copy of the answer, success or failure). A failed exchange is never cached; a refused one (401, 403) also
  *   drops the token held for that key.
  * - A token is served until the point where the SDK itself would refresh it (5 min before its `exp`, or half
- *   its life if that is later; no `exp`: 30 min, as the SDK assumes), counted from when Cursor issued it. A
- *   client given it later computes its own refresh from the same `exp`, so no request carries a token the
- *   SDK would not have sent: sharing changes how many exchanges there are, not which tokens are sent.
+ *   its life if that is later; no `exp`: 30 min, as the SDK assumes), counted from when its answer
+ *   arrived, as the SDK counts. A client given it later refreshes by the same `exp`, so no request carries a
+ *   token past the point where the SDK would have replaced it: sharing changes how many exchanges there are.
  * - Past half of that span, or 5 minutes after it was issued, serving it also starts one exchange in the
  *   background, so a process with steady traffic never waits for one again, and a token Cursor stopped
  *   accepting before its `exp` is replaced within minutes even if nothing reported it.
  * - {@link AccessTokenShare.forget} drops a key's token at once: the upstream calls it when Cursor refuses
- *   the key in a create, a send or a run. The SDK's own retry after a refused token (it drops its copy and
- *   asks again) would otherwise be served the same token.
+ *   the key in a create, a send or a run. The SDK's own retry inside a run whose token was refused (it drops
+ *   its copy and asks again) is still answered with the held token, so that run fails as refused; the
+ *   conversations after it get a new token.
  *
  * Everything else passes to the `fetch` it replaced untouched: other URLs, other methods, and exchanges of
  * API keys no live upstream holds. The module installs its `fetch` while at least one upstream uses it and
