@@ -35,15 +35,18 @@ const isContextLength = (code: string, message: string): boolean =>
   code.toUpperCase() === 'CONVERSATION_TOO_LONG' || contextLengthPattern.test(message);
 
 /**
- * Cursor's limits (`ErrorDetails.Error`). A typed SDK error (create/send: `RateLimitError` for all of
- * them) keeps the enum name as `code`. Inside a running run the SDK keeps neither the enum, nor the
- * details' `isRetryable` / `additionalInfo`, nor the trailer metadata: only `"<title> <detail>"` when the
- * SDK ends the run at once (it does for every rate and usage limit but API_KEY_RATE_LIMIT and
+ * Cursor's limits (`ErrorDetails.Error`). A typed SDK error (create/send) keeps the enum name as `code`:
+ * `RateLimitError` for the rate limits and FREE/PRO_USER_USAGE_LIMIT, `UnknownAgentError` for
+ * USAGE_PRICING_REQUIRED(_CHANGEABLE), SUSPICIOUS_USAGE_BLOCKED and PRO_USER_ONLY, so the code decides
+ * whatever the class. Inside a running run the SDK keeps neither the enum, nor the details'
+ * `isRetryable` / `additionalInfo`, nor the trailer metadata: only `"<title> <detail>"` when the SDK ends
+ * the run at once (it does for every rate and usage limit but API_KEY_RATE_LIMIT and
  * SUSPICIOUS_USAGE_BLOCKED, and for those when the details say `isRetryable: false`), else
- * `"[<connect code>] <message>"` after its own three retries. So the text decides there: the words
- * Cursor's limit messages are made of ("You've hit your usage limit", "usage-based pricing",
- * "spend limit", "rate limit exceeded", "too many requests"). A usage limit is matched first: telling a
- * client to wait for a spent quota would have it retry ten times for nothing.
+ * `"[<connect code>] <Connect message>"` (Cursor's Connect message is a bare `Error`) after its own three
+ * retries. So the text decides there: the words Cursor's limit messages are made of ("You've hit your
+ * usage limit", "usage-based pricing", "spend limit", "… to prevent abuse", "Rate limit exceeded", "too
+ * many requests", "high demand"). A usage limit is matched first: telling a client to wait for a spent
+ * quota would have it retry ten times for nothing.
  */
 const usageLimitCodes: ReadonlySet<string> = new Set([
   'FREE_USER_USAGE_LIMIT',
@@ -55,9 +58,10 @@ const usageLimitCodes: ReadonlySet<string> = new Set([
 ]);
 
 const usageLimitPattern =
-  /usage[ _-]?limit|spend(?:ing)?[ _-]?limit|usage[ _-]based pricing|pricing[ _-]required|suspicious[ _-]?(?:usage|activity)|insufficient[ _-]quota|quota (?:exceeded|reached)|out of (?:credits?|quota)/i;
+  /usage[ _-]?limit|spend(?:ing)?[ _-]?limit|usage[ _-]based pricing|pricing[ _-]required|suspicious[ _-]?(?:usage|activity)|to prevent abuse|free trial accounts|insufficient[ _-]quota|quota (?:exceeded|reached)|out of (?:credits?|quota)/i;
 
-const rateLimitPattern = /rate[ _-]?limit|too many requests|resource[ _-]exhausted/i;
+/** "High Load: We're experiencing high demand for <model> right now … try again in a few moments." */
+const rateLimitPattern = /rate[ _-]?limit|too many requests|resource[ _-]exhausted|high demand|high load/i;
 
 /** A time Cursor's message gives for the limit to pass ("try again in 30 seconds", "in 2 minutes"). */
 const resetPattern =
@@ -127,13 +131,17 @@ export const mapCursorSdkError = (error: unknown): TurnError => {
   const message = errorMessage(error);
   const code = errorCode(error);
   if (isContextLength(code, message)) return contextLengthError(message);
-  switch (errorName(error)) {
+  const name = errorName(error);
+  // Any class: a usage limit may come as `UnknownAgentError`; a rejected key is never a limit.
+  const limit = name === 'AuthenticationError' ? undefined : limitError(code, message);
+  if (limit !== undefined) return limit;
+  switch (name) {
     case 'AuthenticationError':
       return createTurnError('authentication', `Cursor rejected the API key: ${message}. ${keyHelp}`, {
         retryable: false,
       });
     case 'RateLimitError':
-      return limitError(code, message) ?? rateLimitError(message);
+      return rateLimitError(message);
     case 'IntegrationNotConnectedError':
     case 'ConfigurationError':
     case 'UnsupportedRunOperationError':

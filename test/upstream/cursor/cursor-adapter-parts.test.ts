@@ -135,6 +135,15 @@ describe('Cursor error mapping', () => {
     it.each([
       // What a running run keeps of Cursor's usage limit: `${title} ${detail}` (the Cursor app's text).
       ["You've hit your usage limit Get Cursor Pro for more Agent usage, unlimited Tab, and more."],
+      // Cursor's abuse block, as its users reported it.
+      [
+        'Too many free trial accounts used on this machine. Please upgrade to pro. We have this limit in ' +
+          'place to prevent abuse. Please let us know if you believe this is a mistake.',
+      ],
+      [
+        'Too many computers used within the last 24 hours for the same Cursor account. Please try again ' +
+          'later, use a different Cursor account, or contact us. We have this limit in place to prevent abuse.',
+      ],
       ['[resource_exhausted] Usage-based pricing required to keep using this model'],
       ['Spend limit reached Raise your spending limit to continue.'],
       ['[permission_denied] Suspicious activity detected'],
@@ -150,12 +159,30 @@ describe('Cursor error mapping', () => {
       ['[resource_exhausted] Too many requests, retry in 2 minutes', 120],
       ['Rate limited try again in 1.5s', 2],
       ['Rate limited try again in 500ms', 1],
+      ['[unknown] Rate limit exceeded. Please try again in 7 seconds.', 7],
     ])('run error %j → rate-limit, retry-after and reset %i s from its text', (message, seconds) => {
       expect(mapCursorRunError({ message })).toMatchObject({
         kind: 'rate-limit',
         retryable: true,
         retryAfterSeconds: seconds,
         resetSeconds: seconds,
+      });
+    });
+
+    it.each([
+      ['User API Key Rate limit exceeded'],
+      // Cursor's overload refusal (ERROR_CUSTOM_MESSAGE "High Load"): it passes with time, so not final.
+      [
+        "High Load We're experiencing high demand for Claude 3.7 Sonnet right now. Please upgrade to Pro, " +
+          "switch to the 'auto-select' model, another model, or try again in a few moments.",
+      ],
+      // After the SDK's own retries only the Connect code of Cursor's bare `Error` message is left.
+      ['[resource_exhausted] Error'],
+    ])('run error %j → rate-limit with the default retry-after', (message) => {
+      expect(mapCursorRunError({ message })).toMatchObject({
+        kind: 'rate-limit',
+        retryable: true,
+        retryAfterSeconds: 10,
       });
     });
 
@@ -177,6 +204,18 @@ describe('Cursor error mapping', () => {
       const typed = Object.assign(named('RateLimitError', 'Limit'), { code });
       expect(mapCursorSdkError(typed).kind).toBe(kind);
     });
+
+    it.each([
+      ['USAGE_PRICING_REQUIRED'],
+      ['USAGE_PRICING_REQUIRED_CHANGEABLE'],
+      ['SUSPICIOUS_USAGE_BLOCKED'],
+    ])(
+      'a typed UnknownAgentError (as the SDK throws it) with code %s → usage-limit, not retryable',
+      (code) => {
+        const typed = Object.assign(named('UnknownAgentError', 'Blocked'), { code });
+        expect(mapCursorSdkError(typed)).toMatchObject({ kind: 'usage-limit', retryable: false });
+      },
+    );
   });
 
   it('marks permission and request faults non-retryable, server faults retryable', () => {
