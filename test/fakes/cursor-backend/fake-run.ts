@@ -9,12 +9,15 @@ import { createHash } from 'node:crypto';
 import type { ClientMessage, JsonObject } from './client-message.js';
 import type { ConnectErrorCode } from './connect-envelope.js';
 import type { FakeStream } from './fake-stream.js';
+import { fakeLimitTexts } from './limit-texts.js';
 import type {
   FakeConversationTooLongOptions,
+  FakeCursorLimit,
   FakeExecKind,
   FakeFailOptions,
   FakeHistoryTurn,
   FakeHostedOutcome,
+  FakeLimitOptions,
   FakeRunRequest,
   FakeToolCallSpec,
   FakeToolContent,
@@ -343,6 +346,23 @@ export class FakeRun implements RunContext {
         details: { title, detail, isRetryable: false },
       },
       metadata: { 'x-cursor-inference-request-error-type': ['CONVERSATION_TOO_LONG'] },
+    });
+  }
+
+  failLimit(limit: FakeCursorLimit, options: FakeLimitOptions = {}): void {
+    const text = fakeLimitTexts[limit];
+    const title = options.title ?? text.title;
+    const when =
+      options.retryAfterSeconds === undefined
+        ? ''
+        : ` Please try again in ${options.retryAfterSeconds} seconds.`;
+    const detail = `${options.detail ?? text.detail}${when}`;
+    this.fail(options.message ?? 'Error', options.code ?? text.code, {
+      errorDetails: {
+        error: limit,
+        details: { title, detail, isRetryable: options.isRetryable ?? text.kind === 'rate' },
+      },
+      metadata: { 'x-cursor-inference-request-error-type': [limit.replace(/^ERROR_/, '')] },
     });
   }
 

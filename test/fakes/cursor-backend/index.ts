@@ -18,10 +18,12 @@ export { LOGGED_HEADERS, startFakeCursorBackend } from './fake-cursor-backend.js
 export type { FakeStreamTrace } from './fake-stream.js';
 export type {
   FakeConversationTooLongOptions,
+  FakeCursorLimit,
   FakeExecKind,
   FakeFailOptions,
   FakeHistoryTurn,
   FakeHostedOutcome,
+  FakeLimitOptions,
   FakeOfferedTool,
   FakeRunRequest,
   FakeToolCallSpec,

@@ -182,6 +182,43 @@ export type FakeConversationTooLongOptions = {
   code?: ConnectErrorCode;
 };
 
+/**
+ * Cursor's rate and usage limits (`aiserver.v1.ErrorDetails.Error`). Rate limits pass with time; usage
+ * limits (plan quota, spend limit, pricing, a blocked account) need the user to act.
+ */
+export type FakeCursorLimit =
+  | 'ERROR_RATE_LIMITED'
+  | 'ERROR_RATE_LIMITED_CHANGEABLE'
+  | 'ERROR_API_KEY_RATE_LIMIT'
+  | 'ERROR_GENERIC_RATE_LIMIT_EXCEEDED'
+  | 'ERROR_FREE_USER_RATE_LIMIT_EXCEEDED'
+  | 'ERROR_PRO_USER_RATE_LIMIT_EXCEEDED'
+  | 'ERROR_FREE_USER_USAGE_LIMIT'
+  | 'ERROR_PRO_USER_USAGE_LIMIT'
+  | 'ERROR_USAGE_PRICING_REQUIRED'
+  | 'ERROR_USAGE_PRICING_REQUIRED_CHANGEABLE'
+  | 'ERROR_SUSPICIOUS_USAGE_BLOCKED';
+
+/**
+ * A limit as the fake sends it (see {@link RunContext.failLimit}). The title and detail default to the
+ * limit's own in `limit-texts.ts` (Cursor's where its users reported them).
+ */
+export type FakeLimitOptions = {
+  title?: string;
+  detail?: string;
+  /** Appends "Please try again in N seconds." to the detail: Cursor saying when. */
+  retryAfterSeconds?: number;
+  /**
+   * The Connect error's own message. Default `Error`: what Cursor's server puts there, the text being in
+   * the details (seen on a `resource_exhausted` "High Load" refusal).
+   */
+  message?: string;
+  /** `details.isRetryable`. Default: true for a rate limit, false for a usage limit. */
+  isRetryable?: boolean;
+  /** Default `resource_exhausted` (`permission_denied` for SUSPICIOUS_USAGE_BLOCKED). */
+  code?: ConnectErrorCode;
+};
+
 /** Thrown by pending actions when the stream closes first (client abort, cancel, stall retry). */
 export class FakeStreamClosedError extends Error {
   override readonly name = 'FakeStreamClosedError';
@@ -273,6 +310,17 @@ export interface RunContext {
    * is all a bridge sees.
    */
   failConversationTooLong(options?: FakeConversationTooLongOptions): void;
+  /**
+   * Ends the stream with one of Cursor's rate or usage limits: Connect code, `ErrorDetails{error: limit,
+   * details: {title, detail, isRetryable}}` (the Connect message is `Error`, as Cursor's) and the trailer
+   * `x-cursor-inference-request-error-type: <limit without ERROR_>`. What the SDK (1.0.32) makes of it:
+   * every limit but ERROR_API_KEY_RATE_LIMIT and ERROR_SUSPICIOUS_USAGE_BLOCKED ends the run at once
+   * (Cursor's client treats them as "upgrade" / "payment" actions), as do those two with `isRetryable:
+   * false`; the run's error is then `"<title> <detail>"`. Those two with `isRetryable: true` are re-sent
+   * 3 more times (the scenario plays again each time, about 16 s in all) and end as `"[<code>] Error"`:
+   * only the Connect code is left. The enum, `isRetryable` and the trailer never reach the run's error.
+   */
+  failLimit(limit: FakeCursorLimit, options?: FakeLimitOptions): void;
   /** Destroys the socket without a trailer (a network drop). */
   disconnect(): void;
   /** Sends nothing, heartbeats included, for `ms` (or until the stream closes). */
