@@ -308,7 +308,9 @@ export class Engine {
   /**
    * Which finished turns of `turnKey` the request is answered from (see {@link replaysTo}); throws the
    * retained error when it is a non-streaming retry of a turn that failed in-stream: the same error, as a
-   * plain HTTP error.
+   * plain HTTP error (with the headers an in-stream error cannot carry: `retry-after`, `x-should-retry`).
+   * Once only: the failure is then forgotten, so the client's own retry after its wait (a rate limit's
+   * `retry-after`) runs the turn again instead of meeting the same error until the replay window ends.
    */
   #replayFailureOf(turnKey: string, request: TurnRequest): (finished: FinishedFlight<TurnEvent>) => boolean {
     const replays = replaysTo(request, this.#options.replayFailures);
@@ -316,6 +318,7 @@ export class Engine {
     const last = retained?.events.at(-1);
     if (retained !== undefined && last?.type === 'error' && replays(retained)) {
       this.#metrics.retryReplayed(request.protocol);
+      this.#coalescer.forget(turnKey);
       throw new BridgeError(last.error);
     }
     return replays;

@@ -324,6 +324,12 @@ export class TurnCoalescer<T> {
     return { events: flight.buffer, failed: flight.state.kind === 'failed', tag: flight.tag };
   }
 
+  /** Forget the finished flight of `key`, if any, so nothing replays it; a running one is left alone. */
+  forget(key: string): void {
+    const flight = this.#flights.get(key);
+    if (flight !== undefined && this.#isDone(flight)) this.#drop(key, flight);
+  }
+
   /** Forget the finished flights of `group` (e.g. its conversation ended), so nothing replays them. */
   forgetGroup(group: string): void {
     const flights = this.#groups.get(group);

@@ -171,6 +171,26 @@ describe('engine', () => {
     await engine.close();
   });
 
+  it('replays a failure to one non-streaming retry only: the next one (after its wait) runs again', async () => {
+    const limited = {
+      kind: 'rate-limit',
+      message: 'Slow down',
+      retryable: true,
+      retryAfterSeconds: 1,
+    } as const;
+    const { engine, upstream } = createTestEngine([{ type: 'error', error: limited }]);
+    await collect(await engine.handleTurn(request([user('limited')]), never));
+    // Claude Code's non-streaming retry of the in-stream failure: the same error, no second run.
+    await expect(
+      engine.handleTurn(request([user('limited')], { stream: false }), never),
+    ).rejects.toMatchObject({ turnError: limited });
+    expect(upstream.calls).toHaveLength(1);
+    // Its retry after the rate limit's retry-after: a new run, not the replayed error.
+    await collect(await engine.handleTurn(request([user('limited')], { stream: false }), never));
+    expect(upstream.calls).toHaveLength(2);
+    await engine.close();
+  });
+
   it('cancels the run and settles the parked call when the client disconnects mid-stream', async () => {
     const { engine, upstream } = createTestEngine([
       { type: 'text-delta', text: 'working' },
