@@ -14,6 +14,7 @@ import type {
   RunContext,
   Scenario,
 } from '../../fakes/cursor-backend/index.js';
+import { fakeLimitTexts } from '../../fakes/cursor-backend/limit-texts.js';
 import {
   resolveModelText,
   type ModelContext,
@@ -161,6 +162,22 @@ export const createFakeBackendModel = (
       // Final: its ErrorDetails say not retryable, so the SDK never re-sends this run request.
       record.failure = { message: 'conversation too long', code: 'resource_exhausted', final: true };
       run.failConversationTooLong();
+      return 'stop';
+    }
+    if (step.limit !== undefined) {
+      const { error, ...options } = step.limit;
+      const text = fakeLimitTexts[error];
+      // The SDK re-sends only these two, and only while their details say retryable.
+      const reSent =
+        (error === 'ERROR_API_KEY_RATE_LIMIT' || error === 'ERROR_SUSPICIOUS_USAGE_BLOCKED') &&
+        (options.isRetryable ?? text.kind === 'rate');
+      record.outcome = 'failed';
+      record.failure = {
+        message: error,
+        code: options.code ?? text.code,
+        ...(reSent ? {} : { final: true }),
+      };
+      run.failLimit(error, options);
       return 'stop';
     }
     const calls = step.toolCalls ?? [];

@@ -8,7 +8,12 @@
  * {@link ModelScenario.sideReply}; they never consume a turn.
  */
 
-import type { ConnectErrorCode, FakeWebSearchSpec } from '../../fakes/cursor-backend/index.js';
+import type {
+  ConnectErrorCode,
+  FakeCursorLimit,
+  FakeLimitOptions,
+  FakeWebSearchSpec,
+} from '../../fakes/cursor-backend/index.js';
 
 /** How the model calls one client's shell tool. */
 export type ShellTool = {
@@ -73,6 +78,11 @@ export type ModelStep = {
    * Cursor does (`RunContext.failConversationTooLong`: final, the SDK does not re-send it); ends the turn.
    */
   conversationTooLong?: true;
+  /**
+   * After the step's text, the backend refuses the run with one of Cursor's rate or usage limits, as
+   * Cursor does (`RunContext.failLimit`: `error` is the `ErrorDetails.Error`); ends the turn.
+   */
+  limit?: { error: FakeCursorLimit } & FakeLimitOptions;
 };
 
 export type ModelTurn = { steps: ModelStep[] };
