@@ -227,6 +227,27 @@ describe('the CCR dialect through AnthropicTransformer', () => {
     expect(JSON.stringify(decoded)).not.toContain('never sent');
   });
 
+  it('reports a mid-stream spent usage limit as an error event that keeps its message and quota code', async () => {
+    const spent = createTurnError(
+      'usage-limit',
+      'Cursor usage limit reached. See https://cursor.com/dashboard.',
+      {
+        retryable: false,
+      },
+    );
+    const decoded = await rawEvents(
+      await decodeStream([
+        { type: 'text-start', id: 't' },
+        { type: 'error', error: spent },
+      ]),
+    );
+    // CCR nests the Chat error chunk, as JSON text, in its own `api_error`; nothing in it says retry.
+    const error = JSON.stringify(decoded.find((entry) => entry.event === 'error')?.data);
+    expect(error).toContain('https://cursor.com/dashboard');
+    expect(error).toContain('insufficient_quota');
+    expect(decoded.at(-1)?.event).toBe('message_stop');
+  });
+
   it('keeps a silent stream alive with comments the reader skips', async () => {
     // Silent until a keepalive went out, however long that takes.
     const sawKeepalive = createGate();
