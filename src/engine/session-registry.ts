@@ -73,7 +73,8 @@ export class SessionRegistry {
 
   /** Every live session with when it was last used (epoch ms), least recently used first. */
   *sessions(): Generator<{ session: Session; lastUsedAt: number }> {
-    for (const entry of this.#entries.values()) yield { session: entry.session, lastUsedAt: entry.lastUsedAt };
+    for (const entry of this.#entries.values())
+      yield { session: entry.session, lastUsedAt: entry.lastUsedAt };
   }
 
   /** Host tool calls parked across every session. */
