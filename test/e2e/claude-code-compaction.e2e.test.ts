@@ -225,7 +225,31 @@ describe('interactive Claude Code through `cursor-bridge claude`: the window of 
         session.enter();
         // Or Claude Code's own words for a refusal at the limit (then the checks below say what went wrong).
         const refusal = /Prompt is too long|Context limit reached/;
-        await session.waitFor(new RegExp(`${answer.source}|${refusal.source}`), { from, timeoutMs: 120_000 });
+        // Claude Code redraws only the cells that changed, so an answer drawn where the same text stood
+        // before (the log printed a second time) never appears whole on the screen: the bridge's finished
+        // answer to the prompt counts as well.
+        const shown = session.waitFor(new RegExp(`${answer.source}|${refusal.source}`), {
+          from,
+          timeoutMs: 120_000,
+        });
+        let poll: NodeJS.Timeout | undefined;
+        const answered = new Promise<void>((resolve) => {
+          poll = setInterval(() => {
+            const finished = bridge.mainExchanges().some((exchange) => {
+              const text = requestText(exchange);
+              return (
+                exchange.status !== undefined && text.includes(prompt) && !text.includes(compactionPrompt)
+              );
+            });
+            if (finished) resolve();
+          }, 100);
+        });
+        try {
+          await Promise.race([shown, answered]);
+        } finally {
+          clearInterval(poll);
+          shown.catch(() => {});
+        }
         await session.waitForQuiet(1_500);
       };
       // 2. A short turn, then one that fills the window past Claude Code's auto-compact threshold.
