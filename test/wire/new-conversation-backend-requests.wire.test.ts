@@ -11,6 +11,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SDK_CATALOG_ENV } from '../../src/upstream/cursor/sdk-catalog-env.js';
+import { countByPath, until } from '../helpers/until.js';
 import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
 
 let wire: WireBridge | undefined;
@@ -19,22 +20,6 @@ afterEach(async () => {
   wire = undefined;
 });
 afterAll(closeWireBackend);
-
-/** Polls `condition`; the deadline is a safety net under the test's timeout, never a speed claim. */
-const until = async (condition: () => boolean, what: string): Promise<void> => {
-  const deadline = Date.now() + 45_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
-
-/** Requests by path, in the order each path was first seen. */
-const countByPath = (requests: ReadonlyArray<{ path: string }>): Record<string, number> => {
-  const counts: Record<string, number> = {};
-  for (const { path } of requests) counts[path] = (counts[path] ?? 0) + 1;
-  return counts;
-};
 
 const runStream = '/agent.v1.AgentService/RunSSE';
 const modelCatalog = '/v1/models';

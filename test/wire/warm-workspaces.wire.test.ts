@@ -16,6 +16,7 @@ import { fakeShellArgs } from '../fakes/cursor-backend/exec-args.js';
 import type { JsonObject } from '../fakes/cursor-backend/client-message.js';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
 import { requestContextOf } from '../helpers/request-context.js';
+import { until } from '../helpers/until.js';
 import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
 
 // Counts the child processes this process spawns (the bridge and the SDK run in it).
@@ -70,15 +71,6 @@ const ask = async (url: string, system: string, text: string): Promise<void> => 
   await client.messages
     .stream({ model: 'composer-2', max_tokens: 100, system, messages: [{ role: 'user', content: text }] })
     .finalMessage();
-};
-
-/** Polls `condition`; the deadline is a safety net under the test's timeout, never a speed claim. */
-const until = async (condition: () => Promise<boolean>, what: string): Promise<void> => {
-  const deadline = Date.now() + 45_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 };
 
 /**
