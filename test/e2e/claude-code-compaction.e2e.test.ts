@@ -28,6 +28,7 @@ import { openClientEndpoint } from '../helpers/e2e/network-isolation.js';
 import { startPtySession, type PtySession } from '../helpers/e2e/pty-session.js';
 import { clientPath, createClientSandbox } from '../helpers/e2e/run-client.js';
 import { startServeBridge } from '../helpers/e2e/serve-bridge.js';
+import { until } from '../helpers/until.js';
 
 /** A Cursor model of the test's catalog whose smallest context is 100k tokens (its runs never take 200k). */
 const smallWindowModel: FakeModel = {
@@ -232,24 +233,20 @@ describe('interactive Claude Code through `cursor-bridge claude`: the window of 
           from,
           timeoutMs: 120_000,
         });
-        let poll: NodeJS.Timeout | undefined;
-        const answered = new Promise<void>((resolve) => {
-          poll = setInterval(() => {
-            const finished = bridge.mainExchanges().some((exchange) => {
+        // (Past the screen's deadline, so a turn that never finishes fails with the screen's tail.)
+        const answered = until(
+          () =>
+            bridge.mainExchanges().some((exchange) => {
               const text = requestText(exchange);
               return (
                 exchange.status !== undefined && text.includes(prompt) && !text.includes(compactionPrompt)
               );
-            });
-            if (finished) resolve();
-          }, 100);
-        });
-        try {
-          await Promise.race([shown, answered]);
-        } finally {
-          clearInterval(poll);
-          shown.catch(() => {});
-        }
+            }),
+          `the bridge's answer to ${JSON.stringify(prompt)}`,
+          130_000,
+        );
+        // (The race handles the other one's later rejection.)
+        await Promise.race([shown, answered]);
         await session.waitForQuiet(1_500);
       };
       // 2. A short turn, then one that fills the window past Claude Code's auto-compact threshold.
