@@ -14,6 +14,7 @@ import type { BridgeConfig } from '../config/load-config.js';
 import type { CatalogEntry } from '../shared/find-catalog-entry.js';
 import { mayRouteByTokenCount, resolveModelRoute } from '../config/model-route.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
+import { createImagePreparer, defaultImageSettings } from '../images/image-preparer.js';
 import { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import { anthropicAdapter } from '../protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../protocols/openai-chat/openai-chat-adapter.js';
@@ -122,6 +123,21 @@ export type EngineModelResolverOptions = {
    */
   countTokens?: (request: TurnRequest) => Promise<number>;
   logger?: Logger;
+};
+
+/** The engine's image preparation with the config's fetch settings (the rest: the preparer's defaults). */
+const imagePreparerOf = (images: BridgeConfig['images']): NonNullable<EngineOptions['prepareImages']> => {
+  const preparer = createImagePreparer({
+    ...defaultImageSettings,
+    fetchUrls: images.fetchUrls,
+    fetch: {
+      ...defaultImageSettings.fetch,
+      maxBytes: images.maxFetchBytes,
+      totalTimeoutMs: images.fetchTimeoutMs,
+      allowNetworks: images.allowNetworks,
+    },
+  });
+  return (messages, options) => preparer.prepare(messages, options);
 };
 
 /**
@@ -382,6 +398,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     logger,
     maxSessions: config.maxSessions,
     countTokens: countTurnTokens,
+    prepareImages: imagePreparerOf(config.images),
     resolveModel: engineModelResolver(config, {
       ...(upstream.listModels === undefined ? {} : { catalog: upstream.listModels.bind(upstream) }),
       countTokens: countTurnTokens,

@@ -6,6 +6,7 @@
  * `api_key`, `models`, `transformer.use`) and `Router` (`default`, `background`, `think`, `longContext`,
  * `webSearch`, `image`: `"provider,model"`), as Claude Code Router 1.x / 2.x spells them.
  */
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /** Integers may arrive as strings after `$PORT`-style interpolation. */
@@ -78,6 +79,30 @@ export const mcpHostConfigSchema = z.looseObject({
 });
 export type McpHostConfigFile = z.infer<typeof mcpHostConfigSchema>;
 
+/** `cursorImages`: images a client sends by URL, and how the bridge fetches them. */
+export const imagesConfigSchema = z.looseObject({
+  /** Fetch images given by URL (default true); off, each becomes a note to the model. */
+  fetchUrls: z.boolean().optional(),
+  /** Largest image fetched, in bytes (default 10 MiB). */
+  maxFetchBytes: integerSchema
+    .refine((n) => n >= 1, { error: 'expected a positive number of bytes' })
+    .optional(),
+  /** Bound on one image's fetch, redirects included (ms, default 20000). */
+  fetchTimeoutMs: integerSchema
+    .refine((ms) => ms >= 1, { error: 'expected a positive number of milliseconds' })
+    .optional(),
+  /**
+   * Networks (CIDR) the bridge may fetch images from although they are not public: loopback, private,
+   * link-local and the like are refused unless listed here (default none).
+   */
+  allowNetworks: z
+    .array(
+      z.string().refine((cidr) => ipaddr.isValidCIDR(cidr), { error: 'expected a CIDR, e.g. "10.0.0.0/8"' }),
+    )
+    .optional(),
+});
+export type ImagesConfigFile = z.infer<typeof imagesConfigSchema>;
+
 export const configFileSchema = z.looseObject({
   HOST: z.string().min(1).optional(),
   PORT: integerSchema
@@ -118,6 +143,7 @@ export const configFileSchema = z.looseObject({
    * wins.
    */
   cursorWarmWorkspacesAtCap: countSchema.optional(),
+  cursorImages: imagesConfigSchema.optional(),
 });
 export type ConfigFile = z.infer<typeof configFileSchema>;
 

@@ -99,8 +99,25 @@ export type BridgeConfig = {
    * entries plus the sessions' executors are below `maxSessions` + this (default 4).
    */
   warmWorkspacesAtCap: number;
+  /** `cursorImages`: how images given by URL are fetched. */
+  images: ImagesConfig;
   /** Things the user should know (defaults substituted, unsafe settings overridden). */
   warnings: string[];
+};
+
+export type ImagesConfig = {
+  fetchUrls: boolean;
+  maxFetchBytes: number;
+  fetchTimeoutMs: number;
+  /** CIDR ranges fetched from although not public. */
+  allowNetworks: string[];
+};
+
+export const defaultImagesConfig: ImagesConfig = {
+  fetchUrls: true,
+  maxFetchBytes: 10 * 1024 * 1024,
+  fetchTimeoutMs: 20_000,
+  allowNetworks: [],
 };
 
 export const defaultMaxSessions = 32;
@@ -265,6 +282,12 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
       countFromEnv(options.env, 'CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP', file) ??
       config.cursorWarmWorkspacesAtCap ??
       defaultWarmWorkspacesAtCap,
+    images: {
+      fetchUrls: config.cursorImages?.fetchUrls ?? defaultImagesConfig.fetchUrls,
+      maxFetchBytes: config.cursorImages?.maxFetchBytes ?? defaultImagesConfig.maxFetchBytes,
+      fetchTimeoutMs: config.cursorImages?.fetchTimeoutMs ?? defaultImagesConfig.fetchTimeoutMs,
+      allowNetworks: config.cursorImages?.allowNetworks ?? defaultImagesConfig.allowNetworks,
+    },
     warnings,
   };
 };

@@ -3,7 +3,7 @@
  * plain objects. The CLI wires them to `src/workspace/`.
  */
 
-import type { TurnRequest } from '../turn/turn-request.js';
+import type { TurnMessage, TurnRequest } from '../turn/turn-request.js';
 import type { Grounding } from './prompt-builder.js';
 
 export type PreparedWorkspace = {
@@ -64,3 +64,23 @@ export const allowAllToolCalls: ToolCallGuard = {
   endTurn: () => {},
   forget: () => {},
 };
+
+/** What {@link PrepareImages} did to the images of a turn's messages. */
+export type PreparedTurnImages = {
+  messages: TurnMessage[];
+  /** Images sent, and how many of them were re-encoded or scaled down. */
+  sent: number;
+  converted: number;
+  /** Images replaced by a note to the model, and why (no image data: the log gets these). */
+  problems: ReadonlyArray<{ image: string; reason: string }>;
+};
+
+/**
+ * Makes the images of the messages a turn sends ready for the model (fetched, converted, bounded), each
+ * image it cannot send replaced by a note that says why; never rejects for an image. `replay`: the
+ * messages are a whole transcript for a fresh agent. The bridge wires `src/images/`.
+ */
+export type PrepareImages = (
+  messages: readonly TurnMessage[],
+  options: { replay: boolean; signal?: AbortSignal },
+) => Promise<PreparedTurnImages>;

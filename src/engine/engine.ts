@@ -12,14 +12,19 @@ import { BridgeMetrics, type MetricsSnapshot, type TurnOutcome } from '../metric
 import { BridgeError, createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnEvents, TurnModelRoute } from '../turn/turn-model-route.js';
-import type { TurnRequest, TurnWebSearch } from '../turn/turn-request.js';
+import type { TurnMessage, TurnRequest, TurnWebSearch } from '../turn/turn-request.js';
 import type {
   UpstreamPort,
   UpstreamRunInput,
   UpstreamSession,
   UpstreamWebTools,
 } from '../upstream/upstream-port.js';
-import { allowAllToolCalls, type ToolCallGuard, type WorkspacePort } from './engine-deps.js';
+import {
+  allowAllToolCalls,
+  type PrepareImages,
+  type ToolCallGuard,
+  type WorkspacePort,
+} from './engine-deps.js';
 import { EventPump, type PumpOutcome } from './event-pump.js';
 import { buildFullPrompt, buildSlimPrompt } from './prompt-builder.js';
 import type { Session } from './session.js';
@@ -63,6 +68,11 @@ export type EngineOptions = {
    * tool-use response, its run still live) reports this estimate instead of zeros. Absent: zeros.
    */
   countTokens?: CountTokens;
+  /**
+   * Makes the images of what a turn sends ready for the model (fetched, converted, bounded). Absent: images
+   * go as the client sent them, an image by URL as a mention of its URL.
+   */
+  prepareImages?: PrepareImages;
   /** Where turns, plans, evictions and tool-call latency are counted. Default: a registry of its own. */
   metrics?: BridgeMetrics;
   maxSessions?: number;
@@ -171,8 +181,8 @@ const outcomeOf = (outcome: PumpOutcome, clientLeft: boolean): TurnOutcome => {
 };
 
 export class Engine {
-  readonly #options: Required<Omit<EngineOptions, 'guard' | 'metrics' | 'countTokens'>> &
-    Pick<EngineOptions, 'countTokens'> & { guard: ToolCallGuard };
+  readonly #options: Required<Omit<EngineOptions, 'guard' | 'metrics' | 'countTokens' | 'prepareImages'>> &
+    Pick<EngineOptions, 'countTokens' | 'prepareImages'> & { guard: ToolCallGuard };
   readonly #metrics: BridgeMetrics;
   readonly #sessions: SessionRegistry;
   readonly #coalescer: TurnCoalescer<TurnEvent>;
@@ -544,7 +554,7 @@ export class Engine {
           { plan: plan.kind, ...(plan.kind === 'replay' ? { reason: plan.reason } : {}) },
           'planned turn',
         );
-      this.#metrics.turnPlanned(await this.#startOrResume(turn, plan, tools, log));
+      this.#metrics.turnPlanned(await this.#startOrResume(turn, plan, tools, log, signal));
       signal.addEventListener('abort', onAbort, { once: true });
       // The client may have gone while the agent was being created: cancel at once, not at its first event.
       if (signal.aborted) onAbort();
@@ -577,12 +587,25 @@ export class Engine {
     planned: Plan,
     tools: TurnRequest['tools'],
     log: () => Logger,
+    signal: AbortSignal,
   ): Promise<Plan['kind']> {
     const { session, request, model } = turn;
     let plan = planned;
     if (plan.kind === 'resume') {
       // The run continues: what the agent held before it started (restored if it is cut short) stays.
-      session.resume(plan.results);
+      const results = await this.#images(
+        plan.results.map((result) => ({ role: 'tool' as const, ...result })),
+        false,
+        signal,
+        log,
+      );
+      session.resume(
+        results.flatMap((result) =>
+          result.role === 'tool'
+            ? [{ toolCallId: result.toolCallId, content: result.content, isError: result.isError }]
+            : [],
+        ),
+      );
       // Host facts are re-read every turn (spec, "Host environment grounding"), a resumed one too: the
       // workspace files follow a changed environment, and the run's next calls are checked against this
       // turn's host root. The run itself gets no new prompt, so it is resumed first.
@@ -624,8 +647,11 @@ export class Engine {
     const input: UpstreamRunInput = {
       prompt:
         plan.kind === 'slim'
-          ? buildSlimPrompt(plan.newMessages, grounding)
-          : buildFullPrompt(request, grounding),
+          ? buildSlimPrompt(await this.#images(plan.newMessages, false, signal, log), grounding)
+          : buildFullPrompt(
+              { ...request, messages: await this.#images(request.messages, true, signal, log) },
+              grounding,
+            ),
       tools,
       model,
       reasoning: request.reasoning,
@@ -650,6 +676,26 @@ export class Engine {
       hostRoot: prepared.hostRoot,
     });
     return plan.kind;
+  }
+
+  /**
+   * The messages with their images made ready for the model; each image that could not be is logged (a
+   * warning: the model got a note in its place, the turn goes on).
+   */
+  async #images(
+    messages: readonly TurnMessage[],
+    replay: boolean,
+    signal: AbortSignal,
+    log: () => Logger,
+  ): Promise<TurnMessage[]> {
+    const { prepareImages } = this.#options;
+    if (prepareImages === undefined) return [...messages];
+    const prepared = await prepareImages(messages, { replay, signal });
+    for (const problem of prepared.problems)
+      log().warn({ image: problem.image, reason: problem.reason }, 'image not sent to the model');
+    if (prepared.sent !== 0 && this.#options.logger.isLevelEnabled('debug'))
+      log().debug({ images: prepared.sent, converted: prepared.converted }, 'images sent to the model');
+    return prepared.messages;
   }
 
   /**

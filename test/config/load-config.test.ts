@@ -65,6 +65,7 @@ describe('resolveConfig', () => {
       stallTimeoutMs: 30_000,
       warmWorkspaces: 32,
       warmWorkspacesAtCap: 4,
+      images: { fetchUrls: true, maxFetchBytes: 10 * 1024 * 1024, fetchTimeoutMs: 20_000, allowNetworks: [] },
       warnings: [],
     });
   });
@@ -495,6 +496,32 @@ describe('pre-warmed workspaces', () => {
     );
     expect(configErrorOf(() => resolve({}, { CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP: 'x' })).message).toContain(
       'CURSOR_BRIDGE_WARM_WORKSPACES_AT_CAP',
+    );
+  });
+
+  it('reads cursorImages: fetching image URLs, its bounds and the networks allowed besides public ones', () => {
+    expect(
+      resolve({
+        cursorImages: {
+          fetchUrls: false,
+          maxFetchBytes: '2048',
+          fetchTimeoutMs: 500,
+          allowNetworks: ['10.0.0.0/8', 'fd00::/8'],
+        },
+      }),
+    ).toMatchObject({
+      images: {
+        fetchUrls: false,
+        maxFetchBytes: 2048,
+        fetchTimeoutMs: 500,
+        allowNetworks: ['10.0.0.0/8', 'fd00::/8'],
+      },
+    });
+    const error = configErrorOf(() => resolve({ cursorImages: { allowNetworks: ['10.0.0.0'] } }));
+    expect(error.message).toContain('cursorImages.allowNetworks[0]');
+    expect(error.message).toContain('expected a CIDR');
+    expect(configErrorOf(() => resolve({ cursorImages: { maxFetchBytes: 0 } })).message).toContain(
+      'cursorImages.maxFetchBytes',
     );
   });
 });

@@ -35,6 +35,7 @@ import {
 } from './anthropic-schema.js';
 import { mergeWebSearchParts, readServerToolUseInput, readWebSearchResult } from './anthropic-web-search.js';
 import { warn, type BaseConversionState } from '../shared/conversion-state.js';
+import { fileReferenceNote } from '../shared/file-reference-note.js';
 import { readUserLocation } from '../shared/read-user-location.js';
 import { convertTextOrParts } from '../shared/convert-text-or-parts.js';
 import { convertToolCallInput } from '../shared/convert-tool-call-input.js';
@@ -108,6 +109,15 @@ const convertImageSource = (
       type: 'image',
       source: { kind: 'url', url: parseAt(anthropicUrlSourceSchema, source, path).url },
     };
+  }
+  if (head.type === 'file') {
+    const fileId = isRecord(source) && typeof source['file_id'] === 'string' ? source['file_id'] : '';
+    warn(
+      state,
+      'unsupported-content',
+      `${path}: an image by file_id cannot be resolved (the bridge has no Files API); the model gets a note instead`,
+    );
+    return fileReferenceNote(fileId);
   }
   warn(state, 'unsupported-content', `${path}: image source type "${head.type}" is not supported; dropped`);
   return undefined;

@@ -37,7 +37,7 @@ import { createToolResultMessage } from '../shared/create-tool-result-message.js
 import { describeSchemaIssue } from '../shared/describe-schema-issue.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest } from '../shared/invalid-request-fault.js';
-import { parseDataUrl } from '../shared/parse-data-url.js';
+import { dataUrlBase64, parseDataUrl } from '../shared/parse-data-url.js';
 import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { resolveTurnReasoning } from '../shared/resolve-turn-reasoning.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
@@ -72,19 +72,14 @@ type ConversionState = BaseConversionState & {
   toolNames: Map<string, string>;
 };
 
-const convertImageUrl = (url: string, path: string, state: ConversionState): TurnUserPart | undefined => {
+const convertImageUrl = (url: string): TurnUserPart => {
   const dataUrl = parseDataUrl(url);
   if (dataUrl) {
-    if (!dataUrl.base64) {
-      warn(state, 'unsupported-content', `${path}: only base64 data URLs are supported; image dropped`);
-      return undefined;
-    }
     const mediaType = dataUrl.mediaType || 'application/octet-stream';
-    return { type: 'image', source: { kind: 'base64', mediaType, data: dataUrl.data } };
+    return { type: 'image', source: { kind: 'base64', mediaType, data: dataUrlBase64(dataUrl) } };
   }
-  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { kind: 'url', url } };
-  warn(state, 'unsupported-content', `${path}: image URL scheme is not supported; image dropped`);
-  return undefined;
+  // http(s) is fetched by the bridge; any other scheme becomes a note to the model there.
+  return { type: 'image', source: { kind: 'url', url } };
 };
 
 /** Text-only content (system/developer). Non-text parts are dropped with a warning; empty text is skipped. */
@@ -118,7 +113,7 @@ const convertUserContent = (
     }
     if (part.type === 'image_url') {
       const { image_url: image } = parseAt(openaiChatImageUrlPartSchema, part, partPath);
-      return convertImageUrl(typeof image === 'string' ? image : image.url, partPath, state);
+      return convertImageUrl(typeof image === 'string' ? image : image.url);
     }
     warn(state, 'unsupported-content', `${partPath}: content part type "${part.type}" dropped`);
     return undefined;

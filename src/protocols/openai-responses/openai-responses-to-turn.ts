@@ -3,7 +3,6 @@ import type { ParseResult } from '../protocol-adapter.js';
 import type {
   TurnAssistantPart,
   TurnIdentityHints,
-  TurnImagePart,
   TurnMessage,
   TurnReasoning,
   TurnRequest,
@@ -55,7 +54,8 @@ import { createRequestFieldReader } from '../shared/create-request-field-reader.
 import { createToolResultMessage } from '../shared/create-tool-result-message.js';
 import { findSessionHeader } from '../shared/find-session-header.js';
 import { catchInvalidRequest, InvalidRequestFault } from '../shared/invalid-request-fault.js';
-import { parseDataUrl } from '../shared/parse-data-url.js';
+import { dataUrlBase64, parseDataUrl } from '../shared/parse-data-url.js';
+import { fileReferenceNote } from '../shared/file-reference-note.js';
 import { readReasoningEffort } from '../shared/read-reasoning-effort.js';
 import { resolveTurnReasoning } from '../shared/resolve-turn-reasoning.js';
 import { sanitizeHeaders } from '../shared/sanitize-headers.js';
@@ -332,20 +332,26 @@ const convertUserContent = (
     return undefined;
   });
 
-const convertImagePart = (part: TypedPart, path: Path, state: ConversionState): TurnImagePart | undefined => {
+const convertImagePart = (part: TypedPart, path: Path, state: ConversionState): TurnUserPart | undefined => {
   const image = parseAt(openaiResponsesImagePartSchema, part, path);
   if (image.image_url) {
-    // Any other URL, a non-base64 data URL included, goes upstream as it is.
     const dataUrl = parseDataUrl(image.image_url);
-    if (dataUrl?.base64 && dataUrl.mediaType !== '') {
-      return { type: 'image', source: { kind: 'base64', mediaType: dataUrl.mediaType, data: dataUrl.data } };
+    if (dataUrl !== undefined) {
+      const mediaType = dataUrl.mediaType || 'application/octet-stream';
+      return { type: 'image', source: { kind: 'base64', mediaType, data: dataUrlBase64(dataUrl) } };
     }
+    // http(s) is fetched by the bridge; any other scheme becomes a note to the model there.
     return { type: 'image', source: { kind: 'url', url: image.image_url } };
   }
-  const reason = image.file_id
-    ? 'images by file_id cannot be resolved (no file storage)'
-    : 'image without image_url';
-  warn(state, 'unsupported-content', `${path.join('.')}: ${reason}; dropped.`);
+  if (image.file_id) {
+    warn(
+      state,
+      'unsupported-content',
+      `${path.join('.')}: an image by file_id cannot be resolved (the bridge has no Files API); the model gets a note instead.`,
+    );
+    return fileReferenceNote(image.file_id);
+  }
+  warn(state, 'unsupported-content', `${path.join('.')}: image without image_url; dropped.`);
   return undefined;
 };
 

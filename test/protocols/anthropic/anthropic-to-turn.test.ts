@@ -226,7 +226,7 @@ describe('convertAnthropicRequestToTurn: basics', () => {
     expect(turn.messages[0]).toMatchObject({ content: [{ type: 'text', text: 'Loaded tool: WebFetch' }] });
   });
 
-  it('drops documents and unknown blocks with warnings, never a 400', () => {
+  it('drops documents and unknown blocks with warnings and notes an image by file id, never a 400', () => {
     const turn = parse({
       ...base,
       messages: [
@@ -245,7 +245,16 @@ describe('convertAnthropicRequestToTurn: basics', () => {
         { role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] },
       ],
     });
-    expect(turn.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'kept' }] }]);
+    // An image by file id is a note to the model (no Files API), warned about like the dropped blocks.
+    expect(turn.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: expect.stringMatching(/^\[An image .* file id "file_1".* no Files API/) },
+          { type: 'text', text: 'kept' },
+        ],
+      },
+    ]);
     expect(turn.warnings).toEqual([
       { code: 'unsupported-content', message: expect.stringContaining('messages.0.content.0') },
       { code: 'unsupported-content', message: expect.stringContaining('messages.0.content.1.source') },

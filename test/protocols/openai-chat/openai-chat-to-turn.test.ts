@@ -128,22 +128,38 @@ describe('convertOpenaiChatRequestToTurn: user content', () => {
     expect(turn.warnings).toEqual([]);
   });
 
-  it('drops unsupported parts and unusable image URLs with warnings, never a 400', () => {
+  it('drops unsupported parts with warnings and keeps every image URL for the image preparer, never a 400', () => {
     const turn = parse({
       messages: [
         user([
           { type: 'input_audio', input_audio: { data: 'AAA', format: 'wav' } },
-          { type: 'image_url', image_url: { url: 'data:text/plain,hello' } },
+          { type: 'image_url', image_url: { url: 'data:image/png,%89PNG%0D%0A' } },
           { type: 'image_url', image_url: { url: 'file:///etc/passwd' } },
           { type: 'text', text: 'left' },
         ]),
       ],
     });
-    expect(turn.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'left' }] }]);
+    // A percent-encoded data URL is decoded into its bytes; any other URL is the image preparer's to fetch
+    // or to refuse with a note to the model (file: is refused there).
+    expect(turn.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'image',
+            source: {
+              kind: 'base64',
+              mediaType: 'image/png',
+              data: Buffer.from('\x89PNG\r\n', 'latin1').toString('base64'),
+            },
+          },
+          { type: 'image', source: { kind: 'url', url: 'file:///etc/passwd' } },
+          { type: 'text', text: 'left' },
+        ],
+      },
+    ]);
     expect(turn.warnings.map((warning) => warning.message)).toEqual([
       expect.stringContaining('messages.0.content.0'),
-      expect.stringContaining('messages.0.content.1'),
-      expect.stringContaining('messages.0.content.2'),
     ]);
     expect(turn.warnings.every((warning) => warning.code === 'unsupported-content')).toBe(true);
   });

@@ -436,7 +436,7 @@ describe('convertOpenaiResponsesRequestToTurn — mapping rules', () => {
     ]);
   });
 
-  it('maps user images given as data URLs and as URLs, and drops file references with warnings', () => {
+  it('maps user images given as data URLs and as URLs, and notes an image by file id with a warning', () => {
     const turn = convert({
       model: 'm',
       input: [
@@ -459,6 +459,7 @@ describe('convertOpenaiResponsesRequestToTurn — mapping rules', () => {
           { type: 'text', text: 'What is this?' },
           { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
           { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.jpg' } },
+          { type: 'text', text: expect.stringMatching(/^\[An image .* file id "file-abc".* no Files API/) },
         ],
       },
     ]);
