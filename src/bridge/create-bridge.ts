@@ -125,7 +125,24 @@ export type EngineModelResolverOptions = {
   logger?: Logger;
 };
 
-/** The engine's image preparation with the config's fetch settings (the rest: the preparer's defaults). */
+/** Whether the request's latest turn (what follows its last assistant message) carries an image. */
+const latestTurnHasImages = (request: TurnRequest): boolean => {
+  for (let index = request.messages.length - 1; index >= 0; index -= 1) {
+    const message = request.messages[index];
+    if (message === undefined || message.role === 'assistant') return false;
+    if (
+      (message.role === 'user' || message.role === 'tool') &&
+      message.content.some((part) => part.type === 'image')
+    )
+      return true;
+  }
+  return false;
+};
+
+/**
+ * The engine's image preparation with the config's fetch settings (the rest: the preparer's defaults). A
+ * model the config lists as taking no images gets a note in place of each image.
+ */
 const imagePreparerOf = (images: BridgeConfig['images']): NonNullable<EngineOptions['prepareImages']> => {
   const preparer = createImagePreparer({
     ...defaultImageSettings,
@@ -137,7 +154,16 @@ const imagePreparerOf = (images: BridgeConfig['images']): NonNullable<EngineOpti
       allowNetworks: images.allowNetworks,
     },
   });
-  return (messages, options) => preparer.prepare(messages, options);
+  const textOnly = new Set(images.textOnlyModels.map((model) => model.toLowerCase()));
+  return (messages, options) =>
+    preparer.prepare(messages, {
+      ...options,
+      ...(textOnly.has(options.model.toLowerCase())
+        ? {
+            refuse: `the model ${options.model} takes no images (the config lists it in cursorImages.textOnlyModels; Router.image can send requests with images to a model that takes them)`,
+          }
+        : {}),
+    });
 };
 
 /**
@@ -183,6 +209,7 @@ export const engineModelResolver = (
     const webSearchCall = isWebSearchCall(request);
     const routeRequest = {
       model: request.model,
+      ...(latestTurnHasImages(request) ? { images: true } : {}),
       reasoningRequested: request.reasoning.requested,
       ...(request.webSearch === undefined
         ? {}

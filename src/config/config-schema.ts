@@ -100,6 +100,11 @@ export const imagesConfigSchema = z.looseObject({
       z.string().refine((cidr) => ipaddr.isValidCIDR(cidr), { error: 'expected a CIDR, e.g. "10.0.0.0/8"' }),
     )
     .optional(),
+  /**
+   * Cursor model ids that take no images: a request's images become notes to such a model (Cursor's
+   * catalog does not say which models see images). Default none.
+   */
+  textOnlyModels: z.array(z.string().min(1)).optional(),
 });
 export type ImagesConfigFile = z.infer<typeof imagesConfigSchema>;
 

@@ -111,6 +111,8 @@ export type ImagesConfig = {
   fetchTimeoutMs: number;
   /** CIDR ranges fetched from although not public. */
   allowNetworks: string[];
+  /** Cursor model ids that take no images (their images become notes). */
+  textOnlyModels: string[];
 };
 
 export const defaultImagesConfig: ImagesConfig = {
@@ -118,6 +120,7 @@ export const defaultImagesConfig: ImagesConfig = {
   maxFetchBytes: 10 * 1024 * 1024,
   fetchTimeoutMs: 20_000,
   allowNetworks: [],
+  textOnlyModels: [],
 };
 
 export const defaultMaxSessions = 32;
@@ -287,6 +290,7 @@ export const resolveConfig = (raw: unknown, options: ConfigSourceOptions): Bridg
       maxFetchBytes: config.cursorImages?.maxFetchBytes ?? defaultImagesConfig.maxFetchBytes,
       fetchTimeoutMs: config.cursorImages?.fetchTimeoutMs ?? defaultImagesConfig.fetchTimeoutMs,
       allowNetworks: config.cursorImages?.allowNetworks ?? defaultImagesConfig.allowNetworks,
+      textOnlyModels: config.cursorImages?.textOnlyModels ?? defaultImagesConfig.textOnlyModels,
     },
     warnings,
   };

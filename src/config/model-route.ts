@@ -13,6 +13,9 @@
  *    request that offers hosted web search, `background` for a name containing `haiku`, `think` when the
  *    request asks for reasoning, else `default`.
  *
+ * A request whose latest turn carries an image (a new user message with one, or a tool result with one)
+ * runs on `Router.image` when it is set, whatever its name, as in Claude Code Router.
+ *
  * A search side call (a request whose only job is a hosted web search) runs on `Router.webSearch` when
  * it is set, whatever its name: the name is its conversation's, not a choice for the search. A name near catalog models (`gpt-5` when Cursor serves
  *    `gpt-5.4`) is `unmatched`: it runs the same Router scenario and the note names the near models —
@@ -46,6 +49,8 @@ export type ModelRouteRequest = {
    * may search.
    */
   webSearch?: 'call' | 'offered';
+  /** The request's latest turn (what follows the last assistant message) carries an image. */
+  images?: boolean;
   /** Cursor's live model catalog; `undefined` when it could not be read (then only `models` is known). */
   catalog?: readonly CatalogEntry[] | undefined;
   /**
@@ -72,6 +77,7 @@ export const mayRouteByTokenCount = (config: Pick<BridgeConfig, 'router'>, kind:
     case 'catalog':
     case 'listed':
     case 'long-context':
+    case 'image':
       return false;
     default: {
       const _exhaustive: never = kind;
@@ -103,6 +109,21 @@ export const resolveModelRoute = (config: RouteConfig, request: ModelRouteReques
         ...route.value,
         model,
         note: `a web search call runs on Router.webSearch (${model}), not "${name}"`,
+      },
+    };
+  }
+  const imageRoute = config.router.image;
+  if (request.images === true && imageRoute !== undefined) {
+    const route = routeTo(config, imageRoute, 'image', 'Router.image');
+    if (!route.ok) return route;
+    const entry = catalog === undefined ? undefined : findCatalogEntry(catalog, route.value.model);
+    const model = entry?.id ?? route.value.model;
+    return {
+      ok: true,
+      value: {
+        ...route.value,
+        model,
+        note: `a request carrying images runs on Router.image (${model}), not "${name}"`,
       },
     };
   }
@@ -148,6 +169,7 @@ const cursorRoute = (config: RouteConfig, model: string, route: ModelRouteKind):
 const routerKeys = {
   'long-context': 'longContext',
   'web-search': 'webSearch',
+  image: 'image',
   background: 'background',
   think: 'think',
   default: 'default',

@@ -82,5 +82,5 @@ export type PreparedTurnImages = {
  */
 export type PrepareImages = (
   messages: readonly TurnMessage[],
-  options: { replay: boolean; signal?: AbortSignal },
+  options: { replay: boolean; model: string; signal?: AbortSignal },
 ) => Promise<PreparedTurnImages>;

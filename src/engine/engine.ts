@@ -594,6 +594,7 @@ export class Engine {
     if (plan.kind === 'resume') {
       // The run continues: what the agent held before it started (restored if it is cut short) stays.
       const results = await this.#images(
+        model,
         plan.results.map((result) => ({ role: 'tool' as const, ...result })),
         false,
         signal,
@@ -647,9 +648,9 @@ export class Engine {
     const input: UpstreamRunInput = {
       prompt:
         plan.kind === 'slim'
-          ? buildSlimPrompt(await this.#images(plan.newMessages, false, signal, log), grounding)
+          ? buildSlimPrompt(await this.#images(model, plan.newMessages, false, signal, log), grounding)
           : buildFullPrompt(
-              { ...request, messages: await this.#images(request.messages, true, signal, log) },
+              { ...request, messages: await this.#images(model, request.messages, true, signal, log) },
               grounding,
             ),
       tools,
@@ -683,6 +684,7 @@ export class Engine {
    * warning: the model got a note in its place, the turn goes on).
    */
   async #images(
+    model: string,
     messages: readonly TurnMessage[],
     replay: boolean,
     signal: AbortSignal,
@@ -690,7 +692,7 @@ export class Engine {
   ): Promise<TurnMessage[]> {
     const { prepareImages } = this.#options;
     if (prepareImages === undefined) return [...messages];
-    const prepared = await prepareImages(messages, { replay, signal });
+    const prepared = await prepareImages(messages, { replay, model, signal });
     for (const problem of prepared.problems)
       log().warn({ image: problem.image, reason: problem.reason }, 'image not sent to the model');
     if (prepared.sent !== 0 && this.#options.logger.isLevelEnabled('debug'))

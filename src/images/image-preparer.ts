@@ -55,6 +55,8 @@ export type PreparedImages = {
 export type PrepareImagesOptions = {
   /** The messages are a whole transcript for a fresh agent: at most `maxReplayedImages`, the latest. */
   replay: boolean;
+  /** Why no image may go (the model takes none): every image becomes a note saying so. */
+  refuse?: string;
   signal?: AbortSignal;
 };
 
@@ -158,12 +160,19 @@ export const createImagePreparer = (settings: ImageSettings = defaultImageSettin
       }
       const result: PreparedImages = { messages: [...messages], sent: 0, converted: 0, problems: [] };
       if (images.length === 0) return result;
-      const omitted = options.replay ? Math.max(0, images.length - settings.maxReplayedImages) : 0;
+      const { refuse } = options;
+      const omitted =
+        refuse !== undefined
+          ? images.length
+          : options.replay
+            ? Math.max(0, images.length - settings.maxReplayedImages)
+            : 0;
       const outcomes = new Map<TurnImagePart, Outcome>();
       images.slice(0, omitted).forEach((part) =>
         outcomes.set(part, {
           ok: false,
-          reason: `a replayed conversation carries only its latest ${settings.maxReplayedImages} images`,
+          reason:
+            refuse ?? `a replayed conversation carries only its latest ${settings.maxReplayedImages} images`,
         }),
       );
       const sent = images.slice(omitted);

@@ -19,6 +19,7 @@ import type { TurnEvent } from './turn-event.js';
  *   runs there whatever its name);
  * - `long-context`: `Router.longContext`, for a request the Router decides whose token count is above
  *   `Router.longContextThreshold`;
+ * - `image`: `Router.image`, for a request whose latest turn carries an image (Claude Code Router's rule);
  * - `unmatched`: the name is near catalog models (`gpt-5` when Cursor serves `gpt-5.4`) but none of them;
  *   the Router's scenario ran, and the near names are reported, never substituted.
  */
@@ -31,6 +32,7 @@ export type TurnModelRouteKind =
   | 'default'
   | 'web-search'
   | 'long-context'
+  | 'image'
   | 'unmatched';
 
 export type TurnModelRoute = {

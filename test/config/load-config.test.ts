@@ -65,7 +65,13 @@ describe('resolveConfig', () => {
       stallTimeoutMs: 30_000,
       warmWorkspaces: 32,
       warmWorkspacesAtCap: 4,
-      images: { fetchUrls: true, maxFetchBytes: 10 * 1024 * 1024, fetchTimeoutMs: 20_000, allowNetworks: [] },
+      images: {
+        fetchUrls: true,
+        maxFetchBytes: 10 * 1024 * 1024,
+        fetchTimeoutMs: 20_000,
+        allowNetworks: [],
+        textOnlyModels: [],
+      },
       warnings: [],
     });
   });

@@ -155,6 +155,21 @@ describe('createImagePreparer', () => {
     expect(site.hits()).toBe(0);
   });
 
+  it('notes every image when told the model takes none', async () => {
+    const prepared = await createImagePreparer().prepare(
+      [user(inline(await png('#abc')), byUrl('https://example.com/a.png'))],
+      {
+        replay: false,
+        refuse: 'the model text-1 takes no images',
+      },
+    );
+    expect(prepared.sent).toBe(0);
+    expect(notesOf(prepared.messages)).toEqual([
+      '[An image was attached here but is not shown to you: the model text-1 takes no images.]',
+      '[An image was attached here but is not shown to you: the model text-1 takes no images.]',
+    ]);
+  });
+
   it('notes a URL image when fetching is off', async () => {
     const prepared = await createImagePreparer({ ...defaultImageSettings, fetchUrls: false }).prepare(
       [user(byUrl('https://example.com/a.png'))],
