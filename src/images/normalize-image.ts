@@ -66,9 +66,8 @@ const jpegQualities = [90, 80, 70];
 
 /**
  * `bytes` as PNG or JPEG within `limits`, or why it is not an image the bridge can send (one sentence,
- * safe to show the model and to log). Opaque photos that must be re-encoded become JPEG; anything with
- * transparency, and GIFs, become PNG; an image still over the byte limit becomes JPEG at lower qualities,
- * then smaller.
+ * safe to show the model and to log). A JPEG stays JPEG; any other format becomes PNG, which loses no pixel;
+ * an image still over the byte limit becomes JPEG at lower qualities, then smaller.
  */
 export const normalizeImage = async (
   bytes: Buffer,
@@ -101,7 +100,7 @@ export const normalizeImage = async (
       },
     };
   try {
-    return { ok: true, value: await reencode(bytes, format, metadata.hasAlpha, upright, limits) };
+    return { ok: true, value: await reencode(bytes, format, upright, limits) };
   } catch {
     return { ok: false, error: `the ${format} image could not be converted` };
   }
@@ -110,11 +109,10 @@ export const normalizeImage = async (
 const reencode = async (
   bytes: Buffer,
   format: string,
-  hasAlpha: boolean,
   upright: { width: number; height: number },
   limits: ImageLimits,
 ): Promise<NormalizedImage> => {
-  const toPng = format === 'png' || format === 'gif' || hasAlpha;
+  const toPng = format !== 'jpeg';
   let scale = Math.min(1, limits.maxEdge / Math.max(upright.width, upright.height));
   // Each pass tries PNG (when the image needs it) then lower JPEG qualities, then scales down by a quarter.
   for (let pass = 0; pass < 16; pass += 1) {

@@ -153,6 +153,7 @@ describe('FakeRun.exec', () => {
         conversationId: '',
         actionKind: 'userMessageAction',
         text: 'x',
+        images: [],
         mcpTools: [],
         conversationState: {},
         json: {},

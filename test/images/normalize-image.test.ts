@@ -51,12 +51,15 @@ describe('normalizeImage', () => {
     expect(await firstPixel(result.value.data)).toEqual([255, 0, 0, 255]);
   });
 
-  it('sends an opaque WebP as JPEG and one with transparency as PNG', async () => {
+  it('sends WebP as PNG, transparency kept, and as JPEG only when PNG is over the byte limit', async () => {
     const opaque = await normalizeImage(await solid(16, 16, '#00ff00ff').webp().toBuffer());
     const clear = await normalizeImage(await solid(16, 16, '#00ff0080').webp({ lossless: true }).toBuffer());
-    expect(opaque.ok && opaque.value.mediaType).toBe('image/jpeg');
+    expect(opaque.ok && opaque.value.mediaType).toBe('image/png');
     expect(clear.ok && clear.value.mediaType).toBe('image/png');
     if (clear.ok) expect((await firstPixel(clear.value.data))[3]).toBe(128);
+    const photo = await noise(500, 500).webp({ quality: 80 }).toBuffer();
+    const limited = await normalizeImage(photo, { maxEdge: 2000, maxBase64Bytes: 400_000 });
+    expect(limited.ok && limited.value.mediaType).toBe('image/jpeg');
   });
 
   it('converts AVIF and TIFF too', async () => {

@@ -10,6 +10,7 @@
  * played by the current {@link Scenario}.
  */
 
+import { receivedImage, type FakeReceivedImage } from './received-images.js';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -117,6 +118,8 @@ export interface FakeCursorBackend {
   readonly runRequests: readonly FakeRunRequest[];
   /** Errors thrown by scenarios (other than the stream closing under them). */
   readonly scenarioErrors: readonly unknown[];
+  /** Every image received so far, in arrival order: user messages' and tool results'. */
+  receivedImages(): FakeReceivedImage[];
   /** Replaces the scenario for later run requests. */
   setScenario(scenario: Scenario): void;
   setAuth(auth: FakeAuthMode): void;
@@ -196,12 +199,23 @@ const summarizeRunRequest = (index: number, requestId: string, json: JsonObject)
       inputSchema: entry.inputSchema,
     };
   });
+  const selectedImages = asObject(userMessage.selectedContext).selectedImages;
+  const images = (Array.isArray(selectedImages) ? selectedImages : []).map((image) => {
+    const entry = asObject(image);
+    const mimeType = asString(entry.mimeType);
+    return receivedImage(Buffer.from(asString(entry.data), 'base64'), {
+      source: 'user-message',
+      runRequestIndex: index,
+      ...(mimeType === '' ? {} : { mimeType }),
+    });
+  });
   return {
     index,
     requestId,
     conversationId: asString(json.conversationId),
     actionKind,
     text: asString(userMessage.text),
+    images,
     ...(json.requestedModel === undefined
       ? {}
       : {
@@ -233,6 +247,7 @@ export const startFakeCursorBackend = async (
   let delayMs = options.delayMs ?? 0;
   const requests: FakeRequestLogEntry[] = [];
   const runRequests: FakeRunRequest[] = [];
+  const images: FakeReceivedImage[] = [];
   const scenarioErrors: unknown[] = [];
   const streams = new Map<string, FakeStream>();
   const runs = new Map<FakeStream, FakeRun>();
@@ -315,7 +330,9 @@ export const startFakeCursorBackend = async (
     if (existing) return;
     const request = summarizeRunRequest(runRequests.length, stream.requestId, message.runRequest);
     runRequests.push(request);
+    images.push(...request.images);
     const run = new FakeRun({
+      onImage: (image) => images.push(image),
       registry,
       stream,
       request,
@@ -415,6 +432,7 @@ export const startFakeCursorBackend = async (
     port,
     requests,
     runRequests,
+    receivedImages: () => [...images],
     scenarioErrors,
     billed,
     setBilling: (next: FakeBilling) => {

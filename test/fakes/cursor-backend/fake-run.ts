@@ -4,6 +4,7 @@
  * way Cursor's server does (KV `setBlob` for each structure, then `conversationCheckpointUpdate`).
  */
 
+import { receivedImage, type FakeReceivedImage } from './received-images.js';
 import { createHash } from 'node:crypto';
 
 import type { ClientMessage, JsonObject } from './client-message.js';
@@ -54,11 +55,14 @@ export type FakeRunOptions = {
   nextCallNumber: () => number;
   /** Told of the usage each `turnEnded` reports (the backend bills it). */
   onUsage?: (usage: FakeUsage) => void;
+  /** Told of each image a tool result carries. */
+  onImage?: (image: FakeReceivedImage) => void;
 };
 
 export class FakeRun implements RunContext {
   readonly request: FakeRunRequest;
   private readonly onUsage: ((usage: FakeUsage) => void) | undefined;
+  private readonly onImage: ((image: FakeReceivedImage) => void) | undefined;
   private readonly registry: ProtoRegistry;
   private readonly stream: FakeStream;
   private readonly checkpoints: boolean;
@@ -85,6 +89,7 @@ export class FakeRun implements RunContext {
     this.checkpoints = options.checkpoints;
     this.nextCallNumber = options.nextCallNumber;
     this.onUsage = options.onUsage;
+    this.onImage = options.onImage;
     this.stream.signal.addEventListener('abort', () => this.rejectPending(), { once: true });
   }
 
@@ -219,7 +224,19 @@ export class FakeRun implements RunContext {
       };
       this.steps.push({ type: 'tool-call', toolCall });
       this.update({ toolCallCompleted: { callId, modelCallId, toolCall } });
-      results.push(decodeMcpResult(callId, asString(mcpArgs.toolCallId), mcpResult));
+      const result = decodeMcpResult(callId, asString(mcpArgs.toolCallId), mcpResult);
+      if (result.status === 'success')
+        for (const item of result.content)
+          if (item.type === 'image')
+            this.onImage?.(
+              receivedImage(Buffer.from(item.data, 'base64'), {
+                source: 'tool-result',
+                runRequestIndex: this.request.index,
+                toolCallId: result.toolCallId,
+                ...(item.mimeType === undefined ? {} : { mimeType: item.mimeType }),
+              }),
+            );
+      results.push(result);
     });
     this.completeStep();
     return results;

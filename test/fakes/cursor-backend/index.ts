@@ -42,3 +42,5 @@ export type { CursorSdk, SdkTestEnv } from './sdk-test-env.js';
 export { startSdkTestEnv } from './sdk-test-env.js';
 export type { ProtoMessage, ProtoMessageType, ProtoRegistry } from './sdk-proto-registry.js';
 export { ensurePatchedSdkCopy, loadSdkProtoRegistry, PATCHED_SDK_VERSION } from './sdk-proto-registry.js';
+export { describeImage, sniffImageType } from './received-images.js';
+export type { FakeReceivedImage, ImageDescription } from './received-images.js';

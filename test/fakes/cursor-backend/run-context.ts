@@ -16,6 +16,7 @@
  *   The SDK treats a stream that closes OK before `turnEnded` as broken and retries the run.
  */
 
+import type { FakeReceivedImage } from './received-images.js';
 import type { ConnectErrorCode } from './connect-envelope.js';
 import type { JsonObject } from './client-message.js';
 
@@ -40,6 +41,8 @@ export type FakeRunRequest = {
   actionKind: string;
   /** The user message text (empty for non-message actions). */
   text: string;
+  /** The user message's images (`selectedContext.selectedImages`), as received. */
+  images: FakeReceivedImage[];
   requestedModel?: { modelId: string; parameters: Array<{ id: string; value: string }> };
   mcpTools: FakeOfferedTool[];
   customSystemPrompt?: string;
