@@ -4,6 +4,9 @@
  * lookup of Anthropic's hosts; `--allowedTools Bash` lets the scripted commands run without a prompt.
  */
 
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+
 import { e2eApiKey, parseJsonLines, type ClientDriver } from './client-driver.js';
 
 export const claudeCodeDriver: ClientDriver = {
@@ -17,9 +20,10 @@ export const claudeCodeDriver: ClientDriver = {
   invocation: ({ endpoint }, prompt, options = {}) => ({
     args: [
       '-p',
-      prompt,
-      '--output-format',
-      ...(options.verbose === true ? ['stream-json', '--verbose'] : ['json']),
+      // With images the prompt is a stream-json user message on stdin, as an SDK host pastes one.
+      ...(options.images === undefined
+        ? [prompt, '--output-format', ...(options.verbose === true ? ['stream-json', '--verbose'] : ['json'])]
+        : ['--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose']),
       '--allowedTools',
       'Bash',
       ...(options.resume === true ? ['--continue'] : []),
@@ -32,7 +36,34 @@ export const claudeCodeDriver: ClientDriver = {
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       DISABLE_AUTOUPDATER: '1',
     },
+    ...(options.images === undefined ? {} : { stdin: streamJsonUserMessage(prompt, options.images) }),
   }),
+};
+
+/** One `--input-format stream-json` user message: the prompt, then each image file as a base64 image block. */
+const streamJsonUserMessage = (prompt: string, images: readonly string[]): string =>
+  `${JSON.stringify({
+    type: 'user',
+    message: {
+      role: 'user',
+      content: [
+        { type: 'text', text: prompt },
+        ...images.map((path) => ({
+          type: 'image',
+          source: {
+            type: 'base64',
+            media_type: imageMediaType(path),
+            data: readFileSync(path).toString('base64'),
+          },
+        })),
+      ],
+    },
+  })}\n`;
+
+const imageMediaType = (path: string): string => {
+  const extension = extname(path).toLowerCase();
+  if (extension === '.jpg' || extension === '.jpeg') return 'image/jpeg';
+  return `image/${extension.slice(1)}`;
 };
 
 /** The `--output-format json` result object: `{ type: "result", is_error, result, session_id, … }`. */

@@ -29,6 +29,12 @@ export type TurnOptions = {
   allowWrites?: boolean;
   /** The model the user picks on the command line (Claude Code: `--model`). */
   model?: string;
+  /**
+   * Image files (absolute paths inside the sandbox's project) the user attaches to the prompt, as the client's
+   * command line does it (Claude Code: an image block in `--input-format stream-json`; Codex: `-i`; OpenCode:
+   * `--file`).
+   */
+  images?: readonly string[];
 };
 
 export type ClientDriver = {

@@ -69,6 +69,8 @@ const createCodexDriver = (
       '--skip-git-repo-check',
       ...(options.allowWrites === true ? ['--sandbox', 'workspace-write'] : []),
       '--json',
+      // `-i` takes several files: `--` ends them before the prompt.
+      ...(options.images === undefined ? [] : [...options.images.flatMap((path) => ['-i', path]), '--']),
       prompt,
     ],
     env: { CODEX_HOME: codexHome(sandbox.home), BRIDGE_API_KEY: e2eApiKey, RUST_LOG: 'warn' },

@@ -6,6 +6,7 @@
  */
 
 import type { SseFrame } from '../../../src/protocols/sse-frame.js';
+import type { FakeReceivedImage } from '../../fakes/cursor-backend/received-images.js';
 import type { TurnError } from '../../../src/turn/turn-error.js';
 import type { TurnProtocol, TurnRequest } from '../../../src/turn/turn-request.js';
 
@@ -46,8 +47,10 @@ export type BackendRun = {
   toolNames: string[];
   /** Whether the run carries the client's shell tool (the conversation, not a side request). */
   main: boolean;
-  /** Tool results the backend received for the run, in call order. */
-  toolResults: Array<{ toolCallId: string; text: string; isError: boolean }>;
+  /** The images of the run's user message, as the backend received them. */
+  images: FakeReceivedImage[];
+  /** Tool results the backend received for the run, in call order, with their images. */
+  toolResults: Array<{ toolCallId: string; text: string; isError: boolean; images: FakeReceivedImage[] }>;
   /** The scratch workspace the agent runs in, as the prompt names it. */
   workspaceDir: string;
 };

@@ -5,6 +5,7 @@
  * received back (the SDK's tool results) and how it ended is recorded per run request.
  */
 
+import { receivedImage, type FakeReceivedImage } from '../../fakes/cursor-backend/received-images.js';
 import type {
   ConnectErrorCode,
   FakeHostedOutcome,
@@ -24,7 +25,13 @@ import {
 } from './model-scenario.js';
 
 /** A tool result as the backend received it, flattened to text. */
-export type ReceivedToolResult = { toolCallId: string; text: string; isError: boolean };
+export type ReceivedToolResult = {
+  toolCallId: string;
+  text: string;
+  isError: boolean;
+  /** The images the result carried, in order. */
+  images: FakeReceivedImage[];
+};
 
 /** One run request and what the scenario did with it. */
 export type PlayedRun = {
@@ -60,20 +67,42 @@ const usage = { inputTokens: 120, outputTokens: 25 };
 export const scratchDirOf = (prompt: string): string =>
   /That directory \(([^)]+)\) is an empty scratch workspace/.exec(prompt)?.[1] ?? '';
 
-const toReceived = (result: FakeToolResult): ReceivedToolResult => {
+const toReceived = (result: FakeToolResult, runRequestIndex: number): ReceivedToolResult => {
   switch (result.status) {
     case 'success':
       return {
         toolCallId: result.callId,
         text: result.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n'),
         isError: result.isError,
+        images: result.content.flatMap((part) =>
+          part.type === 'image'
+            ? [
+                receivedImage(Buffer.from(part.data, 'base64'), {
+                  source: 'tool-result',
+                  runRequestIndex,
+                  toolCallId: result.toolCallId,
+                  ...(part.mimeType === undefined ? {} : { mimeType: part.mimeType }),
+                }),
+              ]
+            : [],
+        ),
       };
     case 'error':
-      return { toolCallId: result.callId, text: result.error, isError: true };
+      return { toolCallId: result.callId, text: result.error, isError: true, images: [] };
     case 'rejected':
-      return { toolCallId: result.callId, text: `rejected: ${result.reason}`, isError: true };
+      return {
+        toolCallId: result.callId,
+        text: `rejected: ${result.reason}`,
+        isError: true,
+        images: [],
+      };
     case 'other':
-      return { toolCallId: result.callId, text: JSON.stringify(result.json), isError: true };
+      return {
+        toolCallId: result.callId,
+        text: JSON.stringify(result.json),
+        isError: true,
+        images: [],
+      };
   }
 };
 
@@ -187,10 +216,13 @@ export const createFakeBackendModel = (
       callId: `call_e2e_${ids.turn}_${ids.step}_${index + 1}`,
       ...('shell' in call
         ? { toolName: shell.name, args: shell.input(resolveModelText(call.shell, context())) }
-        : { toolName: call.tool, args: call.input }),
+        : {
+            toolName: call.tool,
+            args: typeof call.input === 'function' ? call.input(context()) : call.input,
+          }),
     }));
     const results = await run.toolCalls(specs);
-    record.toolResults.push(...results.map(toReceived));
+    record.toolResults.push(...results.map((result) => toReceived(result, run.request.index)));
     return 'next';
   };
 

@@ -40,7 +40,9 @@ export type ModelText = string | ((context: ModelContext) => string);
  * tool of the client by name with a literal input (a custom tool such as Codex's `apply_patch` takes
  * `{ input: "<raw text>" }`).
  */
-export type ModelToolCall = { shell: ModelText } | { tool: string; input: Record<string, unknown> };
+export type ModelToolCall =
+  | { shell: ModelText }
+  | { tool: string; input: Record<string, unknown> | ((context: ModelContext) => Record<string, unknown>) };
 
 /**
  * The backend ends the run's stream with a Connect error. The SDK reports `[<code>] <message>` as the

@@ -37,6 +37,10 @@ const createOpencodeDriver = (provider: '@ai-sdk/openai-compatible' | '@ai-sdk/o
             [opencodeModel]: {
               name: 'E2E model',
               tool_call: true,
+              // As a user declares a model that sees images: without it OpenCode sends the model an error
+              // ("this model does not support image input") in place of an attached image.
+              attachment: true,
+              modalities: { input: ['text', 'image'], output: ['text'] },
               limit: { context: 200_000, output: 8_192 },
             },
           },
@@ -55,6 +59,7 @@ const createOpencodeDriver = (provider: '@ai-sdk/openai-compatible' | '@ai-sdk/o
       'INFO',
       ...(options.resume === true ? ['--continue'] : []),
       ...(options.verbose === true ? ['--thinking'] : []),
+      ...(options.images ?? []).flatMap((path) => ['--file', path]),
     ],
     env: {
       OPENCODE_DISABLE_AUTOUPDATE: '1',

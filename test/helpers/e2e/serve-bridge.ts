@@ -196,6 +196,7 @@ export const toBackendRun = (played: PlayedRun): BackendRun => ({
   replay: played.replay,
   model: played.request.requestedModel?.modelId ?? '',
   prompt: played.request.text,
+  images: played.request.images,
   historyTurns: historyTurns(played),
   toolNames: played.request.mcpTools.map((tool) => tool.toolName),
   main: played.main,
