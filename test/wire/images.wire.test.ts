@@ -373,3 +373,44 @@ describe('images of a replayed transcript', () => {
     expect(request?.text).toMatch(/Here is the design\.\n\[image 1 attached\][\s\S]*\[image 2 attached\]/);
   });
 });
+
+describe('the model for images', () => {
+  const pasted = (text: string) => ({
+    model: 'claude-sonnet-4-5',
+    max_tokens: 50,
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: base64('png') } },
+        ],
+      },
+    ],
+  });
+
+  it('Router.image runs a request whose latest turn carries an image; one without runs on the default', async () => {
+    const bridge = await start(answer, { Router: { default: 'cursor,composer-2', image: 'cursor,gpt-5.4' } });
+    await post(bridge, '/v1/messages', pasted('What is this?'));
+    await post(bridge, '/v1/messages', {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'Just text.' }],
+    });
+    const [withImage, withoutImage] = bridge.runRequests();
+    expect(withImage?.requestedModel?.modelId).toBe('gpt-5.4');
+    expect(withImage?.images).toHaveLength(1);
+    expect(withoutImage?.requestedModel?.modelId).toBe('composer-2');
+  });
+
+  it('a model the config lists as text-only gets a note in place of each image', async () => {
+    const bridge = await start(answer, { cursorImages: { textOnlyModels: ['composer-2'] } });
+    const body = await post(bridge, '/v1/messages', pasted('What is this?'));
+    expect(body['content']).toEqual([{ type: 'text', text: 'Seen.' }]);
+    expect(userImages(bridge)).toEqual([]);
+    expect(promptOf(bridge)).toContain(
+      'not shown to you: the model composer-2 takes no images (the config lists it in cursorImages.textOnlyModels',
+    );
+    expect(warnings(bridge)).toHaveLength(1);
+  });
+});
