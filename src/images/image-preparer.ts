@@ -72,6 +72,9 @@ export const imageNote = (reason: string): TurnUserPart => ({
 
 type Outcome = { ok: true; image: NormalizedImage } | { ok: false; reason: string };
 
+/** Images of one turn fetched and converted at once. */
+const maxConcurrent = 4;
+
 /** Bytes of converted images kept for a transcript's next replay or an identical retry. */
 const cacheBudgetBytes = 64 * 1024 * 1024;
 /** How long an image fetched by URL is reused before it is fetched again. */
@@ -175,10 +178,19 @@ export const createImagePreparer = (settings: ImageSettings = defaultImageSettin
             refuse ?? `a replayed conversation carries only its latest ${settings.maxReplayedImages} images`,
         }),
       );
+      // A few at a time: each may hold a fetched body (up to the byte cap) and a decoded image.
       const sent = images.slice(omitted);
-      const prepared = await Promise.all(sent.map((part) => prepareOne(part, options.signal)));
-      sent.forEach((part, index) => outcomes.set(part, prepared[index] as Outcome));
-      for (const [part, outcome] of outcomes) {
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        for (let index = next++; index < sent.length; index = next++) {
+          const part = sent[index] as TurnImagePart;
+          outcomes.set(part, await prepareOne(part, options.signal));
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(maxConcurrent, sent.length) }, worker));
+      for (const part of images) {
+        const outcome = outcomes.get(part);
+        if (outcome === undefined) continue;
         if (outcome.ok) {
           result.sent += 1;
           if (outcome.image.changed) result.converted += 1;
