@@ -693,6 +693,7 @@ export class Engine {
     const { prepareImages } = this.#options;
     if (prepareImages === undefined) return [...messages];
     const prepared = await prepareImages(messages, { replay, model, signal });
+    this.#metrics.imagesPrepared(prepared.sent, prepared.converted, prepared.problems.length);
     for (const problem of prepared.problems)
       log().warn({ image: problem.image, reason: problem.reason }, 'image not sent to the model');
     if (prepared.sent !== 0 && this.#options.logger.isLevelEnabled('debug'))

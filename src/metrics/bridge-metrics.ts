@@ -78,6 +78,7 @@ export class BridgeMetrics {
   readonly #tokens: Counter<'model' | 'kind'>;
   readonly #costCents: Counter<'model' | 'kind'>;
   readonly #unpricedRuns: Counter<'model'>;
+  readonly #images: Counter<'outcome'>;
   #gauges: () => SessionGauges = () => ({ sessions: 0, inFlight: 0, parkedCalls: 0 });
 
   constructor(options: BridgeMetricsOptions = {}) {
@@ -185,6 +186,11 @@ export class BridgeMetrics {
       help: "Finished runs whose cost Cursor's billing had not reported within the bridge's wait (not in cursor_bridge_cost_cents_total).",
       labelNames: ['model'],
     });
+    this.#images = counter({
+      name: 'cursor_bridge_images_total',
+      help: 'Images of client requests, by outcome: sent as they came, converted (re-encoded or scaled down), or noted (the model got a note saying why it does not see the image).',
+      labelNames: ['outcome'],
+    });
     if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -233,6 +239,13 @@ export class BridgeMetrics {
 
   agentAbandoned(): void {
     this.#abandonedAgents.inc();
+  }
+
+  /** The images of what one turn sent: `sent` in all (of which `converted`), and `noted` in place of one. */
+  imagesPrepared(sent: number, converted: number, noted: number): void {
+    if (sent > converted) this.#images.inc({ outcome: 'sent' }, sent - converted);
+    if (converted > 0) this.#images.inc({ outcome: 'converted' }, converted);
+    if (noted > 0) this.#images.inc({ outcome: 'noted' }, noted);
   }
 
   scratchPathViolation(corrected: boolean): void {

@@ -184,6 +184,9 @@ describe('images in a new user message', () => {
     await expectReceived(images[0], of('png'), 'as-sent');
     await expectReceived(images[1], of('jpeg'), 'as-sent');
     await expectReceived(images[2], of('webp'), 'converted');
+    const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
+    expect(metrics).toContain('cursor_bridge_images_total{outcome="sent"} 2');
+    expect(metrics).toContain('cursor_bridge_images_total{outcome="converted"} 1');
   });
 
   it('Responses: input_image by data URL and by URL; a file_id becomes a note', async () => {
@@ -235,6 +238,8 @@ describe('images in a new user message', () => {
         reason: expect.stringContaining('loopback'),
       }),
     ]);
+    const metrics = await (await fetch(`${bridge.url}/metrics`)).text();
+    expect(metrics).toContain('cursor_bridge_images_total{outcome="noted"} 1');
   });
 });
 
