@@ -98,35 +98,23 @@ export const resolveModelRoute = (config: RouteConfig, request: ModelRouteReques
   const name = stripContextSuffix(request.model);
   const catalog = request.catalog;
   const webSearchRoute = config.router.webSearch;
-  if (request.webSearch === 'call' && webSearchRoute !== undefined) {
-    const route = routeTo(config, webSearchRoute, 'web-search', 'Router.webSearch');
-    if (!route.ok) return route;
-    const entry = catalog === undefined ? undefined : findCatalogEntry(catalog, route.value.model);
-    const model = entry?.id ?? route.value.model;
-    return {
-      ok: true,
-      value: {
-        ...route.value,
-        model,
-        note: `a web search call runs on Router.webSearch (${model}), not "${name}"`,
-      },
-    };
-  }
+  if (request.webSearch === 'call' && webSearchRoute !== undefined)
+    return overridingRoute(
+      config,
+      catalog,
+      webSearchRoute,
+      'web-search',
+      (model) => `a web search call runs on Router.webSearch (${model}), not "${name}"`,
+    );
   const imageRoute = config.router.image;
-  if (request.images === true && imageRoute !== undefined) {
-    const route = routeTo(config, imageRoute, 'image', 'Router.image');
-    if (!route.ok) return route;
-    const entry = catalog === undefined ? undefined : findCatalogEntry(catalog, route.value.model);
-    const model = entry?.id ?? route.value.model;
-    return {
-      ok: true,
-      value: {
-        ...route.value,
-        model,
-        note: `a request carrying images runs on Router.image (${model}), not "${name}"`,
-      },
-    };
-  }
+  if (request.images === true && imageRoute !== undefined)
+    return overridingRoute(
+      config,
+      catalog,
+      imageRoute,
+      'image',
+      (model) => `a request carrying images runs on Router.image (${model}), not "${name}"`,
+    );
   if (name.includes(',')) {
     const route = routeTo(config, name, 'explicit', `model "${name}"`);
     const entry =
@@ -158,6 +146,21 @@ export const resolveModelRoute = (config: RouteConfig, request: ModelRouteReques
       : `"${name}" is not in ${where}, which has ${near.map((id) => `"${id}"`).join(', ')}; ${slot} runs instead — ask for one of those to run it`,
   );
   return near.length > 0 && route.ok ? { ok: true, value: { ...route.value, route: 'unmatched' } } : route;
+};
+
+/** A Router scenario that takes a request whatever model it names (a search side call, images), alias resolved. */
+const overridingRoute = (
+  config: RouteConfig,
+  catalog: readonly CatalogEntry[] | undefined,
+  value: string,
+  route: 'web-search' | 'image',
+  note: (model: string) => string,
+): ModelRouteResult => {
+  const result = routeTo(config, value, route, `Router.${routerKeys[route]}`);
+  if (!result.ok) return result;
+  const model = (catalog === undefined ? undefined : findCatalogEntry(catalog, result.value.model))?.id;
+  const id = model ?? result.value.model;
+  return { ok: true, value: { ...result.value, model: id, note: note(id) } };
 };
 
 const cursorRoute = (config: RouteConfig, model: string, route: ModelRouteKind): ModelRouteResult => ({
