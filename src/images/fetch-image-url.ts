@@ -152,14 +152,14 @@ const policyOf = (allowNetworks: readonly string[]): AddressPolicy => {
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 const requestHeaders = { accept: 'image/*', 'accept-encoding': 'identity', 'user-agent': 'cursor-bridge' };
 
-/** A URL for a message: credentials dropped, clipped. */
-const shown = (url: URL): string => {
-  if (url.username === '' && url.password === '') return clipText(url.href);
-  const copy = new URL(url.href);
-  copy.username = '';
-  copy.password = '';
-  return clipText(copy.href);
-};
+/**
+ * A URL for a message (the model's note and the log): credentials dropped, the query and fragment replaced
+ * by `?…` (a signed URL's signature is a secret), clipped.
+ */
+export const shownUrl = (url: URL): string =>
+  clipText(`${url.protocol}//${url.host}${url.pathname}${url.search === '' && url.hash === '' ? '' : '?…'}`);
+
+const shown = shownUrl;
 
 const failure = (reason: ImageFetchFailure['reason'], message: string): ImageFetchFailure => ({
   reason,
@@ -215,7 +215,8 @@ class ImageFetch {
 
   start(url: string): void {
     if (this.#signal?.aborted) return this.#onAbort();
-    if (!URL.canParse(url)) return this.#fail('scheme', `${clipText(url)} is not a valid URL`);
+    if (!URL.canParse(url))
+      return this.#fail('scheme', `${clipText(url.split(/[?#]/)[0] ?? '')} is not a valid URL`);
     this.#original = new URL(url);
     this.#request(this.#original);
   }

@@ -10,7 +10,12 @@ import { createHash } from 'node:crypto';
 
 import { clipText } from '../../lib/clip-text.js';
 import type { TurnImagePart, TurnMessage, TurnUserPart } from '../turn/turn-request.js';
-import { defaultImageFetchOptions, fetchImageUrl, type ImageFetchOptions } from './fetch-image-url.js';
+import {
+  defaultImageFetchOptions,
+  fetchImageUrl,
+  shownUrl,
+  type ImageFetchOptions,
+} from './fetch-image-url.js';
 import {
   defaultImageLimits,
   normalizeImage,
@@ -115,9 +120,12 @@ class ImageCache {
   }
 }
 
+/** An image for the log and the model's note: a URL without its query (see {@link shownUrl}), or its size. */
 const describe = (part: TurnImagePart): string =>
   part.source.kind === 'url'
-    ? clipText(part.source.url)
+    ? URL.canParse(part.source.url)
+      ? shownUrl(new URL(part.source.url))
+      : clipText(part.source.url.split(/[?#]/)[0] ?? '')
     : `inline ${part.source.mediaType || 'image'} (${part.source.data.length} base64 chars)`;
 
 export const createImagePreparer = (settings: ImageSettings = defaultImageSettings): ImagePreparer => {
@@ -144,14 +152,14 @@ export const createImagePreparer = (settings: ImageSettings = defaultImageSettin
     if (!settings.fetchUrls)
       return {
         ok: false,
-        reason: `it is given by URL (${clipText(source.url)}) and fetching image URLs is off`,
+        reason: `it is given by URL (${describe(part)}) and fetching image URLs is off`,
       };
     const fetched = await fetchImageUrl(source.url, settings.fetch, signal);
     if (!fetched.ok) return { ok: false, reason: fetched.error.message };
     const outcome = await fromBytes(fetched.value.bytes, key, urlCacheTtlMs);
     return outcome.ok
       ? outcome
-      : { ok: false, reason: `${clipText(source.url)} did not give an image: ${outcome.reason}` };
+      : { ok: false, reason: `${describe(part)} did not give an image: ${outcome.reason}` };
   };
 
   return {

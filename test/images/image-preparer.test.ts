@@ -170,6 +170,16 @@ describe('createImagePreparer', () => {
     ]);
   });
 
+  it('never logs or notes the query of a URL (a signed URL carries its secret there)', async () => {
+    const site = await serve({});
+    const url = `${site.url}/shot.png?X-Amz-Signature=s3cr3t&token=abc#frag`;
+    const prepared = await createImagePreparer(withLoopback).prepare([user(byUrl(url))], { replay: false });
+    expect(prepared.problems).toEqual([
+      { image: `${site.url}/shot.png?…`, reason: expect.stringContaining('404') },
+    ]);
+    expect(JSON.stringify(prepared)).not.toMatch(/s3cr3t|token=abc|frag/);
+  });
+
   it('notes a URL image when fetching is off', async () => {
     const prepared = await createImagePreparer({ ...defaultImageSettings, fetchUrls: false }).prepare(
       [user(byUrl('https://example.com/a.png'))],
