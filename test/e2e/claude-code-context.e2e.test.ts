@@ -124,11 +124,17 @@ describe("Claude Code's /context in a terminal", { timeout: scenarioTimeoutMs },
       expect(shown?.[2]).toBe('');
       expect(Number(shown?.[1])).toBe(bridgeCount);
 
-      // The bridge's access log has one line for each of those requests.
-      const accessLines = (serve?.output().stdout ?? '')
-        .split('\n')
-        .filter((line) => line.includes('"msg":"request"') && line.includes('/v1/messages/count_tokens'));
-      expect(accessLines.length).toBe(counts.length);
+      // The bridge's access log has one line for each of those requests. The lines reach this process through
+      // the bridge's stdout, after the answers the recorded exchanges saw: wait for them.
+      const readAccessLines = (): string[] =>
+        (serve?.output().stdout ?? '')
+          .split('\n')
+          .filter((line) => line.includes('"msg":"request"') && line.includes('/v1/messages/count_tokens'));
+      await vi.waitFor(() => expect(readAccessLines().length).toBe(counts.length), {
+        timeout: 30_000,
+        interval: 100,
+      });
+      const accessLines = readAccessLines();
       for (const line of accessLines) {
         expect(JSON.parse(line)).toMatchObject({ method: 'POST', status: 200, protocol: 'anthropic' });
         expect(line).not.toContain(memoryMarker);
