@@ -86,8 +86,8 @@ const cacheBudgetBytes = 64 * 1024 * 1024;
 const urlCacheTtlMs = 10 * 60_000;
 
 /**
- * Converted images by content (or URL), least recently used first, bounded by their total size: the same
- * screenshot goes out again with each replay of its conversation and is converted once.
+ * Converted (or fetched) images by content (or URL), least recently used first, bounded by their total size:
+ * the same screenshot goes out again with each replay of its conversation and is converted once.
  */
 class ImageCache {
   readonly #entries = new Map<string, { image: NormalizedImage; at: number }>();
@@ -131,12 +131,21 @@ const describe = (part: TurnImagePart): string =>
 export const createImagePreparer = (settings: ImageSettings = defaultImageSettings): ImagePreparer => {
   const cache = new ImageCache();
 
-  const fromBytes = async (bytes: Buffer, key: string, maxAgeMs: number): Promise<Outcome> => {
+  /**
+   * Kept: what cost work to make (a conversion, a fetch). An inline image sent as it came is only checked,
+   * so it is not kept past its request.
+   */
+  const fromBytes = async (
+    bytes: Buffer,
+    key: string,
+    maxAgeMs: number,
+    fetched: boolean,
+  ): Promise<Outcome> => {
     const cached = cache.get(key, maxAgeMs);
     if (cached !== undefined) return { ok: true, image: cached };
     const normalized = await normalizeImage(bytes, settings.limits);
     if (!normalized.ok) return { ok: false, reason: normalized.error };
-    cache.set(key, normalized.value);
+    if (fetched || normalized.value.changed) cache.set(key, normalized.value);
     return { ok: true, image: normalized.value };
   };
 
@@ -144,7 +153,7 @@ export const createImagePreparer = (settings: ImageSettings = defaultImageSettin
     const { source } = part;
     if (source.kind === 'base64') {
       const key = `sha256:${createHash('sha256').update(source.data).digest('hex')}`;
-      return fromBytes(Buffer.from(source.data, 'base64'), key, Number.POSITIVE_INFINITY);
+      return fromBytes(Buffer.from(source.data, 'base64'), key, Number.POSITIVE_INFINITY, false);
     }
     const key = `url:${source.url}`;
     const cached = cache.get(key, urlCacheTtlMs);
@@ -156,7 +165,7 @@ export const createImagePreparer = (settings: ImageSettings = defaultImageSettin
       };
     const fetched = await fetchImageUrl(source.url, settings.fetch, signal);
     if (!fetched.ok) return { ok: false, reason: fetched.error.message };
-    const outcome = await fromBytes(fetched.value.bytes, key, urlCacheTtlMs);
+    const outcome = await fromBytes(fetched.value.bytes, key, urlCacheTtlMs, true);
     return outcome.ok
       ? outcome
       : { ok: false, reason: `${describe(part)} did not give an image: ${outcome.reason}` };
