@@ -9,6 +9,9 @@
  * `"use": [["cursor-sdk", {…}]]`, the style upstream llms drops with "not a constructor").
  */
 
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
 import { parseJsonLines, type ClientDriver } from '../helpers/e2e/client-driver.js';
@@ -21,6 +24,7 @@ import {
   type CcrVersion,
 } from '../helpers/e2e/ccr-bridge.js';
 import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { expectSamePixels, readPngScenario, screenshot } from '../helpers/e2e/image-scenario.js';
 import { ensureClient } from '../helpers/e2e/install-clients.js';
 import {
   nodeRelease,
@@ -111,6 +115,33 @@ for (const { version, defaultStyle } of versions) {
           .filter((backendRun) => backendRun.prompt.includes('<web_search_task>'));
         expect(side).toHaveLength(1);
         expect(side[0]?.toolNames).toEqual([]);
+      });
+
+      it('sends a pasted image and the PNG its Read tool returns to the model as pixels', async () => {
+        // Pasted: a stream-json image block in the user message.
+        const pasted = await start({ turns: [{ steps: [{ text: 'A blue bar.' }] }] });
+        const image = await screenshot();
+        const pastedPath = join(pasted.sandbox.project, 'shot.png');
+        await writeFile(pastedPath, image);
+        const first = await pasted.turn('What does this screenshot show?', { images: [pastedPath] });
+        expect(first.exitCode, pasted.report()).toBe(0);
+        const received = pasted.bridge.mainRuns().flatMap((backendRun) => backendRun.images);
+        expect(received).toHaveLength(1);
+        await expectSamePixels(received[0], image);
+
+        // Read: an image block inside the tool result (CCR's own unified request JSON-stringifies it; the
+        // transformer reads the original Anthropic body).
+        const read = await startE2e(driverFor(defaultStyle, 'Bash Read'), readPngScenario, {
+          startBridge: ccrBridgeStarter(host),
+        });
+        const readPath = join(read.sandbox.project, 'shot.png');
+        await writeFile(readPath, image);
+        const second = await read.turn(`Look at ${readPath} and tell me what it shows.`);
+        expect(second.exitCode, read.report()).toBe(0);
+        expect(answerOf(second.stdout)).toBe('It is a screenshot with a blue bar.');
+        const results = read.bridge.mainRuns().flatMap((backendRun) => backendRun.toolResults);
+        expect(results.flatMap((result) => result.images)).toHaveLength(1);
+        await expectSamePixels(results[0]?.images[0], image);
       });
 
       it('shows the thinking block with its signature', async () => {

@@ -9,35 +9,15 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { describeImage, type FakeReceivedImage } from '../fakes/cursor-backend/index.js';
+import type { FakeReceivedImage } from '../fakes/cursor-backend/index.js';
 import { claudeCodeDriver, claudeCodeResult } from '../helpers/e2e/claude-code-driver.js';
 import type { ClientDriver } from '../helpers/e2e/client-driver.js';
 import { codexDriver } from '../helpers/e2e/codex-driver.js';
 import { installTimeoutMs, prepareE2e, scenarioTimeoutMs, startE2e } from '../helpers/e2e/e2e-harness.js';
+import { expectSamePixels, readPngScenario, screenshot } from '../helpers/e2e/image-scenario.js';
 import { opencodeDriver } from '../helpers/e2e/opencode-driver.js';
-
-/** A screenshot-like PNG: two colours, so a lost or altered pixel changes the hash. */
-const screenshot = async (): Promise<Buffer> => {
-  const top = await sharp({ create: { width: 64, height: 20, channels: 3, background: '#1e6fd9' } })
-    .png()
-    .toBuffer();
-  return sharp({ create: { width: 64, height: 40, channels: 3, background: '#f4f4f4' } })
-    .composite([{ input: top, top: 0, left: 0 }])
-    .png()
-    .toBuffer();
-};
-
-/** The received image has the same pixels as `expected`, and went as PNG or JPEG. */
-const expectSamePixels = async (received: FakeReceivedImage | undefined, expected: Buffer): Promise<void> => {
-  if (received === undefined) throw new Error('the backend received no image');
-  expect(['image/png', 'image/jpeg']).toContain(received.sniffedType);
-  const [got, want] = await Promise.all([describeImage(received.data), describeImage(expected)]);
-  expect({ width: got.width, height: got.height }).toEqual({ width: want.width, height: want.height });
-  expect(got.pixelSha256).toBe(want.pixelSha256);
-};
 
 /** The user attaches `shot.png` (inside the project) to a prompt; the model answers without tools. */
 const attachAndAnswer = async (
@@ -68,25 +48,7 @@ describe('images from the real clients', { timeout: scenarioTimeoutMs }, () => {
     });
 
     it('sends the PNG its Read tool returns to the model as pixels', async () => {
-      const e2e = await startE2e(claudeCodeDriver, {
-        turns: [
-          {
-            steps: [
-              {
-                text: 'Reading it.',
-                toolCalls: [
-                  {
-                    tool: 'Read',
-                    // The path is the one the user's prompt names (the sandbox is made per run).
-                    input: (context) => ({ file_path: /(\/\S+\/shot\.png)/.exec(context.prompt)?.[1] ?? '' }),
-                  },
-                ],
-              },
-              { text: 'It is a screenshot with a blue bar.' },
-            ],
-          },
-        ],
-      });
+      const e2e = await startE2e(claudeCodeDriver, readPngScenario);
       const image = await screenshot();
       const path = join(e2e.sandbox.project, 'shot.png');
       await writeFile(path, image);
