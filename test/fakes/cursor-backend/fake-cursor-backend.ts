@@ -10,7 +10,6 @@
  * played by the current {@link Scenario}.
  */
 
-import { receivedImage, type FakeReceivedImage } from './received-images.js';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +22,7 @@ import { DEFAULT_FAKE_MODELS } from './default-models.js';
 import { FakeRun } from './fake-run.js';
 import type { FakeStreamTrace } from './fake-stream.js';
 import { FakeStream } from './fake-stream.js';
+import { decodeReceivedImages, receivedImage, type FakeReceivedImage } from './received-images.js';
 import type { FakeOfferedTool, FakeRunRequest, FakeUsage, RunContext, Scenario } from './run-context.js';
 import type { ProtoRegistry } from './sdk-proto-registry.js';
 import { loadSdkProtoRegistry } from './sdk-proto-registry.js';
@@ -118,7 +118,10 @@ export interface FakeCursorBackend {
   readonly runRequests: readonly FakeRunRequest[];
   /** Errors thrown by scenarios (other than the stream closing under them). */
   readonly scenarioErrors: readonly unknown[];
-  /** Every image received so far, in arrival order: user messages' and tool results'. */
+  /**
+   * Every image received so far, in arrival order: user messages' (also on {@link FakeRunRequest.images}) and
+   * tool results'. A copy.
+   */
   receivedImages(): FakeReceivedImage[];
   /** Replaces the scenario for later run requests. */
   setScenario(scenario: Scenario): void;
@@ -199,15 +202,21 @@ const summarizeRunRequest = (index: number, requestId: string, json: JsonObject)
       inputSchema: entry.inputSchema,
     };
   });
+  // `SelectedImage.dataOrBlobId`: the SDK (1.0.32) sends the bytes inline (`data`); `blobIdWithData`
+  // carries them too. A bare `blobId` (bytes only in the SDK's KV store) is not recorded.
   const selectedImages = asObject(userMessage.selectedContext).selectedImages;
-  const images = (Array.isArray(selectedImages) ? selectedImages : []).map((image) => {
+  const images = (Array.isArray(selectedImages) ? selectedImages : []).flatMap((image) => {
     const entry = asObject(image);
+    const data = asString(entry.data) || asString(asObject(entry.blobIdWithData).data);
+    if (!data) return [];
     const mimeType = asString(entry.mimeType);
-    return receivedImage(Buffer.from(asString(entry.data), 'base64'), {
-      source: 'user-message',
-      runRequestIndex: index,
-      ...(mimeType === '' ? {} : { mimeType }),
-    });
+    return [
+      receivedImage(Buffer.from(data, 'base64'), {
+        source: 'user-message',
+        runRequestIndex: index,
+        ...(mimeType === '' ? {} : { mimeType }),
+      }),
+    ];
   });
   return {
     index,
@@ -344,6 +353,8 @@ export const startFakeCursorBackend = async (
     const play = scenario;
     void (async () => {
       try {
+        // The records' pixel fields are set before the scenario (and so the client's answer) can go on.
+        if (request.images.length > 0) await decodeReceivedImages(request.images);
         await play(run);
         await run.end();
       } catch (error) {

@@ -4,13 +4,13 @@
  * way Cursor's server does (KV `setBlob` for each structure, then `conversationCheckpointUpdate`).
  */
 
-import { receivedImage, type FakeReceivedImage } from './received-images.js';
 import { createHash } from 'node:crypto';
 
 import type { ClientMessage, JsonObject } from './client-message.js';
 import type { ConnectErrorCode } from './connect-envelope.js';
 import type { FakeStream } from './fake-stream.js';
 import { fakeLimitTexts } from './limit-texts.js';
+import { decodeReceivedImages, receivedImage, type FakeReceivedImage } from './received-images.js';
 import type {
   FakeConversationTooLongOptions,
   FakeCursorLimit,
@@ -215,28 +215,35 @@ export class FakeRun implements RunContext {
       Promise.all(answers),
       listed === 'after-exec' ? sendListing() : undefined,
     ]);
-    const results: FakeToolResult[] = [];
+    const results = prepared.map(({ callId, mcpArgs }, index) =>
+      decodeMcpResult(callId, asString(mcpArgs.toolCallId), mcpResults[index] ?? {}),
+    );
+    const images = results.flatMap((result) =>
+      result.status === 'success'
+        ? result.content.flatMap((item) =>
+            item.type === 'image'
+              ? [
+                  receivedImage(Buffer.from(item.data, 'base64'), {
+                    source: 'tool-result',
+                    runRequestIndex: this.request.index,
+                    toolCallId: result.toolCallId,
+                    ...(item.mimeType === undefined ? {} : { mimeType: item.mimeType }),
+                  }),
+                ]
+              : [],
+          )
+        : [],
+    );
+    // The records' pixel fields are set before the completions (and so the client's answer) go out.
+    if (images.length > 0) await decodeReceivedImages(images);
+    for (const image of images) this.onImage?.(image);
     prepared.forEach(({ callId, modelCallId, mcpArgs }, index) => {
-      const mcpResult = mcpResults[index] ?? {};
       const toolCall = {
-        mcpToolCall: { args: mcpArgs, result: toToolResult(mcpResult) },
+        mcpToolCall: { args: mcpArgs, result: toToolResult(mcpResults[index] ?? {}) },
         toolCallId: callId,
       };
       this.steps.push({ type: 'tool-call', toolCall });
       this.update({ toolCallCompleted: { callId, modelCallId, toolCall } });
-      const result = decodeMcpResult(callId, asString(mcpArgs.toolCallId), mcpResult);
-      if (result.status === 'success')
-        for (const item of result.content)
-          if (item.type === 'image')
-            this.onImage?.(
-              receivedImage(Buffer.from(item.data, 'base64'), {
-                source: 'tool-result',
-                runRequestIndex: this.request.index,
-                toolCallId: result.toolCallId,
-                ...(item.mimeType === undefined ? {} : { mimeType: item.mimeType }),
-              }),
-            );
-      results.push(result);
     });
     this.completeStep();
     return results;

@@ -1,7 +1,15 @@
 /**
  * Every image the fake backend receives — in a run request's user message (`selectedContext.selectedImages`,
- * the bytes inline) or in an MCP tool result — recorded with a hash of its bytes, so a test can assert that
- * the pixels it sent arrived and in which form.
+ * the bytes inline) or in an MCP tool result — recorded with a hash of its bytes and, decoded with sharp,
+ * its size and a hash of its pixels, so a test can assert that the pixels it sent arrived and in which form.
+ *
+ * Where @cursor/sdk 1.0.32 puts them (local agents): `agent.send({text, images: [{data, mimeType}]})` becomes
+ * `AgentRunRequest.action.userMessageAction.userMessage.selectedContext.selectedImages[]`, each
+ * `agent.v1.SelectedImage{uuid, data (inline bytes, the oneof `dataOrBlobId` case `data`), mimeType}`. The SDK
+ * drops the `mimeType` (and `dimension`) it was given and sets `mimeType` from the bytes' magic: `image/png`
+ * or `image/jpeg`, nothing for any other format (a GIF or WebP arrives without one). A custom tool's
+ * `{type: 'image', data, mimeType}` result becomes `McpImageContent{data (bytes), mimeType}` with the
+ * tool's `mimeType` as given (empty when it gave none).
  */
 
 import { createHash } from 'node:crypto';
@@ -13,9 +21,9 @@ export type FakeReceivedImage = {
   source: 'user-message' | 'tool-result';
   /** The run request it came with (a user message), or during (a tool result). */
   runRequestIndex: number;
-  /** The tool call whose result carried it. */
+  /** The tool call whose result carried it (`McpArgs.toolCallId`). */
   toolCallId?: string;
-  /** The media type as the wire carried it (the SDK sets it only for what it recognises). */
+  /** The media type as the wire carried it (undefined when it carried none: see the file's head). */
   mimeType?: string;
   /** The type the bytes say they are. */
   sniffedType: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp' | 'unknown';
@@ -23,6 +31,16 @@ export type FakeReceivedImage = {
   size: number;
   /** sha256 (hex) of the bytes as received. */
   sha256: string;
+  /**
+   * Decoded with sharp (the first frame): its width and height and the sha256 (hex) of its raw RGBA pixels,
+   * equal for the same pixels in any lossless format. Undefined when sharp cannot decode the bytes. The
+   * backend fills them before the scenario sees the run request (user-message images) or before it sends
+   * the tool call's completion (tool-result images), so they are set once the client has its answer.
+   */
+  width?: number;
+  height?: number;
+  pixelSha256?: string;
+  /** The bytes received. */
   data: Buffer;
 };
 
@@ -73,4 +91,22 @@ export const describeImage = async (bytes: Buffer): Promise<ImageDescription> =>
     height: info.height,
     pixelSha256: sha256Hex(data),
   };
+};
+
+/**
+ * Fills a record's {@link FakeReceivedImage.width}, `height` and `pixelSha256` (leaves them unset when sharp
+ * cannot decode its bytes); never rejects.
+ */
+export const decodeReceivedImage = async (image: FakeReceivedImage): Promise<void> => {
+  try {
+    const { width, height, pixelSha256 } = await describeImage(image.data);
+    Object.assign(image, { width, height, pixelSha256 });
+  } catch {
+    // Not an image sharp reads: the record keeps its byte hash only.
+  }
+};
+
+/** {@link decodeReceivedImage} for each record, at once. */
+export const decodeReceivedImages = async (images: readonly FakeReceivedImage[]): Promise<void> => {
+  await Promise.all(images.map(decodeReceivedImage));
 };

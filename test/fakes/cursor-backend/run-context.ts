@@ -41,7 +41,10 @@ export type FakeRunRequest = {
   actionKind: string;
   /** The user message text (empty for non-message actions). */
   text: string;
-  /** The user message's images (`selectedContext.selectedImages`), as received. */
+  /**
+   * The user message's images (`selectedContext.selectedImages`), as received; their pixel fields are set
+   * before the scenario plays the request.
+   */
   images: FakeReceivedImage[];
   requestedModel?: { modelId: string; parameters: Array<{ id: string; value: string }> };
   mcpTools: FakeOfferedTool[];
