@@ -156,10 +156,13 @@ const requestHeaders = { accept: 'image/*', 'accept-encoding': 'identity', 'user
  * A URL for a message (the model's note and the log): credentials dropped, the query and fragment replaced
  * by `?…` (a signed URL's signature is a secret), clipped.
  */
-export const shownUrl = (url: URL): string =>
-  clipText(`${url.protocol}//${url.host}${url.pathname}${url.search === '' && url.hash === '' ? '' : '?…'}`);
-
-const shown = shownUrl;
+export const shownUrl = (url: URL | string): string => {
+  if (typeof url === 'string')
+    return URL.canParse(url) ? shownUrl(new URL(url)) : clipText(url.split(/[?#]/)[0] ?? '');
+  return clipText(
+    `${url.protocol}//${url.host}${url.pathname}${url.search === '' && url.hash === '' ? '' : '?…'}`,
+  );
+};
 
 const failure = (reason: ImageFetchFailure['reason'], message: string): ImageFetchFailure => ({
   reason,
@@ -215,8 +218,7 @@ class ImageFetch {
 
   start(url: string): void {
     if (this.#signal?.aborted) return this.#onAbort();
-    if (!URL.canParse(url))
-      return this.#fail('scheme', `${clipText(url.split(/[?#]/)[0] ?? '')} is not a valid URL`);
+    if (!URL.canParse(url)) return this.#fail('scheme', `${shownUrl(url)} is not a valid URL`);
     this.#original = new URL(url);
     this.#request(this.#original);
   }
@@ -224,8 +226,8 @@ class ImageFetch {
   /** A hop's URL (by default the current one's) for a message, with where it was redirected from. */
   #target(current: URL | undefined = this.#hop?.url ?? this.#original): string {
     if (current === undefined) return 'the image URL';
-    if (this.#original === undefined || current === this.#original) return shown(current);
-    return `${shown(current)} (redirected from ${clipText(shown(this.#original), 120)})`;
+    if (this.#original === undefined || current === this.#original) return shownUrl(current);
+    return `${shownUrl(current)} (redirected from ${clipText(shownUrl(this.#original), 120)})`;
   }
 
   #request(url: URL): void {

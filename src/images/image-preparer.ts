@@ -8,7 +8,6 @@
 
 import { createHash } from 'node:crypto';
 
-import { clipText } from '../../lib/clip-text.js';
 import type { TurnImagePart, TurnMessage, TurnUserPart } from '../turn/turn-request.js';
 import {
   defaultImageFetchOptions,
@@ -123,9 +122,7 @@ class ImageCache {
 /** An image for the log and the model's note: a URL without its query (see {@link shownUrl}), or its size. */
 const describe = (part: TurnImagePart): string =>
   part.source.kind === 'url'
-    ? URL.canParse(part.source.url)
-      ? shownUrl(new URL(part.source.url))
-      : clipText(part.source.url.split(/[?#]/)[0] ?? '')
+    ? shownUrl(part.source.url)
     : `inline ${part.source.mediaType || 'image'} (${part.source.data.length} base64 chars)`;
 
 export const createImagePreparer = (settings: ImageSettings = defaultImageSettings): ImagePreparer => {
