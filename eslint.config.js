@@ -56,10 +56,28 @@ const httpHostImports = {
     'src/hosts/ccr/ and the turn pipeline never import the HTTP host (src/hosts/http/): the CCR 3 plugin reaches it through src/bridge/.',
 };
 
+const consoleHostImports = {
+  regex: '(^|/)console/',
+  message:
+    'src/hosts/http/ and src/hosts/ccr/ never import the console (src/hosts/console/): src/bridge/ wires it.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/.cache/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    // The console page: browser modules, no build step.
+    files: ['console/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'fetch', 'EventSource', 'setTimeout', 'clearTimeout'].map(
+          (name) => [name, 'readonly'],
+        ),
+      ),
+    },
+  },
   {
     // The Node version rule, loaded by the entry points before anything else: CommonJS any Node parses.
     files: ['bin/**/*.cjs'],
@@ -113,7 +131,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [cursorSdkImports, mcpInternalImports, cliImports, ccrHostImports] },
+        { patterns: [cursorSdkImports, mcpInternalImports, cliImports, ccrHostImports, consoleHostImports] },
       ],
     },
   },
@@ -122,7 +140,16 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [cursorSdkImports, mcpInternalImports, cliImports, httpHostImports] },
+        { patterns: [cursorSdkImports, mcpInternalImports, cliImports, httpHostImports, consoleHostImports] },
+      ],
+    },
+  },
+  {
+    files: ['src/hosts/console/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [cursorSdkImports, mcpInternalImports, cliImports, httpHostImports, ccrHostImports] },
       ],
     },
   },

@@ -30,13 +30,16 @@ import { PromptGrounding } from '../workspace/prompt-grounding.js';
 import { ScratchPathGuards } from '../workspace/scratch-path-guards.js';
 import { listBridgeModels } from './list-bridge-models.js';
 import { previewGrounding, type GroundingPreview } from '../workspace/template-preview.js';
-import { TemplateStore } from '../workspace/template-store.js';
+import { TemplateStore, type TemplateReloadReport } from '../workspace/template-store.js';
 import { createTemplateWatcher, type TemplateWatcher } from '../workspace/template-watcher.js';
 import { WorkspaceManager } from '../workspace/workspace-manager.js';
 import { defaultTemplateOverrideDir, resolveDefaultTemplateDir } from '../workspace/workspace-paths.js';
 import { WarmWorkspacePool, type WarmPoolState } from '../workspace/warm-workspace-pool.js';
-import { WorkspaceService } from '../workspace/workspace-service.js';
+import { WorkspaceService, type SessionGrounding } from '../workspace/workspace-service.js';
 import { decideSandbox, detectContainer } from './sandbox.js';
+import { createConsole } from '../hosts/console/create-console.js';
+import { TemplateEditor } from '../workspace/template-editor.js';
+import { join } from 'node:path';
 
 export type CreateBridgeOptions = {
   config: BridgeConfig;
@@ -106,6 +109,12 @@ export type BridgeEngine = {
   warmPool: WarmPoolView | undefined;
   /** What the live conversations' agents are grounded with, served at `GET /debug/grounding`. */
   grounding: () => Promise<GroundingPreview>;
+  /** The templates the bridge renders with. */
+  templates: TemplateStore;
+  /** The latest turn's host facts and workspace of each live conversation. */
+  latestGrounding: () => SessionGrounding[];
+  /** Hears every template reload that changed a template or found a problem (the watcher's). */
+  onTemplatesReloaded: (listener: (report: TemplateReloadReport) => void) => void;
   /** Closes the engine, then the template watcher and the workspaces. */
   close(): Promise<void>;
 };
@@ -235,6 +244,44 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
   const parts = await createBridgeEngine(options);
   const auth = resolveCursorApiKey(config.cursor.apiKeyConfigured, options.env);
   const cursorReadiness = auth.ok ? { ready: true } : { ready: false, reason: auth.error.message };
+  const bridgeConsole = createConsole({
+    logger,
+    conversations: () => parts.engine.conversations(),
+    process: async () => {
+      const engine = await parts.engine.metrics();
+      return {
+        mode: config.cursor.mode,
+        startedAt: new Date(startedAt).toISOString(),
+        maxSessions: config.maxSessions,
+        draining,
+        warmPool:
+          parts.warmPool === undefined ? null : { size: parts.warmPool.size, state: parts.warmPool.state },
+        sessions: engine.sessions,
+        inFlight: engine.inFlightSessions,
+        parkedCalls: engine.parkedCalls,
+      };
+    },
+    history: () => parts.metrics.history(),
+    models: async () => ({
+      models: (await listBridgeModels(config, parts.upstream, logger)).map((entry) =>
+        typeof entry === 'string' ? { id: entry } : entry,
+      ),
+      router: { ...config.router },
+    }),
+    editor: new TemplateEditor({
+      store: parts.templates,
+      ...(config.cursor.cwd === undefined ? {} : { agentCwd: config.cursor.cwd }),
+    }),
+    templateState: () => ({
+      defaultDir: parts.templates.defaultDir,
+      overrideDir: parts.templates.overrideDir ?? null,
+      problems: parts.templates.problems,
+    }),
+    grounding: parts.latestGrounding,
+    exampleWorkspaceDir: join(config.workspacesDir, '<session-key>'),
+  });
+  parts.onTemplatesReloaded((report) => bridgeConsole.templatesReloaded(report));
+  const startedAt = Date.now();
   const server = createBridgeServer({
     adapters: {
       anthropic: anthropicAdapter,
@@ -251,6 +298,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
     groundingPreview: parts.grounding,
     conversations: () => parts.engine.conversations(),
     draining: () => draining,
+    console: bridgeConsole.handle,
     // The Cursor upstream's key, resolved as it resolves it; an injected upstream (tests) needs none.
     ...(options.upstream === undefined ? { cursorReadiness: () => cursorReadiness } : {}),
   });
@@ -265,6 +313,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
         resolve();
       });
     });
+    bridgeConsole.close();
     try {
       await parts.engine.close();
     } finally {
@@ -387,6 +436,7 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
       : undefined;
   metrics.readWarmWorkspacesFrom(() => pool?.size ?? 0);
   let watcher: TemplateWatcher | undefined;
+  const reloadListeners: Array<(report: TemplateReloadReport) => void> = [];
   if (options.watchTemplates === true) {
     watcher = await createTemplateWatcher({
       dirs: [templateDirs.defaultDir, templateDirs.overrideDir],
@@ -402,6 +452,8 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
           );
           await Promise.all([workspaces.rerenderAll(), pool?.invalidate()]);
         }
+        if (report.changed.length > 0 || report.problems.length > 0)
+          for (const listener of reloadListeners) listener(report);
       },
     });
   }
@@ -441,6 +493,9 @@ export const createBridgeEngine = async (options: CreateBridgeOptions): Promise<
     metrics,
     warmPool: pool,
     grounding: () => previewGrounding(templates, workspace.latestGrounding()),
+    templates,
+    latestGrounding: () => workspace.latestGrounding(),
+    onTemplatesReloaded: (listener) => void reloadListeners.push(listener),
     close: async () => {
       try {
         await pool?.close();

@@ -1,5 +1,5 @@
 import { templateNames } from '../workspace/template-store.js';
-import { envBlockFormats } from './templates-env-formats.js';
+import { envBlockFormats } from '../workspace/env-block-formats.js';
 
 const indent = (text: string, prefix: string): string =>
   text

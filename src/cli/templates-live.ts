@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { BridgeConfig } from '../config/load-config.js';
 import { safeParseJson } from '../protocols/shared/safe-parse-json.js';
 import { exitCodes, type CliIo } from './cli-io.js';
-import { envBlockFormats } from './templates-env-formats.js';
+import { envBlockFormats } from '../workspace/env-block-formats.js';
 import { describeFacts, formatSection } from './templates-format.js';
 
 /** The bridge's route this command reads (`src/hosts/http/create-server.ts`). */

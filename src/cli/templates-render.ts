@@ -10,7 +10,7 @@ import {
 import { buildTemplateContext } from '../workspace/template-context.js';
 import { groundingTemplates, TemplateStore, type TemplateName } from '../workspace/template-store.js';
 import { exitCodes, type CliIo } from './cli-io.js';
-import { envBlockFormats } from './templates-env-formats.js';
+import { envBlockFormats } from '../workspace/env-block-formats.js';
 import { describeFacts, formatSection as section } from './templates-format.js';
 import { formatTemplateProblem } from './templates-list.js';
 import { findTemplateName, type TemplateDirs } from './templates-setup.js';

@@ -47,6 +47,8 @@ export interface ToolCallGuard {
   endTurn(sessionKey: string): void;
   /** Forget the session's counters. */
   forget(sessionKey: string): void;
+  /** The session's counts so far (none: no checked call yet, or a guard that keeps none). */
+  metrics?(sessionKey: string): { scratchPathViolations: number; scratchPathCorrections: number } | undefined;
 }
 
 /** A workspace port for tests and plan mode: a fixed directory, empty grounding. */

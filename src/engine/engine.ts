@@ -27,7 +27,8 @@ import {
 } from './engine-deps.js';
 import { EventPump, type PumpOutcome } from './event-pump.js';
 import { buildFullPrompt, buildSlimPrompt } from './prompt-builder.js';
-import type { Session } from './session.js';
+import type { ConversationProfile, Session } from './session.js';
+import { clientName } from './client-name.js';
 import { SessionRegistry } from './session-registry.js';
 import { assistantDigest, messageDigest } from './transcript-digest.js';
 import { releaseOnEnd } from './release-on-end.js';
@@ -42,13 +43,19 @@ import { emptyTotals, UsageAccounting, type ConversationTotals } from './usage-a
 import type { TurnAccount } from '../turn/turn-account.js';
 import type { TurnUsage } from '../turn/turn-usage.js';
 
-/** A live conversation as {@link Engine.conversations} lists it. */
+/** A live conversation as {@link Engine.conversations} lists it: figures and names, no conversation text. */
 export type ConversationSummary = {
   session: string;
   state: 'idle' | 'running' | 'parked';
   parkedCalls: number;
+  /** The calls the parked run waits for: the tool's name and when it was parked (ISO 8601). */
+  parked: Array<{ tool: string; since: string }>;
   lastUsedAt: string;
-} & ConversationTotals;
+  /** Host tool calls whose arguments named the scratch workspace, and of those the ones corrected. */
+  scratchPathViolations: number;
+  scratchPathCorrections: number;
+} & ConversationProfile &
+  ConversationTotals;
 
 /** The Cursor model a request runs on, the rule that chose it, and why the name did not run as sent. */
 export type ResolvedModel = Omit<TurnModelRoute, 'requested'>;
@@ -397,6 +404,7 @@ export class Engine {
   ): AsyncGenerator<TurnEvent, void> {
     const startedAt = Date.now();
     let outcome: TurnOutcome = 'cancelled';
+    let errorKind: string | undefined;
     const deps = {
       upstream: this.#options.upstream,
       workspace: this.#options.workspace,
@@ -407,19 +415,26 @@ export class Engine {
     try {
       for await (const event of runWebSearchCall(deps, request, model, signal)) {
         if (event.type === 'turn-end') outcome = 'finished';
-        else if (event.type === 'error') outcome = 'failed';
+        else if (event.type === 'error') {
+          outcome = 'failed';
+          errorKind = event.error.kind;
+        }
         yield event;
       }
     } catch (error) {
       const turnError = toTurnError(error);
       this.#options.logger.warn({ error: turnError, err: error, model }, 'web search call failed');
       outcome = 'failed';
+      errorKind = turnError.kind;
       yield { type: 'error', error: turnError };
     } finally {
+      const ended = signal.aborted && outcome !== 'finished' ? 'cancelled' : outcome;
       this.#metrics.turnEnded(
         request.protocol,
-        signal.aborted && outcome !== 'finished' ? 'cancelled' : outcome,
+        ended,
         startedAt,
+        Date.now(),
+        ended === 'failed' ? errorKind : undefined,
       );
     }
   }
@@ -455,13 +470,21 @@ export class Engine {
    * keys and figures only: never any conversation text.
    */
   conversations(): { conversations: ConversationSummary[]; sideCalls: ConversationTotals } {
-    const conversations = Array.from(this.#sessions.sessions(), ({ session, lastUsedAt }) => ({
-      session: session.key,
-      state: session.state.kind,
-      parkedCalls: session.parkedCalls,
-      lastUsedAt: new Date(lastUsedAt).toISOString(),
-      ...structuredClone(session.totals),
-    }));
+    const conversations = Array.from(this.#sessions.sessions(), ({ session, lastUsedAt }) => {
+      const parked = session.parkedToolCalls();
+      const scratch = this.#options.guard.metrics?.(session.key);
+      return {
+        session: session.key,
+        state: session.state.kind,
+        parkedCalls: parked.length,
+        parked: parked.map((call) => ({ tool: call.toolName, since: new Date(call.parkedAt).toISOString() })),
+        lastUsedAt: new Date(lastUsedAt).toISOString(),
+        scratchPathViolations: scratch?.scratchPathViolations ?? 0,
+        scratchPathCorrections: scratch?.scratchPathCorrections ?? 0,
+        ...session.profile,
+        ...structuredClone(session.totals),
+      };
+    });
     return { conversations, sideCalls: structuredClone(this.#sideCallTotals) };
   }
 
@@ -496,6 +519,7 @@ export class Engine {
   async *#turn(turn: TurnContext, signal: AbortSignal): AsyncGenerator<TurnEvent, void> {
     const { session, request, model, route, digests, trailing } = turn;
     const startedAt = Date.now();
+    session.noteTurn({ protocol: request.protocol, client: clientName(request.headers), model, route });
     // Made on first use: a pino child costs microseconds a turn that goes well never needs.
     let child: Logger | undefined;
     const log = (): Logger =>
@@ -511,7 +535,10 @@ export class Engine {
     const pump = new EventPump({
       tools,
       ...(request.webSearch === undefined ? {} : { webSearch: request.webSearch }),
-      onToolCall: (call) => this.#metrics.toolCallForwarded(call.parkedAt),
+      onToolCall: (call) => {
+        this.#metrics.toolCallForwarded(call.parkedAt);
+        session.noteToolCall(call);
+      },
       ...(countTokens === undefined
         ? {}
         : {
@@ -529,6 +556,7 @@ export class Engine {
     const onAbort = (): void => {
       if (pump.outcome.kind === 'interrupted') void session.retireRun();
     };
+    let errorKind: string | undefined;
     try {
       // A run cut short earlier may still be retiring: the plan must know whether its agent survived.
       await session.retired();
@@ -563,11 +591,15 @@ export class Engine {
       if (events === undefined && signal.aborted) return;
       if (events === undefined)
         throw new BridgeError(createTurnError('api', 'The Cursor run is not available.'));
-      yield* pump.pump(events);
+      for await (const event of pump.pump(events)) {
+        if (event.type === 'error') errorKind = event.error.kind;
+        yield event;
+      }
     } catch (error) {
       const turnError = toTurnError(error);
       log().warn({ error: turnError, err: error }, 'turn failed');
       pump.outcome = { kind: 'failed' };
+      errorKind = turnError.kind;
       yield { type: 'error', error: turnError };
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -576,7 +608,14 @@ export class Engine {
       // event is yielded, says whether the response reached its boundary.
       const agent = session.agent;
       await this.#settle(session, pump, digests, log);
-      this.#metrics.turnEnded(request.protocol, outcomeOf(pump.outcome, signal.aborted), startedAt);
+      const outcome = outcomeOf(pump.outcome, signal.aborted);
+      this.#metrics.turnEnded(
+        request.protocol,
+        outcome,
+        startedAt,
+        Date.now(),
+        outcome === 'failed' ? errorKind : undefined,
+      );
       this.#account(turn, pump, agent);
     }
   }

@@ -11,6 +11,7 @@
  * session only checks that its transitions are called in a legal state.
  */
 
+import type { TurnProtocol } from '../turn/turn-request.js';
 import type { UpstreamRun, UpstreamSession, UpstreamToolResult } from '../upstream/upstream-port.js';
 import { createSessionKey } from '../workspace/session-key.js';
 import { emptyTotals, type ConversationTotals } from './usage-accounting.js';
@@ -39,6 +40,28 @@ export type SessionState =
   | { readonly kind: 'running'; readonly active: ActiveRun }
   | { readonly kind: 'parked'; readonly active: ActiveRun; readonly committed: readonly string[] };
 
+/**
+ * What an operator sees of a conversation besides its usage (the console, `/debug/conversations`): who
+ * talks to it in which protocol, on which model and route, and how many turns it ran. No conversation
+ * text.
+ */
+export type ConversationProfile = {
+  protocol: TurnProtocol | undefined;
+  /** The client's product name (see `clientName`). */
+  client: string | undefined;
+  /** The Cursor model of its latest turn, and the rule that chose it. */
+  model: string | undefined;
+  route: string | undefined;
+  /** Turns run (a retry that shared or replayed another request's run is not one). */
+  turns: number;
+};
+
+/** A host tool call the parked run waits for: its tool's name and when it was parked (ms since the epoch). */
+export type ParkedToolCall = { toolCallId: string; toolName: string; parkedAt: number };
+
+/** Tool calls remembered per run before the ones no longer awaited are dropped. */
+const maxRememberedToolCalls = 64;
+
 /** How a bounded wait for a run or agent to retire ended. */
 export type Retirement = 'retired' | 'failed' | 'timed-out';
 
@@ -63,6 +86,15 @@ export class Session {
   readonly key = createSessionKey();
   /** What the conversation's finished runs used and cost, over every agent it had. */
   readonly totals: ConversationTotals = emptyTotals();
+  readonly profile: ConversationProfile = {
+    protocol: undefined,
+    client: undefined,
+    model: undefined,
+    route: undefined,
+    turns: 0,
+  };
+  /** The current run's host tool calls by id (names and park times for {@link parkedToolCalls}). */
+  readonly #toolCalls = new Map<string, ParkedToolCall>();
   #state: SessionState = { kind: 'idle', committed: undefined, interrupted: false };
   #agent: UpstreamSession | undefined;
   #parkDeadline: NodeJS.Timeout | undefined;
@@ -104,6 +136,29 @@ export class Session {
     return this.#state.kind === 'parked' ? this.#state.active.run.pendingToolCalls() : [];
   }
 
+  /** The calls the parked run still waits for, with their tools' names and when each was parked. */
+  parkedToolCalls(): ParkedToolCall[] {
+    return this.parkedToolCallIds().flatMap((id) => {
+      const call = this.#toolCalls.get(id);
+      return call === undefined ? [] : [call];
+    });
+  }
+
+  /** A turn of this conversation starts (a run's producer, not a retry served from another's run). */
+  noteTurn(turn: Omit<ConversationProfile, 'turns'>): void {
+    Object.assign(this.profile, turn);
+    this.profile.turns += 1;
+  }
+
+  /** The current run announced a host tool call to the client. */
+  noteToolCall(call: ParkedToolCall): void {
+    if (this.#toolCalls.size >= maxRememberedToolCalls) {
+      const awaited = new Set(this.run?.pendingToolCalls() ?? []);
+      for (const id of this.#toolCalls.keys()) if (!awaited.has(id)) this.#toolCalls.delete(id);
+    }
+    this.#toolCalls.set(call.toolCallId, call);
+  }
+
   /** The session is idle with an agent whose history is known exactly (a slim prompt can follow it). */
   knowsHistory(): boolean {
     return this.#agent !== undefined && this.#state.kind === 'idle' && this.#state.committed !== undefined;
@@ -118,6 +173,7 @@ export class Session {
   /** idle → running: a run was started on the agent. */
   started(active: ActiveRun): void {
     this.#expect('idle', 'start a run');
+    this.#toolCalls.clear();
     this.#state = { kind: 'running', active };
   }
 

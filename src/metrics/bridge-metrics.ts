@@ -19,10 +19,10 @@ import {
   type HistogramConfiguration,
 } from 'prom-client';
 import type { TurnCost } from '../turn/turn-account.js';
+import { ActivityHistory, type ActivitySeries, type TurnOutcome } from './activity-history.js';
 import type { TurnUsage } from '../turn/turn-usage.js';
 
-/** How a client response of a turn ended. `cancelled`: the client left (or the run was cancelled) first. */
-export type TurnOutcome = 'finished' | 'tool-use' | 'failed' | 'cancelled';
+export type { TurnOutcome } from './activity-history.js';
 
 /** How the engine continued a conversation's agent. */
 export type TurnPlanKind = 'resume' | 'slim' | 'replay';
@@ -64,6 +64,8 @@ export class BridgeMetrics {
   /** The bridge's own registry; `GET /metrics` renders it. */
   readonly registry = new Registry();
   readonly #turns: Counter<'protocol' | 'outcome'>;
+  readonly #turnErrors: Counter<'protocol' | 'kind'>;
+  readonly #history = new ActivityHistory();
   readonly #plans: Counter<'plan'>;
   readonly #retryReplays: Counter<'protocol'>;
   readonly #evictions: Counter;
@@ -101,6 +103,11 @@ export class BridgeMetrics {
       name: 'cursor_bridge_turns_total',
       help: 'Client responses of turns, by protocol and outcome (finished, tool-use, failed, cancelled).',
       labelNames: ['protocol', 'outcome'],
+    });
+    this.#turnErrors = counter({
+      name: 'cursor_bridge_turn_errors_total',
+      help: 'Failed client responses of turns, by protocol and error kind (rate-limit, overloaded, api, …).',
+      labelNames: ['protocol', 'kind'],
     });
     this.#plans = counter({
       name: 'cursor_bridge_turn_plans_total',
@@ -219,10 +226,23 @@ export class BridgeMetrics {
     this.#warmClaims.inc({ result: hit ? 'hit' : 'miss' });
   }
 
-  /** A client response of a turn ended. */
-  turnEnded(protocol: string, outcome: TurnOutcome, startedAtMs: number, nowMs = Date.now()): void {
+  /** A client response of a turn ended; `errorKind` is the failure's kind (a `TurnError`'s). */
+  turnEnded(
+    protocol: string,
+    outcome: TurnOutcome,
+    startedAtMs: number,
+    nowMs = Date.now(),
+    errorKind?: string,
+  ): void {
     this.#turns.inc({ protocol, outcome });
     this.#turnDuration.observe({ protocol, outcome }, secondsSince(startedAtMs, nowMs));
+    if (errorKind !== undefined) this.#turnErrors.inc({ protocol, kind: errorKind });
+    this.#history.turnEnded(outcome, Math.max(0, nowMs - startedAtMs), errorKind, nowMs);
+  }
+
+  /** The last hour of turns, durations, tokens and errors, by minute (the console's charts). */
+  history(nowMs = Date.now()): ActivitySeries {
+    return this.#history.series(nowMs);
   }
 
   turnPlanned(plan: TurnPlanKind): void {
@@ -263,7 +283,8 @@ export class BridgeMetrics {
   }
 
   /** A finished run's usage and, when known, its cost (see the engine's usage accounting). */
-  runAccounted(model: string, usage: TurnUsage, cost: TurnCost | undefined): void {
+  runAccounted(model: string, usage: TurnUsage, cost: TurnCost | undefined, nowMs = Date.now()): void {
+    this.#history.tokens(usage.inputTokens, usage.outputTokens, nowMs);
     this.#tokens.inc({ model, kind: 'input' }, usage.inputTokens);
     this.#tokens.inc({ model, kind: 'output' }, usage.outputTokens);
     this.#tokens.inc({ model, kind: 'cache_read' }, usage.cacheReadTokens);

@@ -8,7 +8,7 @@
 
 import type { HostFacts } from './host-facts.js';
 import { buildTemplateContext, type TemplateContextExtras } from './template-context.js';
-import { groundingTemplates, type TemplateStore } from './template-store.js';
+import { groundingTemplates, type TemplateRendering } from './template-store.js';
 
 export type PromptGroundingOptions = {
   /** The session's scratch workspace, named so the model can recognise (and avoid) its path. */
@@ -24,10 +24,10 @@ export type PromptGroundingSetup = {
 };
 
 export class PromptGrounding {
-  readonly #templates: TemplateStore;
+  readonly #templates: TemplateRendering;
   readonly #agentCwd: string | undefined;
 
-  constructor(templates: TemplateStore, setup: PromptGroundingSetup = {}) {
+  constructor(templates: TemplateRendering, setup: PromptGroundingSetup = {}) {
     this.#templates = templates;
     this.#agentCwd = templates.mode === 'agent' ? setup.agentCwd : undefined;
   }

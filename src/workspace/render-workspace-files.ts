@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import type { HostFacts } from './host-facts.js';
 import { buildTemplateContext } from './template-context.js';
-import { groundingTemplates, type TemplateStore } from './template-store.js';
+import { groundingTemplates, type TemplateRendering } from './template-store.js';
 
 /** Where the hook script lands inside a workspace. */
 export const hookScriptPath = '.cursor/hooks/deny-builtin.mjs';
@@ -56,7 +56,7 @@ export type RenderWorkspaceFilesOptions = {
  * loaded) templates.
  */
 export const renderWorkspaceFiles = (
-  templates: TemplateStore,
+  templates: TemplateRendering,
   facts: HostFacts | undefined,
   options: RenderWorkspaceFilesOptions,
 ): WorkspaceFile[] => {

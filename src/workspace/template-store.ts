@@ -74,6 +74,9 @@ export const groundingTemplates: Readonly<Record<GroundingMode, GroundingTemplat
   agent: { workspaceFiles: [], head: 'prompt-head.agent.md', tail: 'prompt-tail.agent.md' },
 };
 
+/** What renders the grounding: a store, or a preview's store with one template replaced. */
+export type TemplateRendering = Pick<TemplateStore, 'mode' | 'render'>;
+
 /** Where a template in use came from. */
 export type TemplateSource = { origin: 'default' | 'override'; path: string };
 
@@ -124,8 +127,12 @@ const checkHooksJson = (template: CompiledTemplate): void => {
   }
 };
 
-/** Compile and check one template file. Throws with the reason it is unusable. */
-const prepareTemplate = (name: TemplateName, path: string, text: string): CompiledTemplate => {
+/**
+ * Compile and check one template file as the store loads it: its tags, its placeholders against the
+ * fixed set, and (hooks.json) the config it renders to. Throws with the reason it is unusable (a
+ * `TemplateRenderError` carries the line and column).
+ */
+export const checkTemplate = (name: TemplateName, path: string, text: string): CompiledTemplate => {
   const template = compileTemplate(path, text);
   assertTemplateNames(template, templatePlaceholderNames, describeUnknownPlaceholder);
   if (name === '.cursor/hooks.json') checkHooksJson(template);
@@ -172,6 +179,11 @@ export class TemplateStore {
   /** Which file a template currently comes from. */
   source(name: TemplateName): TemplateSource {
     return this.#entry(name).source;
+  }
+
+  /** The text of a template in use (the file it came from, as last loaded). */
+  text(name: TemplateName): string {
+    return this.#entry(name).template.source;
   }
 
   /**
@@ -243,7 +255,7 @@ export class TemplateStore {
       }
       if (previous?.source.path === source.path && previous.template.source === text) return previous;
       try {
-        return { template: prepareTemplate(name, source.path, text), source };
+        return { template: checkTemplate(name, source.path, text), source };
       } catch (error) {
         problems.push({ name, path: source.path, message: errorMessage(error) });
         if (previous !== undefined) return previous;

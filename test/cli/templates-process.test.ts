@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { envBlockFormats } from '../../src/cli/templates-env-formats.js';
+import { envBlockFormats } from '../../src/workspace/env-block-formats.js';
 import { templatePlaceholders } from '../../src/workspace/template-placeholders.js';
 import { templateNames } from '../../src/workspace/template-store.js';
 import { resolveDefaultTemplateDir } from '../../src/workspace/workspace-paths.js';

@@ -68,6 +68,12 @@ export type BridgeServerOptions = {
    */
   conversations?: () => unknown;
   /**
+   * The console (`/console` and below): it answers every such request itself, told whether the request
+   * passed the API key check, so a browser can log in with the key instead of sending it on each request.
+   * Absent: no console.
+   */
+  console?: ConsoleHandler;
+  /**
    * Reported by `GET /health` as `cursor` (`{"status":"ok","cursor":{"ready":false,"reason":…}}`). The status
    * stays 200 either way: `/health` is the process's liveness (load balancers, the image's HEALTHCHECK); a
    * bridge without a Cursor key is up, and says why its turns fail.
@@ -79,6 +85,13 @@ export type BridgeServerOptions = {
    */
   warningIntervalMs?: number;
 };
+
+/** What the server tells the console of a request (the console's `ConsoleRequestContext`). */
+export type ConsoleHandler = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: { path: string; authorized: boolean; local: boolean; verifyKey: (key: string) => boolean },
+) => Promise<void>;
 
 /**
  * The request's logger (its id, method and path bound), made on first use: a pino child is not free
@@ -113,7 +126,10 @@ const idleConnectionMs = 5 * 60_000;
  * second (deploy/haproxy), which would bury every other line; a draining 503 is still `info`.
  */
 const accessLevel = (status: number, path: string): 'info' | 'debug' =>
-  path === '/health' && status === 200 ? 'debug' : 'info';
+  (path === '/health' && status === 200) || (isConsolePath(path) && status < 400) ? 'debug' : 'info';
+
+/** The console's paths: `/console` and below. */
+const isConsolePath = (path: string): boolean => path === '/console' || path.startsWith('/console/');
 
 /** Headers a proxy adds when it relays a request: such a request did not start on this machine. */
 const relayHeaders = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const;
@@ -410,6 +426,15 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     const log: RequestLog = () => (child ??= logger.child({ requestId, method, path: clipText(path) }));
     const match = routes.find((candidate) => candidate.method === method && candidate.path === path);
     if (match?.public === true) return match.handle(request, response, log);
+    if (options.console !== undefined && isConsolePath(path)) {
+      const { apiKey } = options;
+      return options.console(request, response, {
+        path,
+        authorized: apiKey === undefined || apiKeyMatches(apiKey, presentedApiKey(request.headers)),
+        local: isLocalRequest(request),
+        verifyKey: (key) => apiKey === undefined || apiKeyMatches(apiKey, key),
+      });
+    }
 
     if (options.apiKey !== undefined && !apiKeyMatches(options.apiKey, presentedApiKey(request.headers))) {
       const error = createTurnError(

@@ -1,4 +1,4 @@
-import type { HostFactsSource } from '../workspace/host-fact-blocks.js';
+import type { HostFactsSource } from './host-fact-blocks.js';
 
 /** One environment-block shape `extractHostFacts` recognises, as `templates render --env` documents it. */
 export type EnvBlockFormat = {
