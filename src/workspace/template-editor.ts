@@ -70,7 +70,10 @@ const roleOf = (name: TemplateName): { role: TemplateRole; modes: GroundingMode[
   const modes = (Object.keys(groundingTemplates) as GroundingMode[]).filter((mode) => {
     const used = groundingTemplates[mode];
     return (
-      used.workspaceFiles.includes(name) || used.denyMessage === name || used.head === name || used.tail === name
+      used.workspaceFiles.includes(name) ||
+      used.denyMessage === name ||
+      used.head === name ||
+      used.tail === name
     );
   });
   const first = groundingTemplates[modes[0] ?? 'bridge'];
