@@ -233,7 +233,12 @@ const Charts = ({ history }) => {
     const times = buckets.map((bucket) => bucket.start / 1000);
     const turns = (bucket) => Object.values(bucket.turns).reduce((sum, value) => sum + value, 0);
     const kinds = [...new Set(buckets.flatMap((bucket) => Object.keys(bucket.errors)))].sort();
-    const line = (label, index) => ({ label, stroke: palette[index % palette.length], width: 1.5 });
+    const line = (label, index) => ({
+      label,
+      stroke: palette[index % palette.length],
+      width: 1.5,
+      points: { show: true, size: 4 },
+    });
     return [
       {
         title: 'Turns per minute',
