@@ -166,6 +166,21 @@ const templates: Command = defineCommand({
   },
 });
 
+const consoleCommand = defineCommand({
+  name: 'console',
+  summary: "the web console's address on the running serve: live conversations, usage, the grounding editor",
+  usage: ['cursor-bridge console [--url URL] [--config FILE]'],
+  flags: {
+    url: stringFlag('URL', "the running serve's address (default http://127.0.0.1:PORT)"),
+    config: configFlag,
+  },
+  parseArguments: noArguments('console'),
+  run: async (io, { flags }) => {
+    const { runConsoleCommand } = await import('./console-command.js');
+    return runConsoleCommand(io, { ...given('configPath', flags.config), ...given('url', flags.url) });
+  },
+});
+
 const example = defineCommand({
   name: 'example',
   summary: 'list the examples the package ships, or run one (mcp-tool-host: a tool host for mcp-host)',
@@ -207,6 +222,7 @@ const commands: readonly Command[] = [
   model,
   ccr,
   templates,
+  consoleCommand,
   example,
   help,
 ];

@@ -167,6 +167,7 @@ describe('the one usage-error path', () => {
     // `templates` checks its own words: a UsageError from its handler takes the same path.
     [['templates'], 'missing templates subcommand'],
     [['templates', 'list', 'extra'], '`templates list` takes no arguments'],
+    [['console', 'extra'], '`console` takes no arguments'],
     [['example', 'one', 'two'], '`example` takes at most one NAME'],
     [['help', 'serve', 'extra'], '`help` takes at most one COMMAND'],
   ];
