@@ -31,6 +31,8 @@ export type ConsoleRequestContext = {
   path: string;
   /** The request passed the server's API key check (or the bridge has no key). */
   authorized: boolean;
+  /** The bridge has an API key. */
+  keyRequired: boolean;
   /** The request comes from the bridge's own machine (a loopback peer, not relayed by a proxy). */
   local: boolean;
   /** Whether `key` is the bridge's API key. */
@@ -113,6 +115,17 @@ const sendAnswer = (response: ServerResponse, { status, body, headers }: Answer)
     ...headers,
   });
   response.end(text);
+};
+
+/**
+ * Whether a `Host` header names this machine by address or as `localhost`. Without an API key that is the
+ * console's guard against DNS rebinding: a site whose name an attacker points at 127.0.0.1 gets the page's
+ * origin, but its requests still say its name.
+ */
+const isAddressHost = (host: string | undefined): boolean => {
+  if (host === undefined) return false;
+  const name = (URL.parse(`http://${host}`)?.hostname ?? '').toLowerCase();
+  return name === 'localhost' || name.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}$/.test(name);
 };
 
 /** A host-facts summary for the session picker: where the project is, what it runs on. */
@@ -326,6 +339,15 @@ export const createConsole = (sources: ConsoleSources): BridgeConsole => {
     context: ConsoleRequestContext,
   ): Promise<void> => {
     const { path } = context;
+    if (!context.keyRequired && !isAddressHost(request.headers.host))
+      return sendAnswer(
+        response,
+        errorAnswer(
+          403,
+          'permission_error',
+          'Without an API key the console answers only requests addressed to an IP address or localhost (a page of another site whose name resolves here must not reach it). Open it by address, or give the bridge an APIKEY.',
+        ),
+      );
     if (path.startsWith('/console/api/')) {
       let answer: Answer | undefined;
       try {

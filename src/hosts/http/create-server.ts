@@ -90,7 +90,14 @@ export type BridgeServerOptions = {
 export type ConsoleHandler = (
   request: IncomingMessage,
   response: ServerResponse,
-  context: { path: string; authorized: boolean; local: boolean; verifyKey: (key: string) => boolean },
+  context: {
+    path: string;
+    authorized: boolean;
+    /** The bridge has an API key (without one, `authorized` is always true). */
+    keyRequired: boolean;
+    local: boolean;
+    verifyKey: (key: string) => boolean;
+  },
 ) => Promise<void>;
 
 /**
@@ -431,6 +438,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
       return options.console(request, response, {
         path,
         authorized: apiKey === undefined || apiKeyMatches(apiKey, presentedApiKey(request.headers)),
+        keyRequired: apiKey !== undefined,
         local: isLocalRequest(request),
         verifyKey: (key) => apiKey === undefined || apiKeyMatches(apiKey, key),
       });
