@@ -113,6 +113,7 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
       'dist/lib',
       'ccr/cursor-sdk.cjs',
       'workspace-templates',
+      'console/index.html',
     ]) {
       expect(existsSync(join(root, file)), file).toBe(true);
     }
@@ -173,6 +174,22 @@ describe('the Docker runtime install (npm install --omit=dev of the packed tarba
       expect(await health.json()).toEqual({ status: 'ok', cursor: { ready: true } });
       // APIKEY from the environment guards everything but / and /health.
       expect((await fetch(`http://127.0.0.1:${port}/v1/models`)).status).toBe(401);
+      // The console's page and its libraries come from the installed package; its data needs the key.
+      for (const file of [
+        '',
+        '/console.js',
+        '/vendor/preact-hooks.mjs',
+        '/vendor/htm.mjs',
+        '/vendor/uPlot.esm.js',
+      ]) {
+        const asset = await fetch(`http://127.0.0.1:${port}/console${file}`);
+        expect(asset.status, `/console${file}`).toBe(200);
+      }
+      expect((await fetch(`http://127.0.0.1:${port}/console/api/state`)).status).toBe(401);
+      const state = await fetch(`http://127.0.0.1:${port}/console/api/state`, {
+        headers: { 'x-api-key': 'docker-test-secret' },
+      });
+      expect(state.status).toBe(200);
       const sandboxLine = child
         .stdout()
         .split('\n')
