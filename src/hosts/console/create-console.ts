@@ -255,6 +255,13 @@ export const createConsole = (sources: ConsoleSources): BridgeConsole => {
     return { status: 200, body: { against, ...sources.editor.preview(name, text, target) } };
   };
 
+  /** The override directory could not be written (missing, inside the defaults, a file system error). */
+  const unwritable = (name: string, error: unknown): Answer => {
+    const message = error instanceof Error ? error.message : String(error);
+    sources.logger.warn({ err: error, template: name }, 'the console could not change a template override');
+    return errorAnswer(409, 'conflict_error', `The override of ${name} could not be changed: ${message}`);
+  };
+
   const saveAnswer = async (request: IncomingMessage, name: string): Promise<Answer> => {
     const body = await readJson(request);
     if (!('ok' in body)) return body;
@@ -263,7 +270,12 @@ export const createConsole = (sources: ConsoleSources): BridgeConsole => {
       return errorAnswer(404, 'not_found_error', `Unknown template ${JSON.stringify(name)}.`);
     if (text === undefined)
       return errorAnswer(400, 'invalid_request_error', 'The body needs "text", the template to save.');
-    const saved = await sources.editor.save(name, text);
+    let saved: Awaited<ReturnType<TemplateEditor['save']>>;
+    try {
+      saved = await sources.editor.save(name, text);
+    } catch (error) {
+      return unwritable(name, error);
+    }
     if (!saved.ok)
       return { status: 422, body: { error: { type: 'invalid_template', issues: saved.issues } } };
     sources.logger.info({ template: name, path: saved.path }, 'template saved from the console');
@@ -273,7 +285,12 @@ export const createConsole = (sources: ConsoleSources): BridgeConsole => {
   const revertAnswer = async (name: string): Promise<Answer> => {
     if (!isTemplateName(name))
       return errorAnswer(404, 'not_found_error', `Unknown template ${JSON.stringify(name)}.`);
-    const removed = await sources.editor.revert(name);
+    let removed: boolean;
+    try {
+      removed = await sources.editor.revert(name);
+    } catch (error) {
+      return unwritable(name, error);
+    }
     if (removed) sources.logger.info({ template: name }, 'template override removed from the console');
     return { status: 200, body: { reverted: removed } };
   };
@@ -326,7 +343,14 @@ export const createConsole = (sources: ConsoleSources): BridgeConsole => {
     if (route === 'templates' && method === 'GET') return templatesAnswer(context.local);
     if (route === 'templates/preview' && method === 'POST') return previewAnswer(request, context.local);
     if (route.startsWith('templates/')) {
-      const name = decodeURIComponent(route.slice('templates/'.length));
+      // A name that is not valid percent-encoding names no template.
+      const encoded = route.slice('templates/'.length);
+      let name: string;
+      try {
+        name = decodeURIComponent(encoded);
+      } catch {
+        return errorAnswer(404, 'not_found_error', `Unknown template ${JSON.stringify(encoded)}.`);
+      }
       if (method === 'PUT') return saveAnswer(request, name);
       if (method === 'DELETE') return revertAnswer(name);
     }
