@@ -1,5 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { isMissingFile } from '../../lib/read-file-if-present.js';
 import {
   groundingTemplates,
   TemplateStore,
@@ -14,9 +15,6 @@ import type { TemplateDirs } from './templates-setup.js';
 export const formatTemplateProblem = (problem: TemplateProblem): string =>
   problem.message.startsWith(problem.path) ? problem.message : `${problem.path}: ${problem.message}`;
 
-const isMissing = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
-
 /** Files in the override dir that are not a template name (a typo like `AGENT.md` is silently unused). */
 const findIgnoredFiles = async (dir: string): Promise<string[]> => {
   try {
@@ -28,7 +26,7 @@ const findIgnoredFiles = async (dir: string): Promise<string[]> => {
       .filter((path) => !known.has(path))
       .sort();
   } catch (error) {
-    if (isMissing(error)) return [];
+    if (isMissingFile(error)) return [];
     throw error;
   }
 };
@@ -41,7 +39,7 @@ const describeOverrideDir = async (dirs: TemplateDirs): Promise<string> => {
     const info = await stat(dirs.overrideDir);
     return info.isDirectory() ? origin : `${origin}; NOT A DIRECTORY, so no override applies`;
   } catch (error) {
-    if (!isMissing(error)) throw error;
+    if (!isMissingFile(error)) throw error;
     return `${origin}; does not exist yet: \`cursor-bridge templates eject\` copies the defaults there`;
   }
 };

@@ -8,8 +8,9 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
+import { readFileIfPresent } from '../../lib/read-file-if-present.js';
 import { envBlockFormats } from './env-block-formats.js';
 import { extractHostFacts, type HostFacts } from './host-facts.js';
 import { PromptGrounding } from './prompt-grounding.js';
@@ -87,18 +88,6 @@ const roleOf = (name: TemplateName): { role: TemplateRole; modes: GroundingMode[
   return { role, modes };
 };
 
-const isMissing = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
-
-const readIfPresent = async (path: string): Promise<string | null> => {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if (isMissing(error)) return null;
-    throw error;
-  }
-};
-
 const issueOf = (error: unknown): TemplateIssue => {
   if (error instanceof TemplateRenderError) {
     // The renderer's message starts with "name:line:column: "; the editor shows the place apart.
@@ -146,9 +135,9 @@ export class TemplateEditor {
           ...roleOf(name),
           source: this.#store.source(name),
           text: this.#store.text(name),
-          defaultText: (await readIfPresent(join(this.#store.defaultDir, ...name.split('/')))) ?? '',
+          defaultText: (await readFileIfPresent(join(this.#store.defaultDir, ...name.split('/')))) ?? '',
           overridePath: overridePath ?? null,
-          overrideText: overridePath === undefined ? null : await readIfPresent(overridePath),
+          overrideText: overridePath === undefined ? null : await readFileIfPresent(overridePath),
         };
       }),
     );
@@ -238,7 +227,7 @@ export class TemplateEditor {
   /** Remove the user's override of `name`, so the default applies again; false when there was none. */
   async revert(name: TemplateName): Promise<boolean> {
     const path = this.#writablePath(name);
-    const present = (await readIfPresent(path)) !== null;
+    const present = (await readFileIfPresent(path)) !== null;
     await rm(path, { force: true });
     return present;
   }

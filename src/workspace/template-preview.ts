@@ -5,8 +5,8 @@
  * keeps of each session's latest turn; it holds no conversation text, only those facts and renders.
  */
 
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readFileIfPresent } from '../../lib/read-file-if-present.js';
 import type { HostFacts } from './host-facts.js';
 import { buildHookCommand, hookScriptPath } from './render-workspace-files.js';
 import { buildTemplateContext } from './template-context.js';
@@ -64,18 +64,6 @@ export type GroundingPreviewOptions = {
   platform?: NodeJS.Platform;
 };
 
-const isMissing = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
-
-const readIfPresent = async (path: string): Promise<string | null> => {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if (isMissing(error)) return null;
-    throw error;
-  }
-};
-
 /**
  * The grounding of every session in `sessions`, rendered with `templates` (the store the bridge renders
  * with). The deny message is rendered now, for the session's latest facts, exactly as the workspace's
@@ -100,7 +88,7 @@ export const previewGrounding = async (
         path: name,
         template: name,
         origin: templates.source(name).origin,
-        text: await readIfPresent(join(workspaceDir, ...name.split('/'))),
+        text: await readFileIfPresent(join(workspaceDir, ...name.split('/'))),
       })),
     );
     let denyMessage: GroundingText | null = null;

@@ -9,6 +9,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isMissingFile } from '../../lib/read-file-if-present.js';
 import type { Logger } from 'pino';
 import { buildTemplateContext } from './template-context.js';
 import { describeUnknownPlaceholder, templatePlaceholderNames } from './template-placeholders.js';
@@ -100,9 +101,6 @@ export type TemplateStoreOptions = {
 type Entry = { template: CompiledTemplate; source: TemplateSource };
 
 const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-const isMissing = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
 
 /** hooks.json must still be what Cursor's loader accepts after rendering (it strips `//` and block comments). */
 const checkHooksJson = (template: CompiledTemplate): void => {
@@ -248,7 +246,7 @@ export class TemplateStore {
       try {
         text = await readFile(source.path, 'utf8');
       } catch (error) {
-        if (isMissing(error) && source.origin === 'override') continue;
+        if (isMissingFile(error) && source.origin === 'override') continue;
         problems.push({ name, path: source.path, message: errorMessage(error) });
         if (previous !== undefined) return previous;
         continue;

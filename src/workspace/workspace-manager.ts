@@ -18,6 +18,7 @@
 import { lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { createHash, hash, randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
+import { isMissingFile } from '../../lib/read-file-if-present.js';
 import type { Logger } from 'pino';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
 import type { HostFacts } from './host-facts.js';
@@ -79,9 +80,6 @@ type LiveWorkspace = {
 
 /** What {@link LiveWorkspace.written} keeps of a file's content: a one-shot SHA-256, whatever its size. */
 const contentDigest = (content: string): string => hash('sha256', content, 'base64');
-
-const isMissing = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
 
 export class WorkspaceManager {
   readonly root: string;
@@ -270,7 +268,7 @@ export class WorkspaceManager {
     try {
       names = await readdir(this.root);
     } catch (error) {
-      if (isMissing(error)) return [];
+      if (isMissingFile(error)) return [];
       throw error;
     }
     const removed: string[] = [];
@@ -383,7 +381,7 @@ export class WorkspaceManager {
     try {
       stats = await lstat(path);
     } catch (error) {
-      if (isMissing(error)) return false;
+      if (isMissingFile(error)) return false;
       throw error;
     }
     if (!stats.isDirectory()) {

@@ -3,9 +3,8 @@
  * own template directory is found relative to this module, from `src/` and from the built `dist/src/`.
  */
 
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { findShippedDir } from '../../lib/find-shipped-dir.js';
 
 /** `~/.claude-code-router/cursor-sdk-workspaces`: one scratch workspace per session below it. */
 export const defaultWorkspaceRoot = (homeDir: string): string =>
@@ -19,14 +18,5 @@ export const defaultTemplateOverrideDir = (homeDir: string): string =>
  * The `workspace-templates/` directory shipped with the package: the nearest ancestor of this module
  * that holds `workspace-templates/AGENTS.md`. Throws when the package was installed without it.
  */
-export const resolveDefaultTemplateDir = (moduleUrl: string = import.meta.url): string => {
-  let directory = dirname(fileURLToPath(moduleUrl));
-  for (let depth = 0; depth < 8; depth += 1) {
-    const candidate = join(directory, 'workspace-templates');
-    if (existsSync(join(candidate, 'AGENTS.md'))) return candidate;
-    const parent = dirname(directory);
-    if (parent === directory) break;
-    directory = parent;
-  }
-  throw new Error(`workspace-templates/ not found above ${fileURLToPath(moduleUrl)}`);
-};
+export const resolveDefaultTemplateDir = (moduleUrl: string = import.meta.url): string =>
+  findShippedDir(moduleUrl, 'workspace-templates', 'AGENTS.md');

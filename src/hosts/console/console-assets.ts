@@ -6,28 +6,17 @@
  * nobody opens the console.
  */
 
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { findShippedDir } from '../../../lib/find-shipped-dir.js';
 
 export type ConsoleAsset = { body: Buffer; contentType: string };
 
 const require = createRequire(import.meta.url);
 
-/** The `console/` directory shipped with the package: the nearest ancestor of this module holding it. */
-const resolvePageDir = (): string => {
-  let directory = dirname(fileURLToPath(import.meta.url));
-  for (let depth = 0; depth < 8; depth += 1) {
-    const candidate = join(directory, 'console');
-    if (existsSync(join(candidate, 'index.html'))) return candidate;
-    const parent = dirname(directory);
-    if (parent === directory) break;
-    directory = parent;
-  }
-  throw new Error(`console/ not found above ${fileURLToPath(import.meta.url)}`);
-};
+/** The `console/` directory shipped with the package. */
+const resolvePageDir = (): string => findShippedDir(import.meta.url, 'console', 'index.html');
 
 const types: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
