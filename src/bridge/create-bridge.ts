@@ -6,6 +6,7 @@
 
 import { isWebSearchCall } from '../engine/web-search-call.js';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { resolveCursorApiKey } from '../config/cursor-auth.js';
@@ -39,7 +40,6 @@ import { WorkspaceService, type SessionGrounding } from '../workspace/workspace-
 import { decideSandbox, detectContainer } from './sandbox.js';
 import { createConsole } from '../hosts/console/create-console.js';
 import { TemplateEditor } from '../workspace/template-editor.js';
-import { join } from 'node:path';
 
 export type CreateBridgeOptions = {
   config: BridgeConfig;

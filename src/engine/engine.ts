@@ -476,7 +476,7 @@ export class Engine {
       return {
         session: session.key,
         state: session.state.kind,
-        parkedCalls: parked.length,
+        parkedCalls: session.parkedCalls,
         parked: parked.map((call) => ({ tool: call.toolName, since: new Date(call.parkedAt).toISOString() })),
         lastUsedAt: new Date(lastUsedAt).toISOString(),
         scratchPathViolations: scratch?.scratchPathViolations ?? 0,

@@ -156,7 +156,9 @@ export class Session {
       const awaited = new Set(this.run?.pendingToolCalls() ?? []);
       for (const id of this.#toolCalls.keys()) if (!awaited.has(id)) this.#toolCalls.delete(id);
     }
-    this.#toolCalls.set(call.toolCallId, call);
+    // Only what the summary shows: the call's input is conversation content, and stays out of here.
+    const { toolCallId, toolName, parkedAt } = call;
+    this.#toolCalls.set(toolCallId, { toolCallId, toolName, parkedAt });
   }
 
   /** The session is idle with an agent whose history is known exactly (a slim prompt can follow it). */
