@@ -10,8 +10,13 @@ import type { ServerResponse } from 'node:http';
 export type ConsoleFrame = { event: string; data: unknown };
 
 export type ConsoleLiveOptions = {
-  /** The frames of one tick; `tick` counts from 0 for each opening (the first is sent at once). */
-  frames: (tick: number) => ConsoleFrame[];
+  /**
+   * The frames of one tick; `tick` counts from 0 for each opening (the first is sent at once). Frames made
+   * asynchronously are sent when they are ready, to the pages open then.
+   */
+  frames: (tick: number) => ConsoleFrame[] | Promise<ConsoleFrame[]>;
+  /** Told when making a tick's frames failed (that tick sends nothing). */
+  onError?: (error: unknown) => void;
   intervalMs: number;
 };
 
@@ -48,7 +53,7 @@ export class ConsoleLive {
       this.#pages.delete(response);
       if (this.#pages.size === 0) this.#stop();
     });
-    this.#write(response, page, this.#options.frames(0));
+    this.#send(this.#options.frames(0), () => [[response, page]]);
     if (this.#timer === undefined) {
       this.#tick = 0;
       this.#timer = setInterval(() => this.#broadcast(), this.#options.intervalMs);
@@ -71,8 +76,19 @@ export class ConsoleLive {
   #broadcast(): void {
     this.#tick += 1;
     if (this.#pages.size === 0) return this.#stop();
-    const frames = this.#options.frames(this.#tick);
-    for (const [response, page] of this.#pages) this.#write(response, page, frames);
+    this.#send(this.#options.frames(this.#tick), () => this.#pages);
+  }
+
+  /** Write `frames` to `pages` (read when the frames are ready): at once, or when a promise of them settles. */
+  #send(
+    frames: ConsoleFrame[] | Promise<ConsoleFrame[]>,
+    pages: () => Iterable<[ServerResponse, { blocked: boolean }]>,
+  ): void {
+    const write = (ready: ConsoleFrame[]): void => {
+      for (const [response, page] of pages()) this.#write(response, page, ready);
+    };
+    if (Array.isArray(frames)) return write(frames);
+    frames.then(write, (error: unknown) => this.#options.onError?.(error));
   }
 
   #write(response: ServerResponse, page: { blocked: boolean }, frames: ConsoleFrame[]): void {

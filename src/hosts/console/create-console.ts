@@ -23,7 +23,7 @@ import type { TemplateProblem } from '../../workspace/template-store.js';
 import type { SessionGrounding } from '../../workspace/workspace-service.js';
 import { ConsoleAssets } from './console-assets.js';
 import { ConsoleAuth, consoleRequestHeader } from './console-auth.js';
-import { ConsoleLive, type ConsoleFrame } from './console-live.js';
+import { ConsoleLive } from './console-live.js';
 
 /** What the server tells the console of a request (see `BridgeServerOptions.console`). */
 export type ConsoleRequestContext = {
@@ -166,21 +166,14 @@ export const createConsole = (sources: ConsoleSources): BridgeConsole => {
     };
   };
 
-  // The state is computed once per tick for every page; `frames` is synchronous, so the process part
-  // that needs an await is refreshed just before each tick's frames are sent.
-  let latest: unknown;
-  const refresh = async (): Promise<void> => {
-    latest = await state();
-  };
+  // One state per tick for every open page; the hour's history at opening and every few ticks.
   const live = new ConsoleLive({
     intervalMs: tickMs,
-    frames: (tick) => {
-      const frames: ConsoleFrame[] = [];
-      if (latest !== undefined) frames.push({ event: 'state', data: latest });
-      if (tick % historyEveryTicks === 0) frames.push({ event: 'history', data: sources.history() });
-      void refresh().catch((error: unknown) => sources.logger.warn({ err: error }, 'console state failed'));
-      return frames;
-    },
+    frames: async (tick) => [
+      { event: 'state', data: await state() },
+      ...(tick % historyEveryTicks === 0 ? [{ event: 'history', data: sources.history() }] : []),
+    ],
+    onError: (error) => sources.logger.warn({ err: error }, 'the console could not make its live state'),
   });
 
   const readJson = async (request: IncomingMessage): Promise<{ ok: true; value: unknown } | Answer> => {
@@ -336,7 +329,6 @@ export const createConsole = (sources: ConsoleSources): BridgeConsole => {
     if (route === 'history' && method === 'GET') return { status: 200, body: sources.history() };
     if (route === 'models' && method === 'GET') return { status: 200, body: await sources.models() };
     if (route === 'events' && method === 'GET') {
-      await refresh();
       live.open(response);
       return undefined;
     }

@@ -73,6 +73,33 @@ afterEach(() => {
 });
 
 describe('ConsoleLive (fake responses, fake clock)', () => {
+  it('sends frames made asynchronously when they are ready, and nothing for a tick whose frames failed', async () => {
+    const errors: unknown[] = [];
+    let fail = false;
+    const live = new ConsoleLive({
+      intervalMs: 1_000,
+      frames: async (tick) => {
+        if (fail) throw new Error('no state');
+        return frame(tick);
+      },
+      onError: (error) => errors.push(error),
+    });
+    vi.useFakeTimers();
+    const page = new FakeResponse();
+    live.open(page.asResponse());
+    expect(page.frameText).toBe('');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(page.frameText).toBe(encoded(0));
+    fail = true;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(page.frameText).toBe(encoded(0));
+    expect(errors).toHaveLength(1);
+    fail = false;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(page.frameText).toBe(encoded(0) + encoded(2));
+    live.close();
+  });
+
   it('opens an event stream and sends the first frames at once', () => {
     vi.useFakeTimers();
     const { live, calls } = createLive((tick) => [
