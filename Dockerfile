@@ -18,6 +18,7 @@ COPY examples examples
 COPY mcp mcp
 COPY src src
 COPY workspace-templates workspace-templates
+COPY console console
 COPY README.md ./
 RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json \
  && mkdir /pkg \

@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -101,6 +101,21 @@ afterAll(async () => {
 });
 
 const packageDir = (): string => join(prefix, 'lib', 'node_modules', 'cursor-bridge');
+
+describe('the Docker build stage', () => {
+  it("copies every directory the package ships (package.json's files) but the dist/ it builds", async () => {
+    const manifest = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+      files: string[];
+    };
+    const [build] = await readDockerfile();
+    const copied = (build?.instructions ?? [])
+      .filter((instruction) => instruction.keyword === 'COPY')
+      .map((instruction) => instruction.args.split(/\s+/)[0]);
+    for (const shipped of manifest.files.filter((entry) => entry !== 'dist')) {
+      expect(copied, `COPY ${shipped} in the build stage`).toContain(shipped);
+    }
+  });
+});
 
 describe('the Docker runtime install (npm install --omit=dev of the packed tarball)', () => {
   it('has the build output, the CCR transformer and the SDK platform package, and no devDependencies', () => {
