@@ -5,7 +5,11 @@
 
 # Build stage: the devDependencies (TypeScript) build dist/, then `npm pack` makes the same tarball npm
 # publishes. Installing a tarball never runs `prepare`, so the runtime stage needs no TypeScript.
-FROM node:22-slim AS build
+# The Node 22 image both stages start from. Tests on machines that cannot pull it pass a local one with
+# --build-arg NODE_IMAGE=… (test/docker/build-local-node-image.sh makes one from Debian and npm).
+ARG NODE_IMAGE=node:22-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: the `node` devDependency would install a second Node 22 from npm; the image has one.
@@ -28,7 +32,7 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json \
 # Runtime stage: production dependencies only. npm picks @cursor/sdk's platform package for this
 # image's OS and CPU (@cursor/sdk-linux-x64, or -linux-arm64); the build fails here if it is missing,
 # rather than the first request failing at run time.
-FROM node:22-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 COPY --from=build /pkg/cursor-bridge.tgz /tmp/cursor-bridge.tgz
 RUN npm install --global --prefix /usr/local --omit=dev --no-audit --no-fund /tmp/cursor-bridge.tgz \

@@ -28,6 +28,7 @@ import {
   envOf,
   execForm,
   readDockerfile,
+  readDockerfileArgs,
   runCommands,
   type DockerStage,
 } from '../helpers/docker/dockerfile-steps.js';
@@ -49,8 +50,10 @@ beforeAll(async () => {
   if (build === undefined || last === undefined || stages.length !== 2)
     throw new Error('expected a build stage and a runtime stage');
   runtime = last;
-  expect(build.from).toBe('node:22-slim AS build');
-  expect(runtime.from).toBe('node:22-slim');
+  // Both stages start from node:22-slim unless a build passes another NODE_IMAGE.
+  expect(await readDockerfileArgs()).toEqual({ NODE_IMAGE: 'node:22-slim' });
+  expect(build.from).toBe('${NODE_IMAGE} AS build');
+  expect(runtime.from).toBe('${NODE_IMAGE}');
   expect(runCommands(build)).toContain('npm pack --ignore-scripts --pack-destination /pkg');
 
   work = await realpath(await mkdtemp(join(tmpdir(), 'cursor-bridge-docker-layout-')));

@@ -12,10 +12,10 @@ export type DockerStage = { from: string; instructions: DockerInstruction[] };
 
 export const dockerfilePath = join(repoRoot, 'Dockerfile');
 
-/** Stages in order; continuation lines joined, comments dropped. */
-export const readDockerfile = async (): Promise<DockerStage[]> => {
+/** The Dockerfile's logical lines: continuation lines joined, comments and blank lines dropped. */
+const readLogicalLines = async (): Promise<string[]> => {
   const text = await readFile(dockerfilePath, 'utf8');
-  const logical = text
+  return text
     .split('\n')
     .filter((line) => !/^\s*#/.test(line))
     .join('\n')
@@ -23,8 +23,24 @@ export const readDockerfile = async (): Promise<DockerStage[]> => {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '');
+};
+
+/** The `ARG NAME=default` lines before the first `FROM` (what `FROM ${NAME}` may use), by name. */
+export const readDockerfileArgs = async (): Promise<Record<string, string>> => {
+  const args: Record<string, string> = {};
+  for (const line of await readLogicalLines()) {
+    if (line.startsWith('FROM ')) break;
+    const match = /^ARG\s+([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?$/.exec(line);
+    if (match === null) throw new Error(`unparsed Dockerfile line before the first FROM: ${line}`);
+    args[match[1] ?? ''] = match[2] ?? '';
+  }
+  return args;
+};
+
+/** Stages in order (the global `ARG`s before the first `FROM` are {@link readDockerfileArgs}'). */
+export const readDockerfile = async (): Promise<DockerStage[]> => {
   const stages: DockerStage[] = [];
-  for (const line of logical) {
+  for (const line of await readLogicalLines()) {
     const match = /^([A-Z]+)\s+(.*)$/.exec(line);
     if (match === null) throw new Error(`unparsed Dockerfile line: ${line}`);
     const [, keyword = '', args = ''] = match;
