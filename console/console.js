@@ -391,12 +391,12 @@ const Editor = ({ reloads }) => {
   }, []);
   // The watcher reloaded the store: show what is in use now.
   useEffect(() => {
-    if (reloads.length === 0) return;
-    const latest = reloads[reloads.length - 1];
+    const { latest } = reloads;
+    if (latest === undefined) return;
     load();
     if (latest.changed.length > 0)
       setStatus(`The bridge reloaded ${latest.changed.join(', ')} at ${latest.at}.`);
-  }, [reloads.length]);
+  }, [reloads.count]);
 
   const template = catalog?.templates.find((entry) => entry.name === selected);
 
@@ -604,13 +604,17 @@ const Editor = ({ reloads }) => {
 const App = () => {
   const [auth, setAuth] = useState('checking');
   const [tab, setTab] = useState(location.hash === '#grounding' ? 'grounding' : 'live');
-  const [reloads, setReloads] = useState([]);
+  // The template reloads the live feed announced: how many, and the latest.
+  const [reloads, setReloads] = useState({ count: 0, latest: undefined });
   const checkLogin = useCallback(async () => {
     const { status } = await request('state');
     setAuth(status === 401 ? 'login' : 'in');
   }, []);
   useEffect(() => void checkLogin(), []);
-  const onTemplates = useCallback((report) => setReloads((list) => [...list.slice(-9), report]), []);
+  const onTemplates = useCallback(
+    (report) => setReloads((seen) => ({ count: seen.count + 1, latest: report })),
+    [],
+  );
   const { state, history, connected } = useLiveFeed(auth === 'in', onTemplates);
   const show = (name) => {
     setTab(name);
