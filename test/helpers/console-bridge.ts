@@ -1,96 +1,29 @@
 /**
  * The console's test fixtures: the whole bridge (`createBridge`, as `serve` builds it, over a scripted
- * upstream) in a fresh HOME with its own template override and workspace directories, optionally watching
- * the templates; a raw HTTP request (to send any `Host` header); and a reader of the console's live feed.
+ * upstream) in a fresh HOME, optionally watching the templates; a raw HTTP request (to send any `Host` header); and a reader of the console's live feed.
  */
 
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
-import { createBridge, type Bridge } from '../../src/bridge/create-bridge.js';
-import { resolveConfig } from '../../src/config/load-config.js';
-import { ScriptedUpstream, type ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
+import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
+import { defaultTemplateOverrideDir } from '../../src/workspace/workspace-paths.js';
+import { startScriptedBridgeProcess, type ScriptedBridge } from './scripted-bridge-process.js';
 
-export type ConsoleBridge = {
-  bridge: Bridge;
-  upstream: ScriptedUpstream;
-  /** `http://127.0.0.1:<port>` */
-  url: string;
-  port: number;
-  home: string;
-  /** The template override directory (`cursorTemplatesDir`); not created until something saves there. */
+export type ConsoleBridge = ScriptedBridge & {
+  /** The template override directory (the default one in HOME); not created until something saves there. */
   templatesDir: string;
-  workspacesDir: string;
-  /** Close the bridge (idempotent) and remove its HOME. */
-  close: () => Promise<void>;
 };
 
 /**
- * A bridge on 127.0.0.1:0 in a fresh HOME: a `cursor` provider serving composer-2, `cursorTemplatesDir`
- * and `cursorWorkspacesDir` inside HOME, then `config` on top (e.g. `APIKEY`).
+ * The bridge as `serve` builds it, over a scripted upstream (`startScriptedBridgeProcess`), on 127.0.0.1:0 in a
+ * fresh HOME, `config` on top (e.g. `APIKEY`), watching its templates when asked.
  */
 export const startConsoleBridge = async (options: {
   source: ScriptSource;
   config?: Record<string, unknown>;
   watchTemplates?: boolean;
 }): Promise<ConsoleBridge> => {
-  const home = await mkdtemp(join(tmpdir(), 'cursor-bridge-console-'));
-  const templatesDir = join(home, 'templates');
-  const workspacesDir = join(home, 'workspaces');
-  const env = { HOME: home, CURSOR_API_KEY: 'crsr_test' };
-  const raw = {
-    Providers: [
-      {
-        name: 'cursor',
-        api_base_url: 'https://cursor.com',
-        api_key: '$CURSOR_API_KEY',
-        models: ['composer-2'],
-      },
-    ],
-    cursorTemplatesDir: templatesDir,
-    cursorWorkspacesDir: workspacesDir,
-    ...options.config,
-  };
-  const config = resolveConfig(raw, { path: join(home, 'config.json'), env, homedir: home });
-  const upstream = new ScriptedUpstream(options.source);
-  let bridge: Bridge;
-  try {
-    bridge = await createBridge({
-      config,
-      env,
-      homedir: home,
-      logger: pino({ level: 'silent' }),
-      upstream,
-      ...(options.watchTemplates === undefined ? {} : { watchTemplates: options.watchTemplates }),
-    });
-  } catch (error) {
-    await rm(home, { recursive: true, force: true });
-    throw error;
-  }
-  const close = async (): Promise<void> => {
-    await bridge.close();
-    await rm(home, { recursive: true, force: true });
-  };
-  try {
-    await new Promise<void>((resolve) => bridge.server.listen(0, '127.0.0.1', resolve));
-  } catch (error) {
-    await close();
-    throw error;
-  }
-  const { port } = bridge.server.address() as AddressInfo;
-  return {
-    bridge,
-    upstream,
-    url: `http://127.0.0.1:${port}`,
-    port,
-    home,
-    templatesDir,
-    workspacesDir,
-    close,
-  };
+  const bridge = await startScriptedBridgeProcess(options);
+  return { ...bridge, templatesDir: defaultTemplateOverrideDir(bridge.home) };
 };
 
 export type RawAnswer = { status: number; headers: IncomingHttpHeaders; body: string };

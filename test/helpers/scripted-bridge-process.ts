@@ -18,6 +18,9 @@ export type ScriptedBridge = {
   upstream: ScriptedUpstream;
   /** `http://127.0.0.1:<port>` */
   url: string;
+  port: number;
+  /** The bridge's HOME (its default template override and workspace directories are below it). */
+  home: string;
   /** Stop the bridge and remove its HOME. */
   close: () => Promise<void>;
 };
@@ -30,6 +33,8 @@ export const startScriptedBridgeProcess = async (options: {
   source: ScriptSource;
   config?: Record<string, unknown>;
   env?: Record<string, string>;
+  /** Watch the template directories, as `serve` does. */
+  watchTemplates?: boolean;
 }): Promise<ScriptedBridge> => {
   const home = await mkdtemp(join(tmpdir(), 'cursor-bridge-scripted-'));
   const env = { HOME: home, CURSOR_API_KEY: 'crsr_test', ...options.env };
@@ -52,6 +57,7 @@ export const startScriptedBridgeProcess = async (options: {
     homedir: home,
     logger: pino({ level: 'silent' }),
     upstream,
+    ...(options.watchTemplates === undefined ? {} : { watchTemplates: options.watchTemplates }),
   });
   const close = async (): Promise<void> => {
     await bridge.close();
@@ -64,5 +70,5 @@ export const startScriptedBridgeProcess = async (options: {
     throw error;
   }
   const { port } = bridge.server.address() as AddressInfo;
-  return { bridge, upstream, url: `http://127.0.0.1:${port}`, close };
+  return { bridge, upstream, url: `http://127.0.0.1:${port}`, port, home, close };
 };
