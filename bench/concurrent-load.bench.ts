@@ -42,35 +42,15 @@
 
 import { fork, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
-import { ensureBuilt } from '../test/helpers/ensure-built.js';
 import type { LoadReply, LoadReport, LoadRequest } from './concurrent-load/load-client-worker.js';
-import { roundTripsScenario } from './concurrent-load/round-trips-scenario.js';
-import {
-  bridgeSettingsFromEnv,
-  startBenchServe,
-  stopProcesses,
-  writeBenchConfig,
-  type BenchServe,
-} from './side-by-side/bench-serve.js';
+import { cannotRun, loadSettingsFromEnv, startLoadBench } from './concurrent-load/load-bench-setup.js';
+import { startBenchServe, stopProcesses } from './side-by-side/bench-serve.js';
 import { ipc, lifetimeCpuMs, rssMb, threadCpuMs, untilQuiet } from './side-by-side/child-process.js';
 import { median, printTable, startRunClock } from './side-by-side/report.js';
 
-const positiveFromEnv = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1) {
-    throw new Error(`${name} must be a positive integer, not ${process.env[name]}`);
-  }
-  return value;
-};
-const conversations = positiveFromEnv('BENCH_CONVERSATIONS', 30);
-const trips = positiveFromEnv('BENCH_TRIPS', 10);
-const runs = positiveFromEnv('BENCH_RUNS', 3);
-const requestTimeoutMs = positiveFromEnv('BENCH_REQUEST_TIMEOUT_MS', 120_000);
+const { conversations, trips, runs, requestTimeoutMs } = loadSettingsFromEnv();
 const start = process.env['BENCH_START'] ?? 'after-warm-up';
 if (start !== 'after-warm-up' && start !== 'fresh') {
   throw new Error(`BENCH_START must be after-warm-up or fresh, not ${start}`);
@@ -96,18 +76,8 @@ if (otherCheckout !== undefined) {
   sides.push({ name: 'other', dir: checkout, checkout });
 }
 
-const backend = await startFakeCursorBackend({ scenario: roundTripsScenario });
-await ensureBuilt();
-const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-bench-load-')));
-const configPath = join(root, 'config.json');
-await writeBenchConfig(configPath);
-const bridgeSettings = bridgeSettingsFromEnv();
-const baseEnv = {
-  PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-  CURSOR_API_KEY: 'crsr_bench',
-  CURSOR_BACKEND_URL: backend.url,
-  LOG_LEVEL: 'warn',
-};
+const bench = await startLoadBench('load');
+const { backend, root, configPath, bridgeSettings, baseEnv } = bench;
 
 /** One side's measurement in one run. */
 type Measurement = {
@@ -123,17 +93,6 @@ type Measurement = {
   /** `serve`'s RSS at the measurement's end, MB. */
   rssMb: number;
 };
-
-/** The error of a side that cannot run, with what its client saw and what its `serve` printed last. */
-const cannotRun = (side: Side, what: string, serve: BenchServe, report?: LoadReport): Error =>
-  new Error(
-    [
-      `concurrent-load: ${side.name} (${side.dir}) cannot run: ${what}`,
-      ...(report?.failureSamples.map((sample) => `  ${sample}`) ?? []),
-      `serve's stderr (its end):`,
-      serve.stderrTail() || '(nothing)',
-    ].join('\n'),
-  );
 
 const measure = async (side: Side, run: number): Promise<Measurement> => {
   const serve = await startBenchServe({
@@ -166,14 +125,25 @@ const measure = async (side: Side, run: number): Promise<Measurement> => {
         tag: `warm-up-${side.name}-${run}`,
         requestTimeoutMs,
       });
-      if (warmUp.lost > 0) throw cannotRun(side, 'its warm-up conversation failed', serve, warmUp);
+      if (warmUp.lost > 0)
+        throw cannotRun(
+          `concurrent-load: ${side.name} (${side.dir})`,
+          'its warm-up conversation failed',
+          serve,
+          warmUp,
+        );
       await untilQuiet(serve.child);
     }
     const agentRunsBefore = backend.runRequests.length;
     const cpuBefore = await threadCpuMs(serve.child);
     const report = await load({ conversations, trips, tag: `${side.name}-${run}`, requestTimeoutMs });
     if (serve.child.exitCode !== null || serve.child.signalCode !== null) {
-      throw cannotRun(side, 'serve exited during the measurement', serve, report);
+      throw cannotRun(
+        `concurrent-load: ${side.name} (${side.dir})`,
+        'serve exited during the measurement',
+        serve,
+        report,
+      );
     }
     const measurement = {
       side: side.name,
@@ -184,7 +154,13 @@ const measure = async (side: Side, run: number): Promise<Measurement> => {
       lifetimeCpuMs: await lifetimeCpuMs(serve.child),
       rssMb: await rssMb(serve.child),
     };
-    if (report.lost === conversations) throw cannotRun(side, 'no conversation finished', serve, report);
+    if (report.lost === conversations)
+      throw cannotRun(
+        `concurrent-load: ${side.name} (${side.dir})`,
+        'no conversation finished',
+        serve,
+        report,
+      );
     return measurement;
   } finally {
     await stopProcesses([client, serve.child]);
@@ -209,8 +185,7 @@ try {
     }
   }
 } finally {
-  await backend.close();
-  await rm(root, { recursive: true, force: true });
+  await bench.close();
 }
 
 // ---- report --------------------------------------------------------------------------------------------

@@ -47,40 +47,20 @@
  */
 
 import { fork, spawnSync } from 'node:child_process';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFakeCursorBackend } from '../test/fakes/cursor-backend/fake-cursor-backend.js';
-import { ensureBuilt } from '../test/helpers/ensure-built.js';
 import type { LoadReply, LoadReport, LoadRequest } from './concurrent-load/load-client-worker.js';
-import { roundTripsScenario } from './concurrent-load/round-trips-scenario.js';
+import { cannotRun, loadSettingsFromEnv, startLoadBench } from './concurrent-load/load-bench-setup.js';
 import type {
   ConsolePageReply,
   ConsolePageRequest,
   ConsoleTally,
 } from './console-cpu/console-page-worker.js';
-import {
-  bridgeSettingsFromEnv,
-  startBenchServe,
-  stopProcesses,
-  writeBenchConfig,
-  type BenchServe,
-} from './side-by-side/bench-serve.js';
+import { startBenchServe, stopProcesses, type BenchServe } from './side-by-side/bench-serve.js';
 import { ipc, threadCpuMs, untilQuiet } from './side-by-side/child-process.js';
 import { median, printTable, startRunClock } from './side-by-side/report.js';
 
-const positiveFromEnv = (name: string, fallback: number): number => {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1) {
-    throw new Error(`${name} must be a positive integer, not ${process.env[name]}`);
-  }
-  return value;
-};
-const conversations = positiveFromEnv('BENCH_CONVERSATIONS', 30);
-const trips = positiveFromEnv('BENCH_TRIPS', 10);
-const runs = positiveFromEnv('BENCH_RUNS', 3);
-const requestTimeoutMs = positiveFromEnv('BENCH_REQUEST_TIMEOUT_MS', 120_000);
+const { conversations, trips, runs, requestTimeoutMs } = loadSettingsFromEnv();
 const here = dirname(fileURLToPath(import.meta.url));
 const checkout = resolve(here, '..');
 
@@ -90,18 +70,8 @@ const sides: readonly Side[] = ['closed', 'open'];
 
 // ---- the load ------------------------------------------------------------------------------------------
 
-const backend = await startFakeCursorBackend({ scenario: roundTripsScenario });
-await ensureBuilt();
-const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-bench-console-')));
-const configPath = join(root, 'config.json');
-await writeBenchConfig(configPath);
-const bridgeSettings = bridgeSettingsFromEnv();
-const baseEnv = {
-  PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-  CURSOR_API_KEY: 'crsr_bench',
-  CURSOR_BACKEND_URL: backend.url,
-  LOG_LEVEL: 'warn',
-};
+const bench = await startLoadBench('console');
+const { backend, root, configPath, bridgeSettings, baseEnv } = bench;
 
 /** One side's measurement in one run. */
 type Measurement = {
@@ -159,16 +129,6 @@ const quietCost = async (serve: BenchServe, page: ConsolePage): Promise<QuietCos
   return { closedMs, openMs, openingMs, frames: (await page.close()).frames };
 };
 
-const cannotRun = (side: Side, what: string, serve: BenchServe, report?: LoadReport): Error =>
-  new Error(
-    [
-      `console-cpu: ${side} cannot run: ${what}`,
-      ...(report?.failureSamples.map((sample) => `  ${sample}`) ?? []),
-      `serve's stderr (its end):`,
-      serve.stderrTail() || '(nothing)',
-    ].join('\n'),
-  );
-
 const measure = async (side: Side, run: number): Promise<Measurement> => {
   const serve = await startBenchServe({
     configPath,
@@ -212,7 +172,8 @@ const measure = async (side: Side, run: number): Promise<Measurement> => {
       tag: `warm-up-${side}-${run}`,
       requestTimeoutMs,
     });
-    if (warmUp.lost > 0) throw cannotRun(side, 'its warm-up conversation failed', serve, warmUp);
+    if (warmUp.lost > 0)
+      throw cannotRun(`console-cpu: ${side}`, 'its warm-up conversation failed', serve, warmUp);
     await untilQuiet(serve.child);
 
     const agentRunsBefore = backend.runRequests.length;
@@ -225,11 +186,17 @@ const measure = async (side: Side, run: number): Promise<Measurement> => {
     const cpuMs = (await threadCpuMs(serve.child)) - cpuBefore;
     const consoleTally = side === 'open' ? await page.close() : undefined;
     if (serve.child.exitCode !== null || serve.child.signalCode !== null) {
-      throw cannotRun(side, 'serve exited during the measurement', serve, report);
+      throw cannotRun(`console-cpu: ${side}`, 'serve exited during the measurement', serve, report);
     }
-    if (report.lost === conversations) throw cannotRun(side, 'no conversation finished', serve, report);
+    if (report.lost === conversations)
+      throw cannotRun(`console-cpu: ${side}`, 'no conversation finished', serve, report);
     if (consoleTally !== undefined && (consoleTally.frames['state'] ?? 0) === 0) {
-      throw cannotRun(side, 'the console feed sent no state frame during the load', serve, report);
+      throw cannotRun(
+        `console-cpu: ${side}`,
+        'the console feed sent no state frame during the load',
+        serve,
+        report,
+      );
     }
     const quiet = side === 'closed' ? await quietCost(serve, page) : undefined;
     return {
@@ -272,8 +239,7 @@ try {
     }
   }
 } finally {
-  await backend.close();
-  await rm(root, { recursive: true, force: true });
+  await bench.close();
 }
 
 // ---- report --------------------------------------------------------------------------------------------
