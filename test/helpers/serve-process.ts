@@ -11,15 +11,18 @@ import { repoRoot } from './repo-root.js';
 
 const listeningLine = /listening on http:\/\/127\.0\.0\.1:(\d+)/;
 
-/** The arguments for `process.execPath`: `nodeArgs` (flags for node itself), then `serve` with `configPath`. */
-export const serveArgs = (configPath: string, nodeArgs: readonly string[] = []): string[] => [
+/**
+ * The arguments for `process.execPath`: `nodeArgs` (flags for node itself), then `serve` with `configPath`,
+ * on `port` (default 0: an ephemeral one; a restarted member of a cluster takes its old port again).
+ */
+export const serveArgs = (configPath: string, nodeArgs: readonly string[] = [], port = 0): string[] => [
   ...nodeArgs,
   join(repoRoot, 'bin', 'cursor-bridge.js'),
   'serve',
   '--host',
   '127.0.0.1',
   '--port',
-  '0',
+  String(port),
   '--config',
   configPath,
 ];

@@ -16,7 +16,14 @@ import { startRecordingProxy } from './recording-proxy.js';
 import { startServeBridge, type ServeBridge } from './serve-bridge.js';
 
 export type BridgeCluster = {
+  /** The members, `bridges[i]` being HAProxy's `bridge<i+1>`; {@link restart} replaces one in place. */
   bridges: ServeBridge[];
+  /**
+   * Start member `index` again on its port, with its backend scenario and environment, once its process
+   * has exited (SIGTERM drained it, or SIGKILL ended it); the old member's output stays in
+   * {@link describe}. Resolves with the new member once it listens.
+   */
+  restart(index: number): Promise<ServeBridge>;
   lb: HaproxyLb;
   /** HAProxy's frontend, `http://127.0.0.1:<port>`. */
   baseUrl: string;
@@ -43,16 +50,15 @@ const closeAll = async (parts: ReadonlyArray<{ close(): Promise<void> }>): Promi
 /** Start `count` (default 3) bridges and HAProxy in front of them; every one is stopped by PID on close. */
 export const startBridgeCluster = async (options: StartBridgeClusterOptions): Promise<BridgeCluster> => {
   const count = options.count ?? 3;
-  const started = await Promise.allSettled(
-    Array.from({ length: count }, (_, index) =>
-      startServeBridge({
-        scenario: options.scenario,
-        shell: options.shell,
-        ...(options.backendScenario === undefined ? {} : { backendScenario: options.backendScenario(index) }),
-        ...(options.env === undefined ? {} : { env: options.env }),
-      }),
-    ),
-  );
+  const startMember = (index: number, port?: number): Promise<ServeBridge> =>
+    startServeBridge({
+      scenario: options.scenario,
+      shell: options.shell,
+      ...(options.backendScenario === undefined ? {} : { backendScenario: options.backendScenario(index) }),
+      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(port === undefined ? {} : { port }),
+    });
+  const started = await Promise.allSettled(Array.from({ length: count }, (_, index) => startMember(index)));
   const bridges = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const failed = started.find((result) => result.status === 'rejected');
   if (failed !== undefined) {
@@ -66,21 +72,33 @@ export const startBridgeCluster = async (options: StartBridgeClusterOptions): Pr
     await closeAll(bridges);
     throw error;
   }
+  /** Members replaced by a restart, with their HAProxy server name: closed (their HOME removed) at the end. */
+  const retired: Array<{ name: string; bridge: ServeBridge }> = [];
   return {
     bridges,
+    restart: async (index) => {
+      const old = bridges[index];
+      if (old === undefined) throw new Error(`the cluster has no member ${index}`);
+      await old.exited;
+      retired.push({ name: `bridge${index + 1} (pid ${old.pid}, before its restart)`, bridge: old });
+      const replacement = await startMember(index, old.port);
+      bridges[index] = replacement;
+      return replacement;
+    },
     lb,
     baseUrl: `http://127.0.0.1:${lb.port}`,
     describe: () =>
       [
         `===== haproxy (pid ${lb.pid}, port ${lb.port}) =====`,
         lb.output(),
+        ...retired.map(({ name, bridge }) => `===== ${name} =====\n${bridge.describe()}`),
         ...bridges.map((bridge, index) => `===== bridge${index + 1} =====\n${bridge.describe()}`),
       ].join('\n'),
     close: async () => {
       try {
         await lb.close();
       } finally {
-        await closeAll(bridges);
+        await closeAll([...bridges, ...retired.map(({ bridge }) => bridge)]);
       }
     },
   };

@@ -79,6 +79,8 @@ export type StartServeBridgeOptions = {
   env?: Record<string, string>;
   /** Cursor's catalog as the fake backend lists it (default: the fake's). */
   models?: readonly FakeModel[];
+  /** The port to listen on (default: an ephemeral one). */
+  port?: number;
 };
 
 const truncate = (text: string, max = 4_000): string =>
@@ -248,7 +250,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
   });
   const output = { stdout: '', stderr: '' };
   let exit: string | undefined;
-  const child = spawn(process.execPath, serveArgs(configPath), {
+  const child = spawn(process.execPath, serveArgs(configPath, [], options.port), {
     cwd: root,
     env: {
       PATH: process.env['PATH'] ?? '/usr/bin:/bin',
