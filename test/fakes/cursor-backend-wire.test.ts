@@ -150,6 +150,7 @@ describe('FakeRun.exec', () => {
       request: {
         index: 0,
         requestId: 'request-exec',
+        runId: 'request-exec',
         conversationId: '',
         actionKind: 'userMessageAction',
         text: 'x',

@@ -14,6 +14,7 @@ import { createBridge, type Bridge, type CreateBridgeOptions } from '../../src/b
 import { resolveConfig } from '../../src/config/load-config.js';
 import {
   fakePrice,
+  firstOfEachRun,
   startFakeCursorBackend,
   type FakeAuthMode,
   type FakeBilling,
@@ -29,8 +30,13 @@ export type WireBridge = {
   workspacesDir: string;
   /** The bridge's log lines (pino JSON). */
   logs: string[];
-  /** The run requests this bridge caused. */
+  /** The run requests this bridge caused, the SDK's re-sends of a run included. */
   runRequests(): readonly FakeRunRequest[];
+  /**
+   * The runs this bridge started: the first request of each `runId`. How many requests a run took is the
+   * SDK's business (a starved machine can make it re-send one); how many runs the bridge started is not.
+   */
+  runs(): readonly FakeRunRequest[];
   close(): Promise<void>;
 };
 
@@ -98,6 +104,7 @@ export const startWireBridge = async (options: WireBridgeOptions = {}): Promise<
     workspacesDir: config.workspacesDir,
     logs,
     runRequests: () => backend.runRequests.slice(firstRunRequest),
+    runs: () => firstOfEachRun(backend.runRequests.slice(firstRunRequest)),
     close: async () => {
       await bridge.close();
       await rm(home, { recursive: true, force: true });

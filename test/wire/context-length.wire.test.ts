@@ -22,7 +22,7 @@ const messages = [{ role: 'user' as const, content: 'a conversation that outgrew
 
 describe('a conversation over the Cursor model context window', () => {
   it('Anthropic, not streaming: 400 invalid_request_error "prompt is too long", x-should-retry false, one run', async () => {
-    const { url, runRequests } = await start();
+    const { url, runs } = await start();
     const response = await fetch(`${url}/v1/messages?beta=true`, {
       method: 'POST',
       body: JSON.stringify({ model: 'composer-2', max_tokens: 5, messages }),
@@ -33,11 +33,11 @@ describe('a conversation over the Cursor model context window', () => {
     expect(body.type).toBe('error');
     expect(body.error.type).toBe('invalid_request_error');
     expect(body.error.message).toMatch(/^prompt is too long: .*Your conversation is too long/);
-    expect(runRequests()).toHaveLength(1);
+    expect(runs()).toHaveLength(1);
   });
 
   it('Anthropic, streaming: an in-band invalid_request_error the official client throws', async () => {
-    const { url, runRequests } = await start();
+    const { url, runs } = await start();
     const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
     const stream = await client.messages.create({
       model: 'composer-2',
@@ -53,11 +53,11 @@ describe('a conversation over the Cursor model context window', () => {
     expect(error).toBeInstanceOf(Anthropic.APIError);
     expect(error).toMatchObject({ type: 'invalid_request_error' });
     expect((error as Error).message.toLowerCase()).toContain('prompt is too long');
-    expect(runRequests()).toHaveLength(1);
+    expect(runs()).toHaveLength(1);
   });
 
   it('Responses, streaming: response.failed with code context_length_exceeded', async () => {
-    const { url, runRequests } = await start();
+    const { url, runs } = await start();
     const response = await fetch(`${url}/v1/responses`, {
       method: 'POST',
       body: JSON.stringify({ model: 'composer-2', stream: true, input: messages[0]?.content }),
@@ -69,11 +69,11 @@ describe('a conversation over the Cursor model context window', () => {
       .map((line) => JSON.parse(line.slice(6)) as { type: string; response?: { error?: { code?: string } } })
       .find((event) => event.type === 'response.failed');
     expect(failed?.response?.error?.code).toBe('context_length_exceeded');
-    expect(runRequests()).toHaveLength(1);
+    expect(runs()).toHaveLength(1);
   });
 
   it('Chat Completions, not streaming: 400 code context_length_exceeded through the official client', async () => {
-    const { url, runRequests } = await start();
+    const { url, runs } = await start();
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-test', maxRetries: 2 });
     const error = await client.chat.completions
       .create({ model: 'composer-2', messages })
@@ -85,6 +85,6 @@ describe('a conversation over the Cursor model context window', () => {
       code: 'context_length_exceeded',
     });
     // x-should-retry: false keeps the client's two retries unused.
-    expect(runRequests()).toHaveLength(1);
+    expect(runs()).toHaveLength(1);
   });
 });

@@ -102,7 +102,7 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
       run.text(`Tool said: ${result === undefined ? 'nothing' : resultText(result)}`);
       run.turnEnded({ inputTokens: 10, outputTokens: 5 });
     };
-    const { url, runRequests, home, workspacesDir } = await start({ scenario });
+    const { url, runRequests, runs, home, workspacesDir } = await start({ scenario });
     const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
     const messages: Anthropic.MessageParam[] = [
       { role: 'user', content: 'Run the secret-phrase-xyzzy command' },
@@ -134,7 +134,7 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
     expect(second.content).toEqual([
       expect.objectContaining({ type: 'text', text: 'Tool said: hello-from-tool' }),
     ]);
-    expect(runRequests()).toHaveLength(1);
+    expect(runs()).toHaveLength(1);
 
     // No conversation text on disk: not under HOME (the SDK's default store), not in the workspace.
     expect(await filesContaining(home, 'secret-phrase-xyzzy')).toEqual([]);
@@ -150,7 +150,7 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
       run.text(results.map(resultText).join(' + '));
       run.turnEnded();
     };
-    const { url, runRequests } = await start({ scenario });
+    const { url, runs } = await start({ scenario });
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
     const tools: OpenAI.ChatCompletionTool[] = [
       { type: 'function', function: { name: 'Bash', parameters: bash.input_schema } },
@@ -181,7 +181,7 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
       })
       .finalChatCompletion();
     expect(second.choices[0]?.message.content).toBe('one + two');
-    expect(runRequests()).toHaveLength(1);
+    expect(runs()).toHaveLength(1);
   });
 
   it('pairs each execute with its started call when McpArgs.toolCallId differs or is empty', async () => {
@@ -195,7 +195,7 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
       run.text(results.map((result) => `${result.callId}=${resultText(result)}`).join(' '));
       run.turnEnded();
     };
-    const { url, runRequests } = await start({ scenario });
+    const { url, runs } = await start({ scenario });
     const client = new Anthropic({ baseURL: url, apiKey: 'sk-test', maxRetries: 0 });
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'run all three' }];
     const first = await client.messages.create({
@@ -235,7 +235,7 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
     expect(second.content).toEqual([
       expect.objectContaining({ type: 'text', text: 'start-a=out-a start-b=out-b start-c=out-c' }),
     ]);
-    expect(runRequests()).toHaveLength(1);
+    expect(runs()).toHaveLength(1);
   });
 
   it("attaches a retried SDK stream's duplicate execute to the parked call: the client sees one tool call", async () => {

@@ -109,7 +109,7 @@ describe('deferred tools loaded by ToolSearch while a run is parked', () => {
     expect(calling.stop_reason).toBe('tool_use');
     expect(call).toMatchObject({ name: shout, input: { text: 'hi' } });
 
-    const runs = wire.runRequests();
+    const runs = wire.runs();
     expect(runs.map((run) => run.mcpTools.map((tool) => tool.toolName))).toEqual([
       ['ToolSearch'],
       ['ToolSearch'],
@@ -132,7 +132,7 @@ describe('deferred tools loaded by ToolSearch while a run is parked', () => {
     const done = await ask(history, [toolSearch, shoutTool]);
     expect(done.content).toEqual([expect.objectContaining({ type: 'text', text: 'Host said: HI!' })]);
     // The result resumed the same run: no fourth run, and the shout ran once.
-    expect(wire.runRequests()).toHaveLength(3);
+    expect(wire.runs()).toHaveLength(3);
   });
 
   it("replays to a fresh agent when the parked run was the conversation's first", async () => {
@@ -152,7 +152,7 @@ describe('deferred tools loaded by ToolSearch while a run is parked', () => {
       })
       .finalMessage();
     expect(calling.content.find((block) => block.type === 'tool_use')).toMatchObject({ name: shout });
-    const runs = wire.runRequests();
+    const runs = wire.runs();
     expect(runs).toHaveLength(2);
     // What the first agent held before its only run is unknown: the whole transcript goes to a new one.
     expect(runs[1]?.conversationId).not.toBe(runs[0]?.conversationId);
@@ -168,7 +168,7 @@ describe('deferred tools loaded by ToolSearch while a run is parked', () => {
 
     const calling = await ask(history, [toolSearch, shoutTool]);
     expect(calling.content.find((block) => block.type === 'tool_use')).toMatchObject({ name: shout });
-    const runs = wire.runRequests();
+    const runs = wire.runs();
     expect(runs).toHaveLength(3);
     // The first agent held "shout hi" already: the whole transcript went to a new agent instead.
     expect(held[2]).toBe('[]');

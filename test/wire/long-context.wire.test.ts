@@ -65,12 +65,12 @@ const turnAccessLines = (): AccessLine[] =>
 /** Runs one turn; resolves with the model the fake backend was asked to run and the turn's access line. */
 const runTurn = async (payload: Record<string, unknown>): Promise<{ ran?: string; access?: AccessLine }> => {
   if (wire === undefined) throw new Error('no bridge');
-  const before = wire.runRequests().length;
+  const before = wire.runs().length;
   const linesBefore = turnAccessLines().length;
   const response = await post('/v1/messages', payload);
   expect(response.status).toBe(200);
   await response.json();
-  const sent = wire.runRequests().slice(before);
+  const sent = wire.runs().slice(before);
   expect(sent).toHaveLength(1);
   // The access line is written on the response's close, which may come a tick after the body.
   for (let tries = 0; turnAccessLines().length === linesBefore && tries < 100; tries += 1)

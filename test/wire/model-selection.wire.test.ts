@@ -72,7 +72,7 @@ describe('model selection: one reasoning rule on every protocol, through the bri
       run.text('ok');
       run.turnEnded();
     });
-    const before = wire.runRequests().length;
+    const before = wire.runs().length;
     // A text of its own per row: every row is a new conversation, so a new agent.
     const { path, body } = bodyFor[protocol](`model selection: ${protocol} ${label}`);
     const response = await fetch(`${wire.url}${path}`, {
@@ -82,7 +82,7 @@ describe('model selection: one reasoning rule on every protocol, through the bri
     });
     expect(response.status).toBe(200);
     await response.text();
-    const sent = wire.runRequests().slice(before);
+    const sent = wire.runs().slice(before);
     expect(sent).toHaveLength(1);
     expect(sent[0]?.requestedModel?.modelId).toBe('gpt-5.4');
     expect(paramsOf(sent[0])).toEqual(gpt54(reasoning));
@@ -113,8 +113,8 @@ describe('model selection of a live agent', () => {
         run.turnEnded();
       };
       wire.backend.setScenario(scenario);
-      const before = wire.runRequests().length;
-      const sent = () => wire.runRequests().slice(before);
+      const before = wire.runs().length;
+      const sent = () => wire.runs().slice(before);
       const client = new Anthropic({ baseURL: wire.url, apiKey: 'sk-test', maxRetries: 0 });
       const ask = (messages: Anthropic.MessageParam[], reasoning: Partial<Anthropic.MessageCreateParams>) =>
         client.messages.create({

@@ -83,7 +83,7 @@ describe('a tool turn ends on the batch listing', () => {
     ]);
     expect(second.content).toEqual([expect.objectContaining({ type: 'text', text: 'files: a.txt' })]);
     expect(order).toEqual(['message_stop', 'backend got a.txt']);
-    expect(wire.runRequests()).toHaveLength(1);
+    expect(wire.runs()).toHaveLength(1);
   });
 
   it('a listing that reaches the SDK after the call was announced ends the turn at once', async () => {

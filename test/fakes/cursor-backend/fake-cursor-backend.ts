@@ -60,10 +60,11 @@ export type FakeCost = { rawCostCents: number; chargedCents: number };
 /**
  * How the fake bills the usage each `turnEnded` reports, read back through `GET /v1/agents/{id}/usage`
  * (what the SDK's `agent.getUsage()` calls). Without `price`, turns carry no cost (a backend that does not
- * report cost yet); `costAfterMs` keeps a turn's cost back that long after its `turnEnded` (cost is
- * eventually consistent on Cursor's side). The default: {@link fakePrice}, at once.
+ * report cost yet); `costAfterReads` keeps a turn's cost out of that many reads that list the turn (cost is
+ * eventually consistent on Cursor's side), counted in reads rather than time so that a test of the
+ * bridge's re-reads does not depend on how fast the machine runs. The default: {@link fakePrice}, at once.
  */
-export type FakeBilling = { price?: (usage: FakeUsage) => FakeCost; costAfterMs?: number };
+export type FakeBilling = { price?: (usage: FakeUsage) => FakeCost; costAfterReads?: number };
 
 /**
  * The fake's price list, in cents per token: 0.0003 input, 0.0015 output, 0.00003 cache read, 0.000375
@@ -79,7 +80,13 @@ export const fakePrice = (usage: FakeUsage): FakeCost => {
 };
 
 /** One billed turn of an agent. */
-export type FakeBilledTurn = { id: string; usage: FakeUsage; at: number };
+export type FakeBilledTurn = {
+  id: string;
+  usage: FakeUsage;
+  at: number;
+  /** How many `usage` reads have listed the turn so far. */
+  reads: number;
+};
 
 export type FakeCursorBackendOptions = {
   /** Plays the model for each run request. Default: text "ok", turnEnded, end. */
@@ -181,7 +188,18 @@ const asObject = (value: unknown): JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
 const asString = (value: unknown): string => (typeof value === 'string' ? value : '');
 
+/** The first request of each run (`runId`), in order: the runs, whatever the SDK re-sent. */
+export const firstOfEachRun = (requests: readonly FakeRunRequest[]): FakeRunRequest[] => {
+  const seen = new Set<string>();
+  return requests.filter((request) => {
+    if (seen.has(request.runId)) return false;
+    seen.add(request.runId);
+    return true;
+  });
+};
+
 /** Summarizes a proto3-JSON `AgentRunRequest`. */
+
 const summarizeRunRequest = (index: number, requestId: string, json: JsonObject): FakeRunRequest => {
   const action = asObject(json.action);
   const actionKind =
@@ -221,6 +239,7 @@ const summarizeRunRequest = (index: number, requestId: string, json: JsonObject)
   return {
     index,
     requestId,
+    runId: asString(json.runId) || requestId,
     conversationId: asString(json.conversationId),
     actionKind,
     text: asString(userMessage.text),
@@ -271,6 +290,7 @@ export const startFakeCursorBackend = async (
       id: `usage-${conversationId.slice(0, 8)}-${turns.length + 1}`,
       usage: { ...usage },
       at: Date.now(),
+      reads: 0,
     });
     billed.set(conversationId, turns);
   };
@@ -286,9 +306,9 @@ export const startFakeCursorBackend = async (
       };
       return { ...counts, totalTokens: counts.inputTokens + counts.outputTokens };
     };
-    const now = Date.now();
     const runs = (billed.get(agentId) ?? []).map((turn) => {
-      const due = billing.price !== undefined && now - turn.at >= (billing.costAfterMs ?? 0);
+      turn.reads += 1;
+      const due = billing.price !== undefined && turn.reads > (billing.costAfterReads ?? 0);
       return {
         id: turn.id,
         usageUuid: turn.id,

@@ -14,7 +14,7 @@ export type {
   FakeCursorBackendOptions,
   FakeRequestLogEntry,
 } from './fake-cursor-backend.js';
-export { LOGGED_HEADERS, startFakeCursorBackend } from './fake-cursor-backend.js';
+export { firstOfEachRun, LOGGED_HEADERS, startFakeCursorBackend } from './fake-cursor-backend.js';
 export type { FakeStreamTrace } from './fake-stream.js';
 export type {
   FakeConversationTooLongOptions,

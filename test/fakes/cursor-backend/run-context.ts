@@ -36,6 +36,12 @@ export type FakeRunRequest = {
   index: number;
   /** The Bidi request id of the RunSSE stream. */
   requestId: string;
+  /**
+   * The run's id (`AgentRunRequest.runId`): the first attempt's request id, kept by the SDK's re-sends of
+   * the same run (after a transport fault, a retryable error or its stall detector), so one run is one id
+   * however many requests it took.
+   */
+  runId: string;
   conversationId: string;
   /** The `ConversationAction` case: `userMessageAction`, `resumeAction`, … */
   actionKind: string;

@@ -40,7 +40,7 @@ export type PlayedRun = {
   main: boolean;
   /** The 1-based scenario turn it played (main runs only). */
   turn?: number;
-  /** The SDK re-sent an earlier run request after a failure; the same turn was replayed. */
+  /** The SDK re-sent an earlier run (the same `runId`, or after a retryable failure): the same turn, replayed. */
   replay: boolean;
   toolResults: ReceivedToolResult[];
   /** The hosted searches the run made, with the SDK's approval and the result reported. */
@@ -148,6 +148,12 @@ export const createFakeBackendModel = (
 
   /** The turn a main run plays: the next one, unless the SDK is re-sending a failed run request. */
   const turnFor = (request: FakeRunRequest): { turn: number; replay: boolean } => {
+    // The same run sent again (its `runId`): the SDK re-sends a run after a transport fault or its stall
+    // detector too, not only after a retryable error, and a starved machine makes those happen.
+    const sameRun = played.find(
+      (run) => run.main && run.request !== request && run.request.runId === request.runId,
+    );
+    if (sameRun?.turn !== undefined) return { turn: sameRun.turn, replay: true };
     const previous = played.filter((run) => run.main && run.request !== request).at(-1);
     const retried =
       previous?.outcome === 'failed' &&
