@@ -37,7 +37,8 @@ export default defineConfig({
     // Safety nets, not speed claims: the suite must pass on a loaded machine (test/README.md).
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // `npm run test:unit` runs the two `unit*` projects; `npm test` all three.
+    // `npm run test:unit` runs the two `unit*` projects; `npm test` those and `system`; `npm run test:ops`
+    // the operations tier: a fleet restarted and killed under live conversations, the image built and run.
     projects: [
       {
         extends: true,
@@ -48,10 +49,18 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/e2e/**', 'test/reliability/**', ...sharedWorkerFiles],
+          exclude: [
+            ...configDefaults.exclude,
+            'test/e2e/**',
+            'test/reliability/**',
+            'test/ops/**',
+            ...sharedWorkerFiles,
+          ],
         },
       },
       { extends: true, test: { name: 'unit-shared', include: sharedWorkerFiles, isolate: false } },
+      // Each file here runs a fleet or a Docker build that wants the machine to itself: one at a time.
+      { extends: true, test: { name: 'ops', include: ['test/ops/**/*.test.ts'], fileParallelism: false } },
     ],
   },
 });

@@ -10,9 +10,9 @@
  * - an HTTP error before the answer starts (a draining process's 503 with `retry-after`, a refused
  *   connection): the SDK's own retries (Claude Code, Codex and the AI SDK behind OpenCode all retry
  *   them);
- * - a stream that breaks before its terminal event (a process killed mid-answer, or an in-band error):
- *   the same request again (Claude Code sends it again without streaming; Codex and OpenCode stream it
- *   again).
+ * - a stream that breaks before its terminal event (a process killed mid-answer): the same request
+ *   again, streaming, after the client's own pause (seen with the real clients against a killed process:
+ *   Claude Code about 0.5 s, Codex about 0.2 s, OpenCode about 2 s).
  * Every retry is recorded with what caused it, and every request's latency, for the test and the bench.
  */
 
@@ -119,9 +119,11 @@ type Answer = { text: string; calls: ToolCall[] };
 
 /** One client protocol: its transcript, one request, and how results go back. */
 type ShapeClient = {
+  /** How long the real client waits before it sends a request whose stream broke again. */
+  retryPauseMs: number;
   addUser(text: string): void;
-  /** Sends the transcript; `attempt` 0 first, then again after a broken stream. */
-  send(attempt: number): Promise<Answer>;
+  /** Sends the transcript, streaming. */
+  send(): Promise<Answer>;
   addResults(results: ReadonlyArray<{ call: ToolCall; output: string }>): void;
 };
 
@@ -181,14 +183,9 @@ const anthropicClient = (
   };
   const body = { model: 'composer-2', max_tokens: 1024, tools, metadata };
   return {
+    retryPauseMs: 500,
     addUser: (text) => messages.push({ role: 'user', content: text }),
-    // Claude Code sends a request whose stream broke again without streaming.
-    send: async (attempt) =>
-      answer(
-        attempt === 0
-          ? await client.messages.stream({ ...body, messages }).finalMessage()
-          : await client.messages.create({ ...body, messages, stream: false }),
-      ),
+    send: async () => answer(await client.messages.stream({ ...body, messages }).finalMessage()),
     addResults: (results) =>
       messages.push({
         role: 'user',
@@ -222,6 +219,7 @@ const codexClient = (baseUrl: string, conversation: string, note: (cause: string
     },
   ];
   return {
+    retryPauseMs: 200,
     addUser: (text) => input.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }),
     send: async () => {
       const stream = await client.responses.create({
@@ -299,6 +297,7 @@ const openCodeClient = (
     },
   ];
   return {
+    retryPauseMs: 2_000,
     addUser: (text) => messages.push({ role: 'user', content: text }),
     send: async () => {
       const stream = await client.chat.completions.create({
@@ -376,7 +375,7 @@ export const runFleetConversation = async (plan: FleetPlan, options: FleetOption
     for (let attempt = 0; ; attempt += 1) {
       if (slowAnswer) recorder.inSlowAnswer.add(conversation);
       try {
-        const answer = await client.send(attempt);
+        const answer = await client.send();
         recorder.requests.push({
           conversation,
           shape,
@@ -388,7 +387,7 @@ export const runFleetConversation = async (plan: FleetPlan, options: FleetOption
       } catch (error) {
         if (attempt + 1 >= maxAttempts) throw error;
         note(`stream: ${errorText(error).slice(0, 160)}`);
-        await sleep(1_000);
+        await sleep(client.retryPauseMs);
       } finally {
         recorder.inSlowAnswer.delete(conversation);
       }

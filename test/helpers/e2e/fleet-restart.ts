@@ -51,60 +51,70 @@ export const startFleet = async (env: Record<string, string> = {}): Promise<Flee
   return { cluster, model, recorder: createFleetRecorder(), close: () => cluster.close() };
 };
 
-/**
- * A rolling restart over waves of conversations: after wave N is launched, member N is drained and
- * restarted; wave N+1 launches as soon as member N has its SIGTERM (so its first conversations meet a
- * draining process), and member N+1's restart waits until member N is back UP.
- */
-export const rollingRestartWaves = async (
-  fleet: Fleet,
-  plans: FleetPlan[],
-): Promise<FleetRun & { restarts: RestartRecord[] }> => {
-  const count = fleet.cluster.bridges.length;
-  const restarts: RestartRecord[] = [];
-  let chain: Promise<void> = Promise.resolve();
-  const run = await runFleetWaves(fleet, plans, {
-    waves: count,
-    afterWave: (wave) =>
-      new Promise<void>((sigtermSent, failed) => {
-        chain = chain
-          .then(() => drainAndRestart(fleet, wave, sigtermSent))
-          .then((restart) => {
-            restarts.push(restart);
-          });
-        chain.catch(failed);
-      }),
-  });
-  await chain;
-  return { ...run, restarts };
-};
-
 export type FleetRun = {
   outcomes: Array<PromiseSettledResult<FleetOutcome>>;
   plans: FleetPlan[];
 };
 
+/** What happens to each member in turn: a drain and restart, or nothing (a quiet run's pause). */
+export type FleetOperation = (index: number, sigtermSent: () => void) => Promise<RestartRecord | undefined>;
+
 /**
- * Launch `plans` in `waves` groups, one conversation every `launchGapMs` (default 100 ms) within a wave;
- * after each wave is launched, `afterWave(wave)` runs (a restart, or a pause for a quiet run) before the
- * next. Resolves when every conversation has ended.
+ * Conversations in waves around an operation on each member in turn. Wave N (a quarter of `plans`, one
+ * conversation every 100 ms) is launched; once the operation on member N-1 is done, further conversations
+ * follow one at a time until one of member N's is parked on a slow tool; then the operation on member N
+ * starts, and wave N+1 is launched as soon as it has sent its SIGTERM (so its first conversations meet a
+ * draining process). The plans left are launched after the last one. Resolves when every conversation has
+ * ended and every operation is done.
  */
-export const runFleetWaves = async (
+export const runFleetAround = async (
   fleet: Fleet,
   plans: FleetPlan[],
-  options: { waves: number; launchGapMs?: number; afterWave?: (wave: number) => Promise<void> },
-): Promise<FleetRun> => {
+  operate: FleetOperation,
+): Promise<FleetRun & { restarts: RestartRecord[] }> => {
+  const queue = [...plans];
   const running: Array<Promise<FleetOutcome>> = [];
-  const perWave = Math.ceil(plans.length / options.waves);
-  for (let wave = 0; wave < options.waves; wave += 1) {
-    for (const plan of plans.slice(wave * perWave, (wave + 1) * perWave)) {
+  const launch = async (count: number): Promise<void> => {
+    for (let launched = 0; launched < count; launched += 1) {
+      const plan = queue.shift();
+      if (plan === undefined) return;
       running.push(runFleetConversation(plan, { baseUrl: fleet.cluster.baseUrl, recorder: fleet.recorder }));
-      await sleep(options.launchGapMs ?? 100);
+      await sleep(100);
     }
-    await options.afterWave?.(wave);
+  };
+  const members = fleet.cluster.bridges.length;
+  const perWave = Math.floor(plans.length / (members + 1));
+  const restarts: RestartRecord[] = [];
+  let previous: Promise<void> = Promise.resolve();
+  for (let index = 0; index < members; index += 1) {
+    await launch(perWave);
+    await previous;
+    const deadline = Date.now() + waitLimitMs;
+    while (parkedOnSlowTool(fleet, index).length === 0) {
+      if (Date.now() > deadline)
+        throw new Error(`fleet: no conversation of bridge${index + 1} on a slow tool`);
+      if (queue.length > 0) await launch(1);
+      await sleep(150);
+    }
+    let sigtermSent!: () => void;
+    const sent = new Promise<void>((resolve) => (sigtermSent = resolve));
+    const operation = operate(index, sigtermSent).then((restart) => {
+      if (restart !== undefined) restarts.push(restart);
+    });
+    previous = operation;
+    await Promise.race([sent, operation]);
   }
-  return { outcomes: await Promise.allSettled(running), plans };
+  await launch(queue.length);
+  await previous;
+  return { outcomes: await Promise.allSettled(running), plans, restarts };
 };
+
+/** {@link runFleetAround} with each member drained and restarted in turn. */
+export const rollingRestartWaves = (
+  fleet: Fleet,
+  plans: FleetPlan[],
+): Promise<FleetRun & { restarts: RestartRecord[] }> =>
+  runFleetAround(fleet, plans, (index, sigtermSent) => drainAndRestart(fleet, index, sigtermSent));
 
 /** Live conversations held by cluster member `index` whose client is running a slow tool right now. */
 export const parkedOnSlowTool = (fleet: Fleet, index: number): string[] =>
