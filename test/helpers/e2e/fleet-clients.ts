@@ -64,6 +64,8 @@ export type FleetRequest = {
   endedAt: number;
   /** Attempts after the first (a broken stream sent again). */
   resent: number;
+  /** The turn's answer comes slowly on purpose (its latency includes the model's pause). */
+  slowAnswer: boolean;
 };
 
 /** Something that made a client try again. */
@@ -382,6 +384,7 @@ export const runFleetConversation = async (plan: FleetPlan, options: FleetOption
           startedAt,
           endedAt: performance.now(),
           resent: attempt,
+          slowAnswer: slowAnswer && answer.calls.length === 0,
         });
         return answer;
       } catch (error) {

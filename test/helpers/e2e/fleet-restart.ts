@@ -60,7 +60,7 @@ export type FleetRun = {
 export type FleetOperation = (index: number, sigtermSent: () => void) => Promise<RestartRecord | undefined>;
 
 /**
- * Conversations in waves around an operation on each member in turn. Wave N (a quarter of `plans`, one
+ * Conversations in waves around an operation on each member in turn. Wave N (a fifth of `plans`, one
  * conversation every 100 ms) is launched; once the operation on member N-1 is done, further conversations
  * follow one at a time until one of member N's is parked on a slow tool; then the operation on member N
  * starts, and wave N+1 is launched as soon as it has sent its SIGTERM (so its first conversations meet a
@@ -83,18 +83,38 @@ export const runFleetAround = async (
     }
   };
   const members = fleet.cluster.bridges.length;
-  const perWave = Math.floor(plans.length / (members + 1));
+  // Waves take three fifths of the plans; the rest are kept for the top-ups and launched at the end.
+  const perWave = Math.floor(plans.length / (members + 2));
   const restarts: RestartRecord[] = [];
   let previous: Promise<void> = Promise.resolve();
   for (let index = 0; index < members; index += 1) {
     await launch(perWave);
     await previous;
     const deadline = Date.now() + waitLimitMs;
+    /** A top-up that landed on this member: it reaches its slow step soon (every plan's turn 1 has one). */
+    let candidate: string | undefined;
     while (parkedOnSlowTool(fleet, index).length === 0) {
-      if (Date.now() > deadline)
-        throw new Error(`fleet: no conversation of bridge${index + 1} on a slow tool`);
-      if (queue.length > 0) await launch(1);
-      await sleep(150);
+      if (Date.now() > deadline) {
+        const held = fleet.cluster.bridges.map(
+          (_, member) => `bridge${member + 1} ${liveOn(fleet, member).length}`,
+        );
+        throw new Error(
+          `fleet: no conversation of bridge${index + 1} on a slow tool (live: ${held.join(', ')}; ` +
+            `${fleet.recorder.inSlowTool.size} on a slow tool; ${queue.length} plans left)`,
+        );
+      }
+      const next = queue[0];
+      if ((candidate !== undefined && fleet.recorder.live.has(candidate)) || next === undefined) {
+        await sleep(50);
+        continue;
+      }
+      // One at a time, each placed before the next: a plan is spent only to learn where it landed.
+      await launch(1);
+      await waitFor(
+        () => fleet.model.processOf(next.conversation) !== undefined,
+        `${next.conversation}'s first run`,
+      );
+      if (fleet.model.processOf(next.conversation) === index) candidate = next.conversation;
     }
     let sigtermSent!: () => void;
     const sent = new Promise<void>((resolve) => (sigtermSent = resolve));

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Scenario } from '../../fakes/cursor-backend/index.js';
-import type { E2eBridge, RecordedExchange } from './e2e-bridge.js';
+import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
 import type { StartBridge } from './e2e-harness.js';
 import { startHaproxy, type HaproxyLb } from './haproxy-lb.js';
 import type { ModelScenario, ShellTool } from './model-scenario.js';
@@ -107,62 +107,86 @@ export const startBridgeCluster = async (options: StartBridgeClusterOptions): Pr
 /** Which bridge (1-based, as HAProxy's `bridgeN`) played each main run, and the runs themselves. */
 export type ClusterE2eBridge = E2eBridge & { cluster: BridgeCluster };
 
+/** What a cluster's harness view plays and reports instead of the harness's declarative model. */
+export type HaproxyE2eOptions = {
+  /** Per process: the backend's scenario (a model shared by the processes, for instance). */
+  backendScenario?: (index: number) => Scenario;
+  /** The runs the shared model played, instead of each process's own. */
+  runs?: () => BackendRun[];
+  /** More lines for a failure report, before the processes' own. */
+  describe?: () => string[];
+};
+
 /**
  * A {@link StartBridge} for `startE2e`: three bridges behind HAProxy, the client reaching HAProxy
  * through a recording proxy on a unix socket (as it reaches a single bridge). The runs are every
- * process's runs; `cluster.bridges[i].mainRuns()` tells them apart.
+ * process's runs (`cluster.bridges[i].mainRuns()` tells them apart), or `options.runs`. Metrics are summed
+ * over the processes that still answer.
  */
-export const startHaproxyE2eBridge: StartBridge = async ({ scenario, shell }) => {
-  const cluster = await startBridgeCluster({ scenario, shell });
-  const root = await mkdtemp(join(tmpdir(), 'cb-e2e-lb-'));
-  const socketPath = join(root, 'lb.sock');
-  let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
-  try {
-    proxy = await startRecordingProxy({ socketPath, targetPort: cluster.lb.port });
-  } catch (error) {
-    await cluster.close();
-    throw error;
-  }
-  const { exchanges } = proxy;
-  const turnExchanges = (): RecordedExchange[] =>
-    exchanges.filter((exchange) => exchange.protocol !== undefined);
-  const bridge: ClusterE2eBridge = {
-    cluster,
-    socketPath,
-    exchanges,
-    turnExchanges,
-    mainExchanges: () =>
-      turnExchanges().filter(
-        (exchange) =>
-          exchange.parsed?.ok === true && exchange.parsed.turn.tools.some((tool) => tool.name === shell.name),
-      ),
-    backendRequests: () => cluster.bridges.flatMap((member) => member.backendRequests()),
-    runs: () => cluster.bridges.flatMap((member) => member.runs()),
-    mainRuns: () => cluster.bridges.flatMap((member) => member.mainRuns()),
-    metrics: async () => {
-      const all = await Promise.all(cluster.bridges.map((member) => member.metrics()));
-      const sum: Record<string, unknown> = {};
-      for (const metrics of all)
-        for (const [key, value] of Object.entries(metrics))
-          if (typeof value === 'number') sum[key] = (typeof sum[key] === 'number' ? sum[key] : 0) + value;
-      return sum;
-    },
-    readWorkspaceFile: async (run, path) => {
-      const owner = cluster.bridges.find((member) =>
-        member.runs().some((candidate) => candidate.workspaceDir === run.workspaceDir),
-      );
-      if (owner === undefined) throw new Error(`e2e: no bridge of the cluster ran in ${run.workspaceDir}`);
-      return owner.readWorkspaceFile(run, path);
-    },
-    describe: () => cluster.describe(),
-    close: async () => {
-      try {
-        await proxy.close();
-        await cluster.close();
-      } finally {
-        await rm(root, { recursive: true, force: true });
-      }
-    },
+export const haproxyE2eBridge =
+  (options: HaproxyE2eOptions = {}): StartBridge =>
+  async ({ scenario, shell }) => {
+    const cluster = await startBridgeCluster({
+      scenario,
+      shell,
+      ...(options.backendScenario === undefined ? {} : { backendScenario: options.backendScenario }),
+    });
+    const root = await mkdtemp(join(tmpdir(), 'cb-e2e-lb-'));
+    const socketPath = join(root, 'lb.sock');
+    let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+    try {
+      proxy = await startRecordingProxy({ socketPath, targetPort: cluster.lb.port });
+    } catch (error) {
+      await cluster.close();
+      throw error;
+    }
+    const { exchanges } = proxy;
+    const turnExchanges = (): RecordedExchange[] =>
+      exchanges.filter((exchange) => exchange.protocol !== undefined);
+    const bridge: ClusterE2eBridge = {
+      cluster,
+      socketPath,
+      exchanges,
+      turnExchanges,
+      mainExchanges: () =>
+        turnExchanges().filter(
+          (exchange) =>
+            exchange.parsed?.ok === true &&
+            exchange.parsed.turn.tools.some((tool) => tool.name === shell.name),
+        ),
+      backendRequests: () => cluster.bridges.flatMap((member) => member.backendRequests()),
+      runs: () => options.runs?.() ?? cluster.bridges.flatMap((member) => member.runs()),
+      mainRuns: () =>
+        options.runs?.().filter((run) => run.main) ?? cluster.bridges.flatMap((member) => member.mainRuns()),
+      metrics: async () => {
+        const all = await Promise.all(
+          cluster.bridges.map((member) => member.metrics().catch(() => ({}) as Record<string, unknown>)),
+        );
+        const sum: Record<string, unknown> = {};
+        for (const metrics of all)
+          for (const [key, value] of Object.entries(metrics))
+            if (typeof value === 'number') sum[key] = (typeof sum[key] === 'number' ? sum[key] : 0) + value;
+        return sum;
+      },
+      readWorkspaceFile: async (run, path) => {
+        const owner = cluster.bridges.find((member) =>
+          member.runs().some((candidate) => candidate.workspaceDir === run.workspaceDir),
+        );
+        if (owner === undefined) throw new Error(`e2e: no bridge of the cluster ran in ${run.workspaceDir}`);
+        return owner.readWorkspaceFile(run, path);
+      },
+      describe: () => [...(options.describe?.() ?? []), cluster.describe()].join('\n'),
+      close: async () => {
+        try {
+          await proxy.close();
+          await cluster.close();
+        } finally {
+          await rm(root, { recursive: true, force: true });
+        }
+      },
+    };
+    return bridge;
   };
-  return bridge;
-};
+
+/** {@link haproxyE2eBridge} with every process playing the harness's model. */
+export const startHaproxyE2eBridge: StartBridge = haproxyE2eBridge();

@@ -9,17 +9,15 @@
  * builds from that run's prompt, so an answer shows what the transcript the other process received held.
  */
 
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, vi } from 'vitest';
 import type { FakeRunRequest, FakeToolResult, Scenario } from '../../fakes/cursor-backend/index.js';
-import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
+import type { BackendRun, E2eBridge } from './e2e-bridge.js';
 import type { ClientDriver, TurnOptions } from './client-driver.js';
 import { startE2e, type E2eScenario, type StartBridge } from './e2e-harness.js';
-import { startBridgeCluster, type BridgeCluster } from './haproxy-cluster.js';
+import { haproxyE2eBridge, type BridgeCluster, type ClusterE2eBridge } from './haproxy-cluster.js';
 import type { ShellTool } from './model-scenario.js';
-import { startRecordingProxy } from './recording-proxy.js';
 import type { ClientRun } from './run-client.js';
 import { historyTurns } from './serve-bridge.js';
 import { scratchDirOf } from './fake-backend-model.js';
@@ -192,69 +190,16 @@ const describeRuns = (runs: readonly KilledProcessRun[]): string[] => [
   ),
 ];
 
-/**
- * A {@link StartBridge} for `startE2e`: three bridges behind HAProxy, all playing `model`, the client
- * reaching HAProxy through a recording proxy on a unix socket. `scenario` (the harness's declarative
- * model) is not played. Metrics are summed over the processes still alive.
- */
+/** Three bridges behind HAProxy, all playing `model`; the harness's declarative model is not played. */
 export const startKilledProcessCluster =
   (model: KilledProcessModel): StartBridge =>
-  async ({ scenario, shell }) => {
-    const cluster = await startBridgeCluster({
-      scenario,
-      shell,
+  async (args) => {
+    const bridge = await haproxyE2eBridge({
       backendScenario: (index) => model.backendScenario(index),
-    });
-    const root = await mkdtemp(join(tmpdir(), 'cb-e2e-killed-'));
-    const socketPath = join(root, 'lb.sock');
-    let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
-    try {
-      proxy = await startRecordingProxy({ socketPath, targetPort: cluster.lb.port });
-    } catch (error) {
-      await cluster.close();
-      throw error;
-    }
-    const { exchanges } = proxy;
-    const turnExchanges = (): RecordedExchange[] =>
-      exchanges.filter((exchange) => exchange.protocol !== undefined);
-    const bridge: KilledProcessBridge = {
-      cluster,
-      model,
-      socketPath,
-      exchanges,
-      turnExchanges,
-      mainExchanges: () =>
-        turnExchanges().filter(
-          (exchange) =>
-            exchange.parsed?.ok === true &&
-            exchange.parsed.turn.tools.some((tool) => tool.name === shell.name),
-        ),
-      backendRequests: () => cluster.bridges.flatMap((member) => member.backendRequests()),
       runs: () => model.runs.map(toBackendRun),
-      mainRuns: () => model.runs.filter((run) => run.main).map(toBackendRun),
-      metrics: async () => {
-        const all = await Promise.all(
-          cluster.bridges.map((member) => member.metrics().catch(() => ({}) as Record<string, unknown>)),
-        );
-        const sum: Record<string, unknown> = {};
-        for (const metrics of all)
-          for (const [key, value] of Object.entries(metrics))
-            if (typeof value === 'number') sum[key] = (typeof sum[key] === 'number' ? sum[key] : 0) + value;
-        return sum;
-      },
-      readWorkspaceFile: () =>
-        Promise.reject(new Error('e2e: no workspace reads in the killed-process cluster')),
-      describe: () => [...describeRuns(model.runs), cluster.describe()].join('\n'),
-      close: async () => {
-        try {
-          await proxy.close();
-          await cluster.close();
-        } finally {
-          await rm(root, { recursive: true, force: true });
-        }
-      },
-    };
-    return bridge;
+      describe: () => describeRuns(model.runs),
+    })(args);
+    return { ...(bridge as ClusterE2eBridge), model } satisfies KilledProcessBridge;
   };
 
 /** The file in the client's project the tool call appends one line to each time it runs. */
