@@ -16,15 +16,13 @@
 import { performance } from 'node:perf_hooks';
 import {
   expectedAnswers,
-  fleetPlan,
   percentiles,
-  runFleetConversation,
   type FleetOutcome,
   type FleetRequest,
 } from '../test/helpers/e2e/fleet-clients.js';
 import {
   fleetPlans,
-  killBusiest,
+  killedFleetRun,
   rollingRestartWaves,
   runFleetAround,
   startFleet,
@@ -113,17 +111,7 @@ await withFleet(async (fleet) => {
 });
 
 await withFleet(async (fleet) => {
-  const plans = Array.from({ length: 75 }, (_, index) => fleetPlan(index + 1, 4));
-  const running = (async () => {
-    const all = [];
-    for (const plan of plans) {
-      all.push(runFleetConversation(plan, { baseUrl: fleet.cluster.baseUrl, recorder: fleet.recorder }));
-      await sleep(60);
-    }
-    return Promise.allSettled(all);
-  })();
-  const kill = await killBusiest(fleet, 20);
-  const outcomes = await running;
+  const { outcomes, kill } = await killedFleetRun(fleet, 20);
   const held = new Set(kill.held);
   const before = fleet.recorder.requests.filter((request) => request.endedAt < kill.killedAt);
   const after = fleet.recorder.requests.filter((request) => request.endedAt >= kill.killedAt);

@@ -9,9 +9,9 @@
 
 import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { ensureBuilt } from '../helpers/ensure-built.js';
-import { expectedAnswers, fleetPlan, runFleetConversation } from '../helpers/e2e/fleet-clients.js';
+import { expectedAnswers } from '../helpers/e2e/fleet-clients.js';
 import { stepResult } from '../helpers/e2e/fleet-model.js';
-import { killBusiest, startFleet, type Fleet } from '../helpers/e2e/fleet-restart.js';
+import { killedFleetRun, startFleet, type Fleet } from '../helpers/e2e/fleet-restart.js';
 import { ensureHaproxy } from '../helpers/e2e/haproxy-lb.js';
 
 let fleet: Fleet | undefined;
@@ -20,8 +20,6 @@ afterEach(async () => {
   await fleet?.close();
   fleet = undefined;
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a bridge killed behind HAProxy', { timeout: 420_000 }, () => {
   beforeAll(async () => {
@@ -33,19 +31,7 @@ describe('a bridge killed behind HAProxy', { timeout: 420_000 }, () => {
     fleet = started;
     onTestFailed(() => console.error(started.cluster.describe()));
     // Long conversations (four turns), launched until one process holds 20 of them live.
-    const plans = Array.from({ length: 75 }, (_, index) => fleetPlan(index + 1, 4));
-    const running = (async () => {
-      const all = [];
-      for (const plan of plans) {
-        all.push(
-          runFleetConversation(plan, { baseUrl: started.cluster.baseUrl, recorder: started.recorder }),
-        );
-        await sleep(60);
-      }
-      return Promise.allSettled(all);
-    })();
-    const kill = await killBusiest(started, 20);
-    const outcomes = await running;
+    const { outcomes, plans, kill } = await killedFleetRun(started, 20);
 
     const failures = outcomes.flatMap((outcome, index) =>
       outcome.status === 'rejected' ? [`${plans[index]?.conversation}: ${String(outcome.reason)}`] : [],

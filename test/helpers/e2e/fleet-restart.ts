@@ -247,3 +247,24 @@ export const killBusiest = async (fleet: Fleet, held: number): Promise<KillRecor
   await bridge.exited;
   return record;
 };
+
+/**
+ * The killed-process run: 75 conversations of four turns launched 60 ms apart, and {@link killBusiest}
+ * once a member holds `held` live ones. Resolves when every conversation has ended.
+ */
+export const killedFleetRun = async (
+  fleet: Fleet,
+  held: number,
+): Promise<FleetRun & { kill: KillRecord }> => {
+  const plans = Array.from({ length: 75 }, (_, index) => fleetPlan(index + 1, 4));
+  const running: Array<Promise<FleetOutcome>> = [];
+  const launching = (async () => {
+    for (const plan of plans) {
+      running.push(runFleetConversation(plan, { baseUrl: fleet.cluster.baseUrl, recorder: fleet.recorder }));
+      await sleep(60);
+    }
+  })();
+  const kill = await killBusiest(fleet, held);
+  await launching;
+  return { outcomes: await Promise.allSettled(running), plans, kill };
+};
