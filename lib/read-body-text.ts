@@ -16,12 +16,15 @@ export const readBodyText = (request: IncomingMessage, limit: number): Promise<R
       resolve({ ok: false, reason: 'too-large' });
       return;
     }
-    const chunks: Buffer[] = [];
+    // Let go of the chunks as soon as the read is settled: the listeners below live as long as the request,
+    // which outlives its body (a refused one by a whole response), and the chunks are up to `limit` bytes.
+    let chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
     const settle = (result: ReadBodyTextResult): void => {
       if (settled) return;
       settled = true;
+      chunks = [];
       resolve(result);
     };
     request.on('data', (chunk: Buffer) => {
