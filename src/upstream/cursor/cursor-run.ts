@@ -93,6 +93,64 @@ const customToolCall = (toolCall: unknown): { toolName: string; args: unknown } 
   return { toolName, args: args?.args ?? {} };
 };
 
+/**
+ * A callback handed to the SDK that reaches its target only until released. The SDK may keep what a run
+ * was given (the send's options with `onDelta`, the consumers of its stream and result) reachable after
+ * the run ended, for as long as it keeps the run's request context; released, the callback holds nothing
+ * of the run. Built outside the class so the callback's closure captures the target alone, never `this`.
+ */
+const relay = <T>(deliver: (value: T) => void): { call: (value: T) => void; release: () => void } => {
+  let target: ((value: T) => void) | undefined = deliver;
+  return {
+    call: (value) => target?.(value),
+    release: () => {
+      target = undefined;
+    },
+  };
+};
+
+type TerminalEvent = Extract<UpstreamEvent, { type: 'end' | 'error' }>;
+
+/**
+ * Read an SDK run to its end: its stream's messages to `onMessage`, then its terminal event (after the
+ * stream drained, or `drainMs` after `wait()` resolved) to `onTerminal`. Holds only what it is given, so
+ * the SDK keeping the run's promises keeps no {@link CursorRun}.
+ */
+const followRun = (
+  run: Run,
+  options: {
+    onMessage: (message: SDKMessage) => void;
+    onTerminal: (event: TerminalEvent) => void;
+    logger: Logger;
+    drainMs: number;
+  },
+): void => {
+  const { onMessage, onTerminal, logger, drainMs } = options;
+  const drained = (async () => {
+    try {
+      for await (const message of run.stream()) onMessage(message);
+    } catch (error) {
+      // The live buffer overflows only when we stop reading; the run itself goes on, and onDelta still
+      // delivers everything that matters.
+      logger.debug({ err: error }, 'run.stream() ended early');
+    }
+  })();
+  run
+    .wait()
+    .then(async (result) => {
+      await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, drainMs).unref())]);
+      onTerminal(
+        result.status === 'error'
+          ? { type: 'error', error: mapCursorRunError(result.error) }
+          : { type: 'end', status: result.status === 'cancelled' ? 'cancelled' : 'finished' },
+      );
+    })
+    .catch((error: unknown) => {
+      logger.error({ err: error }, 'run.wait() failed');
+      onTerminal({ type: 'error', error: mapCursorRunError({ message: String(error) }) });
+    });
+};
+
 export class CursorRun implements UpstreamRun {
   readonly #queue = new RunEventQueue((event) => {
     if (event.type === 'text-delta' || event.type === 'reasoning-delta')
@@ -111,8 +169,14 @@ export class CursorRun implements UpstreamRun {
   /** Text and thinking positions at the first start of each step, to recognise an SDK retry's replay. */
   readonly #stepStarts = new Map<number, { text: number; thinking: number }>();
   #thinkingOpen = false;
-  #terminal: Promise<void> | undefined;
+  /** Resolves once the run has finished (its terminal event is queued). */
+  readonly #terminal: Promise<void>;
+  #onTerminal: () => void = () => undefined;
   #finished = false;
+  /** What the SDK was handed: released when the run finishes, so the SDK keeps no finished run. */
+  readonly #delta = relay<{ update: InteractionUpdate }>(({ update }) => this.#onUpdate(update));
+  readonly #stream = relay<SDKMessage>((message) => this.#onStreamMessage(message));
+  readonly #result = relay<TerminalEvent>((event) => this.#finish(event));
   /** `callId`s of built-in tool calls started and not completed (agent mode: they execute locally). */
   readonly #localCalls = new Set<string>();
   readonly #watchdog: RunWatchdog;
@@ -146,6 +210,7 @@ export class CursorRun implements UpstreamRun {
       onResumed: () => this.#updateWatchdog(),
     });
     this.#expired = new Promise((resolve) => (this.#onExpired = resolve));
+    this.#terminal = new Promise((resolve) => (this.#onTerminal = resolve));
     this.#watchdog = new RunWatchdog({
       firstEventMs: this.#options.firstEventTimeoutMs,
       idleMs: this.#options.idleTimeoutMs,
@@ -169,8 +234,13 @@ export class CursorRun implements UpstreamRun {
     return this.#finished;
   }
 
-  /** The `onDelta` callback for `agent.send`. Runs before the Run object exists. */
-  readonly onDelta = ({ update }: { update: InteractionUpdate }): void => {
+  /**
+   * The `onDelta` callback for `agent.send`. Runs before the Run object exists; once the run finished it
+   * reaches nothing (the SDK may keep it longer than the run).
+   */
+  readonly onDelta: (delta: { update: InteractionUpdate }) => void = this.#delta.call;
+
+  #onUpdate(update: InteractionUpdate): void {
     if (this.#finished) return;
     // The user message is echoed locally; everything else came from the backend.
     if (update.type !== 'user-message-appended') this.#watchdog.activity();
@@ -221,7 +291,7 @@ export class CursorRun implements UpstreamRun {
       default:
         break;
     }
-  };
+  }
 
   /**
    * The hosted web calls of this run's turn so far, as the latest checkpoint records them (every call,
@@ -258,24 +328,12 @@ export class CursorRun implements UpstreamRun {
       this.#cancelExpired(run);
       return;
     }
-    const drained = this.#drain(run);
-    this.#terminal = run
-      .wait()
-      .then(async (result) => {
-        await Promise.race([
-          drained,
-          new Promise((resolve) => setTimeout(resolve, this.#options.drainMs).unref()),
-        ]);
-        this.#finish(
-          result.status === 'error'
-            ? { type: 'error', error: mapCursorRunError(result.error) }
-            : { type: 'end', status: result.status === 'cancelled' ? 'cancelled' : 'finished' },
-        );
-      })
-      .catch((error: unknown) => {
-        this.#options.logger.error({ err: error }, 'run.wait() failed');
-        this.#finish({ type: 'error', error: mapCursorRunError({ message: String(error) }) });
-      });
+    followRun(run, {
+      onMessage: this.#stream.call,
+      onTerminal: this.#result.call,
+      logger: this.#options.logger,
+      drainMs: this.#options.drainMs,
+    });
   }
 
   historyAdvanced(): boolean {
@@ -305,16 +363,6 @@ export class CursorRun implements UpstreamRun {
   /** Ends the run from outside when `send()` itself failed after the collector was created. */
   abandon(): void {
     this.#finish({ type: 'end', status: 'cancelled' });
-  }
-
-  async #drain(run: Run): Promise<void> {
-    try {
-      for await (const message of run.stream()) this.#onStreamMessage(message);
-    } catch (error) {
-      // The live buffer overflows only when we stop reading; the run itself goes on, and onDelta still
-      // delivers everything that matters.
-      this.#options.logger.debug({ err: error }, 'run.stream() ended early');
-    }
   }
 
   #onStreamMessage(message: SDKMessage): void {
@@ -419,15 +467,19 @@ export class CursorRun implements UpstreamRun {
     });
   }
 
-  #finish(event: Extract<UpstreamEvent, { type: 'end' | 'error' }>): void {
+  #finish(event: TerminalEvent): void {
     if (this.#finished) return;
     this.#watchdog.stop();
     this.#closeThinking();
     this.#finished = true;
     this.flow.dispose();
     this.toolCalls.stop('the run ended');
+    this.#delta.release();
+    this.#stream.release();
+    this.#result.release();
     this.#push(event);
     this.#queue.end();
+    this.#onTerminal();
     this.#options.onFinished(event);
   }
 }

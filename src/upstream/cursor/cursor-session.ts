@@ -5,7 +5,7 @@
  * posts its result).
  */
 
-import type { Agent as AgentClass, AgentOptions, ModelSelection, SDKAgent, ToolName } from '@cursor/sdk';
+import type { Agent as AgentClass, AgentOptions, ModelSelection, Run, SDKAgent, ToolName } from '@cursor/sdk';
 import type { Logger } from 'pino';
 import { BridgeError, createTurnError } from '../../turn/turn-error.js';
 import type {
@@ -127,6 +127,20 @@ export const buildAgentOptions = (
   },
 });
 
+/**
+ * The SDK run of a send that resolved after its run had ended (the silence bound): cancelled as soon as it
+ * exists. Outside the session, so the pending send holds nothing of the ended run.
+ */
+const retireLateRun = (sending: Promise<Run>, logger: Logger): void => {
+  sending.then(
+    (late) =>
+      late.cancel().catch((error: unknown) => {
+        logger.warn({ err: error }, 'run.cancel() after the silence bound failed');
+      }),
+    (error: unknown) => logger.debug({ err: error }, 'send() failed after the bound'),
+  );
+};
+
 export class CursorSession implements UpstreamSession {
   readonly id: string;
   readonly #context: CursorSessionContext;
@@ -208,10 +222,7 @@ export class CursorSession implements UpstreamSession {
       // holds its error, and the late SDK run is cancelled as soon as it exists.
       const sdkRun = await Promise.race([sending, run.expired.then(() => undefined)]);
       if (sdkRun === undefined) {
-        sending.then(
-          (late) => run.attach(late),
-          (error: unknown) => this.#context.logger.debug({ err: error }, 'send() failed after the bound'),
-        );
+        retireLateRun(sending, this.#context.logger);
         return run;
       }
       run.attach(sdkRun);

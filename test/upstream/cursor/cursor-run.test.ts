@@ -1,4 +1,6 @@
 import type { InteractionUpdate, Run, RunResult, SDKMessage } from '@cursor/sdk';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AsyncQueue } from '../../../lib/async-queue.js';
@@ -478,6 +480,73 @@ describe('CursorRun', () => {
     });
     expect(fake.cancelled).toBe(true);
   });
+});
+
+/**
+ * The SDK may keep what a run was handed — the send's options with `onDelta`, the run whose stream and
+ * result the run follows — after the run ended (it keeps a run's request context while its own work on it
+ * goes on). Modelled here by an SDK run whose stream never ends and, but for the case that finishes it,
+ * whose result never comes, all held by the test as the SDK would hold them.
+ */
+describe('CursorRun release', () => {
+  const ways = {
+    finished: async (run: CursorRun, settle: (result: Omit<RunResult, 'id'>) => void) => {
+      settle({ status: 'finished' });
+      await drain(run);
+    },
+    cancelled: async (run: CursorRun, settle: (result: Omit<RunResult, 'id'>) => void) => {
+      const cancelling = run.cancel();
+      settle({ status: 'cancelled' });
+      await cancelling;
+    },
+    'went silent past its bound': async (run: CursorRun) => {
+      useFakeClock();
+      await advance(50);
+      await drain(run);
+    },
+  };
+
+  it.each(Object.keys(ways) as Array<keyof typeof ways>)(
+    'is not kept by what the SDK keeps once it %s',
+    async (way) => {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      const stream = new AsyncQueue<SDKMessage>();
+      let settle!: (result: RunResult) => void;
+      const result = new Promise<RunResult>((resolve) => (settle = resolve));
+      const sdkRun = { id: 'run-1', stream: () => stream, wait: () => result, cancel: async () => {} };
+      /** What the SDK keeps: the send's options and its run. */
+      const kept: { onDelta?: CursorRun['onDelta']; run: typeof sdkRun } = { run: sdkRun };
+      const finishOne = async (): Promise<WeakRef<CursorRun>> => {
+        const run = new CursorRun({
+          logger: pino({ level: 'silent' }),
+          drainMs: 1,
+          firstEventTimeoutMs: 50,
+          toolCalls: (sink) =>
+            new RunToolCalls({
+              ...sink,
+              batchQuietMs: 20,
+              broker: { resolve: () => true, settleAll: () => {} },
+            }),
+        });
+        kept.onDelta = run.onDelta;
+        run.attach(sdkRun as unknown as Run);
+        if (way !== 'silent past its bound') run.onDelta({ update: { type: 'text-delta', text: 'a' } });
+        await ways[way](run, (value) => settle({ id: 'run-1', ...value }));
+        expect(run.finished).toBe(true);
+        return new WeakRef(run);
+      };
+      const finished = await finishOne();
+      vi.useRealTimers();
+      // A WeakRef's target stays alive until the job that made it ended.
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+      expect(finished.deref()).toBeUndefined();
+      // What the SDK keeps was reachable all along (and a late delta through it goes nowhere).
+      kept.onDelta?.({ update: { type: 'text-delta', text: 'late' } });
+      expect(kept.run.stream()).toBe(stream);
+    },
+  );
 });
 
 describe('CursorRun backpressure', () => {
