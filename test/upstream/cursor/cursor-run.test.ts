@@ -531,7 +531,7 @@ describe('CursorRun release', () => {
         });
         kept.onDelta = run.onDelta;
         run.attach(sdkRun as unknown as Run);
-        if (way !== 'silent past its bound') run.onDelta({ update: { type: 'text-delta', text: 'a' } });
+        if (way !== 'went silent past its bound') run.onDelta({ update: { type: 'text-delta', text: 'a' } });
         await ways[way](run, (value) => settle({ id: 'run-1', ...value }));
         expect(run.finished).toBe(true);
         return new WeakRef(run);
