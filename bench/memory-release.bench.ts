@@ -21,12 +21,12 @@
 
 import { mkdir, mkdtemp, readFile, stat } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Scenario } from '../test/fakes/cursor-backend/index.js';
 import { startBridgeProcess, type BridgeProcess } from '../test/helpers/bridge-process.js';
+import { neverReading } from '../test/helpers/never-reading-client.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const numberFrom = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
@@ -157,21 +157,6 @@ const warmUp = async (bridge: BridgeProcess): Promise<void> => {
   await untilIdle(bridge);
   await sleep(2_000);
 };
-
-/** A streaming request on a raw socket whose answer is never read. */
-const neverReading = (port: number, text: string): Promise<Socket> =>
-  new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      const payload = turnBody(text);
-      socket.write(
-        `POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
-          `x-api-key: sk-bench\r\ncontent-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
-      );
-      socket.pause();
-      resolve(socket);
-    });
-    socket.on('error', reject);
-  });
 
 const endpoints = ['/v1/messages', '/v1/chat/completions', '/v1/responses'] as const;
 const largeBody = Buffer.alloc(bodyLimit + 2 ** 20, 'x');
@@ -308,7 +293,9 @@ if (scenarios.has('slow'))
   await runScenario('slow', async (bridge) => {
     cancelled = 0;
     const sockets = await Promise.all(
-      Array.from({ length: slowClients }, (_, index) => neverReading(bridge.port, `long answer ${index}`)),
+      Array.from({ length: slowClients }, (_, index) =>
+        neverReading(bridge.port, turnBody(`long answer ${index}`), 'sk-bench'),
+      ),
     );
     while (cancelled < slowClients) await sleep(50);
     for (const socket of sockets) socket.destroy();

@@ -8,10 +8,11 @@
  * safety net, and the clients start reading only once every run was cancelled.
  */
 
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunContext, Scenario } from '../fakes/cursor-backend/index.js';
 import { startBridgeProcess, type BridgeProcess } from '../helpers/bridge-process.js';
+import { neverReading } from '../helpers/never-reading-client.js';
 
 const chunk = 'lorem ipsum '.repeat(1_365); // ~16 KiB
 const chunksPerAnswer = 2_048; // ~32 MiB per answer, at most ~1.6 MiB/s: a 20 s answer
@@ -99,21 +100,6 @@ const body = (text: string) =>
     messages: [{ role: 'user', content: text }],
   });
 
-/** Send a streaming request on a raw socket and never read the answer. */
-const neverReading = (port: number, text: string): Promise<Socket> =>
-  new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      const payload = body(text);
-      socket.write(
-        `POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
-          `x-api-key: sk-test\r\ncontent-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
-      );
-      socket.pause();
-      resolve(socket);
-    });
-    socket.on('error', reject);
-  });
-
 let bridge: BridgeProcess;
 const metrics = async (): Promise<string> => (await fetch(`${bridge.url}/metrics`)).text();
 /** Until nothing is in flight: no admitted turn, running run or parked call. */
@@ -173,7 +159,7 @@ describe('slow and never-reading clients', () => {
     const baseline = await bridge.rssMb();
     const sampler = samplePeak(baseline);
     const sockets = await Promise.all(
-      Array.from({ length: clients }, (_, index) => neverReading(bridge.port, `long answer ${index}`)),
+      Array.from({ length: clients }, (_, index) => neverReading(bridge.port, body(`long answer ${index}`))),
     );
     // The bridge cancels each run on its own: no client reads or leaves before all were cancelled.
     await vi.waitFor(() => expect(cancellations).toHaveLength(clients), eventually);
@@ -222,7 +208,7 @@ describe('slow and never-reading clients', () => {
     const baseline = await bridge.rssMb();
     const sampler = samplePeak(baseline);
     const sockets = await Promise.all(
-      Array.from({ length: clients }, (_, index) => neverReading(bridge.port, `burst answer ${index}`)),
+      Array.from({ length: clients }, (_, index) => neverReading(bridge.port, body(`burst answer ${index}`))),
     );
     await vi.waitFor(() => expect(burstsCancelled.size).toBe(clients), eventually);
     const peak = await sampler.stop();
