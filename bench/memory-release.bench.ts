@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Scenario } from '../test/fakes/cursor-backend/index.js';
-import { startBridgeProcess, type BridgeProcess } from '../test/helpers/bridge-process.js';
+import { sampleRssPeak, startBridgeProcess, type BridgeProcess } from '../test/helpers/bridge-process.js';
 import { neverReading } from '../test/helpers/never-reading-client.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -108,25 +108,6 @@ const describePoint = (name: string, { rss, report }: Point, baseline?: Point): 
     `  ${name.padEnd(22)} RSS ${String(rss).padStart(4)} MB${delta.padEnd(7)}  heap used ${mb(usage.heapUsed)} MB ` +
     `of ${mb(usage.heapTotal)}, external ${mb(usage.external)} MB, array buffers ${mb(usage.arrayBuffers)} MB`
   );
-};
-
-/** Samples RSS every 100 ms until stopped; `stop()` gives the peak. */
-const samplePeak = (bridge: BridgeProcess) => {
-  let peak = 0;
-  let sampling = true;
-  const done = (async () => {
-    while (sampling) {
-      peak = Math.max(peak, await bridge.rssMb().catch(() => 0));
-      await sleep(100);
-    }
-  })();
-  return {
-    stop: async (): Promise<number> => {
-      sampling = false;
-      await done;
-      return Math.max(peak, await bridge.rssMb());
-    },
-  };
 };
 
 const untilIdle = async (bridge: BridgeProcess): Promise<void> => {
@@ -250,7 +231,7 @@ const runScenario = async (name: string, load: (bridge: BridgeProcess) => Promis
   try {
     await warmUp(bridge);
     const start = await point(bridge);
-    const sampler = samplePeak(bridge);
+    const sampler = sampleRssPeak(bridge);
     const summary = await load(bridge);
     const releasedAt = Date.now();
     const peakRss = await sampler.stop();

@@ -90,3 +90,27 @@ export const startBridgeProcess = async (options: {
     close: stop,
   };
 };
+
+/**
+ * Samples `bridge`'s RSS every 100 ms until stopped; `stop()` resolves with the peak (at least `floor`, and
+ * at least the RSS when stopped). Sampling ends on its own once the process is gone.
+ */
+export const sampleRssPeak = (bridge: BridgeProcess, floor = 0): { stop(): Promise<number> } => {
+  let peak = floor;
+  let sampling = true;
+  const done = (async () => {
+    while (sampling) {
+      const rss = await bridge.rssMb().catch(() => undefined);
+      if (rss === undefined) return;
+      peak = Math.max(peak, rss);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  return {
+    stop: async () => {
+      sampling = false;
+      await done;
+      return Math.max(peak, await bridge.rssMb());
+    },
+  };
+};

@@ -11,7 +11,7 @@
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunContext, Scenario } from '../fakes/cursor-backend/index.js';
-import { startBridgeProcess, type BridgeProcess } from '../helpers/bridge-process.js';
+import { sampleRssPeak, startBridgeProcess, type BridgeProcess } from '../helpers/bridge-process.js';
 import { neverReading } from '../helpers/never-reading-client.js';
 
 const chunk = 'lorem ipsum '.repeat(1_365); // ~16 KiB
@@ -118,27 +118,6 @@ const warmUp = async (): Promise<void> => {
   await response.text();
   await untilIdle();
 };
-/** Samples the bridge's RSS until stopped; `stop()` resolves with the peak. */
-const samplePeak = (baseline: number) => {
-  let peak = baseline;
-  let sampling = true;
-  const done = (async () => {
-    while (sampling) {
-      // The process is gone once a failed test's afterAll stopped it: nothing left to sample.
-      const rss = await bridge.rssMb().catch(() => undefined);
-      if (rss === undefined) return;
-      peak = Math.max(peak, rss);
-      await sleep(100);
-    }
-  })();
-  return {
-    stop: async (): Promise<number> => {
-      sampling = false;
-      await done;
-      return Math.max(peak, await bridge.rssMb());
-    },
-  };
-};
 const stallLines = () =>
   bridge
     .log()
@@ -157,7 +136,7 @@ describe('slow and never-reading clients', () => {
   it('5 clients never reading a 32 MiB answer: the runs are cancelled at the stall deadline, RSS stays bounded', async () => {
     await warmUp();
     const baseline = await bridge.rssMb();
-    const sampler = samplePeak(baseline);
+    const sampler = sampleRssPeak(bridge, baseline);
     const sockets = await Promise.all(
       Array.from({ length: clients }, (_, index) => neverReading(bridge.port, body(`long answer ${index}`))),
     );
@@ -206,7 +185,7 @@ describe('slow and never-reading clients', () => {
     // Each test may run alone: the first conversation's one-time cost is not the answers'.
     await warmUp();
     const baseline = await bridge.rssMb();
-    const sampler = samplePeak(baseline);
+    const sampler = sampleRssPeak(bridge, baseline);
     const sockets = await Promise.all(
       Array.from({ length: clients }, (_, index) => neverReading(bridge.port, body(`burst answer ${index}`))),
     );
