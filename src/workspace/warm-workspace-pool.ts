@@ -1,61 +1,41 @@
 /**
- * Pre-warmed scratch workspaces: a new conversation's first turn otherwise pays, on its request path,
- * for a fresh SDK executor over its new directory — project settings, rules and hooks loaded, and four
- * `git` forks of this (large) process that block the event loop. The pool does that ahead of demand:
- * each entry is a reserved workspace (rendered by the {@link WorkspaceManager}) plus a lease on an
- * executor built for it (the SDK's public `prewarmLocalWorkspace`, through {@link WarmExecutor}).
+ * Pre-warmed scratch workspaces, so that a new conversation's first turn finds its executor already built:
+ * each entry is a reserved workspace (rendered by the {@link WorkspaceManager}) plus a lease on an executor
+ * built for it (the SDK's public `prewarmLocalWorkspace`, through {@link WarmExecutor}). Which key gets how
+ * many entries, when a warm-up may start and what is released are decided in `warm-pool-policy.ts`; this
+ * class applies those decisions: it records each new conversation's claim, looks again on a timer, and
+ * builds, hands over and releases entries.
  *
- * A warm-up talks to Cursor: every new executor fetches the team's admin settings, and the SDK reports its
- * startup (see `CursorUpstream.prewarm`). So the pool warms only for demand it has seen — a new
- * conversation that wanted a key — never on its own, and only as much as that demand needs.
- *
- * Entries are keyed by the exact files they render to ({@link WorkspaceManager.renderKey}): an executor
- * keeps the rules it loaded, so an entry only serves a conversation whose AGENTS.md and hooks are
- * byte-identical (each naming its own directory). Rewriting the files and reloading the executor is no
- * cheaper than a cold start, so a mismatch is simply a miss.
- *
- * Sizing: a key is *active* while a new conversation wanted it (hit or miss) within `idleTtlMs`; inactive
- * keys target no entry. An active key's *demand* is one entry plus one per miss it had within
- * `demandWindowMs` while already active — a conversation that found nothing ready because conversations
- * came faster than the pool refilled (a key's first conversation is its activation, not a miss that
- * counts). `size` is a cap, not a target: when the active keys' demands add up to more, it is shared
- * max-min fairly (a key demanding less than an even share gets its demand, the others split the rest
- * evenly, the remainder to the most recently wanted; with more active keys than `size`, only the `size`
- * most recently wanted are served). A key's first conversation thus warms one entry, every hit is
- * replaced, and a burst that outran the pool raises the target for the next burst; as its misses age out
- * of the window the target falls back, and entries above their key's target are released at once.
- *
- * When: warm-ups never compete with live turns. The pool warms one entry at a time, only once no new
- * conversation has started for `quietMs`, and only while no turn is in flight (`turnsInFlight`: a request
- * admitted or a run streaming; a run parked on a host tool call waits on its client, not on this process);
- * while turns are in flight it checks again every `busyRecheckMs` and starts nothing. A warm-up already
- * running when a turn arrives is not interrupted (it is one SDK call), but no other starts after it.
- * Nothing is warmed before the first conversation, so the first request after start never waits for
- * warm-up work it did not cause. A new conversation that arrives while an entry for its key is being warmed
- * takes that entry when the warm-up ends (one conversation per warm-up): the rest of a warm-up under way
- * is shorter than a cold start beside it, which would also compete with it for the CPU.
- *
- * Every entry is released `idleTtlMs` after it was warmed and re-warmed only while its key is still
- * active, and a key going inactive releases its entries: a server left idle warms nothing, and holds
- * nothing, one TTL after its last new conversation. A failed warm-up is logged and backs the pool off
- * (`failureBackoffMs`): warming is an optimisation, a conversation without an entry starts cold exactly
- * as before.
- *
- * Bound: the pool's own warm-ups run only while its entries plus the executors live sessions hold
- * (`executorsInUse`) stay below `executorLimit` (the session cap plus a few): a bridge at the cap would
- * otherwise hold an idle executor per session and per entry. There, a session's removal releases its
- * executor ({@link WarmWorkspacePool.executorReleased}), which makes room for one more entry.
+ * It warms one entry at a time, only for keys new conversations wanted: nothing before the first one. A
+ * warm-up already running when a turn arrives is not interrupted (it is one SDK call), but no other starts
+ * after it. A conversation that claims the key being warmed gets that entry when the warm-up ends (one
+ * conversation per warm-up). A failed warm-up is logged and backs the pool off (`failureBackoffMs`): a
+ * conversation without an entry starts cold. A session's removal releases its executor
+ * ({@link WarmWorkspacePool.executorReleased}), which may make room under `executorLimit`.
  *
  * Every entry is a new reservation (a new directory under a new key) with an executor warmed for it:
  * nothing of a disposed session — its directory, its executor — ever comes back to the pool.
- *
- * Cost: an entry holds a directory and an idle executor for up to `idleTtlMs`, and each warm-up spends
- * CPU off the request path (while no turn is in flight) and the backend calls above; `size` 0 trades that
- * for cold starts. Measured figures: bench/results/warm-workspaces.md.
  */
 
 import type { Logger } from 'pino';
 import type { HostFacts } from './host-facts.js';
+import {
+  belowExecutorLimit,
+  demandAfterClaim,
+  forgetInactive,
+  isEntryExpired,
+  joinsWarmUp,
+  nextChangeInMs,
+  nextKeyToWarm,
+  readyEntryIndex,
+  rememberWanted,
+  surplusEntries,
+  targets,
+  turnsHoldWarmUps,
+  waitBeforeWarmUpMs,
+  type KeyDemand,
+  type WarmPoolLimits,
+} from './warm-pool-policy.js';
 import type { WorkspaceManager } from './workspace-manager.js';
 
 /** Builds an executor for a workspace directory ahead of its first agent; resolves to its release. */
@@ -115,26 +95,22 @@ export type WarmWorkspacePoolOptions = {
 /** A warm-up under way: its key, and the conversation that claimed its entry, if one did. */
 type InFlight = { renderKey: string; claimedBy?: (entry: WarmWorkspace | undefined) => void };
 
-/** Distinct keys whose demand is remembered (one per host environment; oldest forgotten first). */
-const maxWantedKeys = 256;
-
 /** `renderKey`: what it was warmed for. */
 type Entry = WarmWorkspace & { renderKey: string; readyAt: number };
 
-/** `misses`: when it was claimed while active and nothing was ready (within `demandWindowMs`, oldest first). */
-type Wanted = { facts: HostFacts | undefined; lastWantedAt: number; misses: number[] };
+/** A wanted key's demand, and the host facts its entries are rendered with. */
+type Wanted = KeyDemand & { facts: HostFacts | undefined };
 
 export class WarmWorkspacePool {
   readonly #options: WarmWorkspacePoolOptions;
-  readonly #idleTtlMs: number;
-  readonly #demandWindowMs: number;
+  readonly #limits: WarmPoolLimits;
   readonly #quietMs: number;
   readonly #failureBackoffMs: number;
   readonly #busyRecheckMs: number;
   /** Ready entries, oldest first. */
   #entries: Entry[] = [];
   /** Keys by when a new conversation last wanted them, least recently first. */
-  readonly #wanted = new Map<string, Wanted>();
+  #wanted = new Map<string, Wanted>();
   /** Bumped by `invalidate`: a warm-up started before it renders what sessions no longer would. */
   #generation = 0;
   #lastDemandAt = 0;
@@ -151,8 +127,11 @@ export class WarmWorkspacePool {
 
   constructor(options: WarmWorkspacePoolOptions) {
     this.#options = options;
-    this.#idleTtlMs = options.idleTtlMs ?? 10 * 60_000;
-    this.#demandWindowMs = options.demandWindowMs ?? 5 * 60_000;
+    this.#limits = {
+      size: options.size,
+      idleTtlMs: options.idleTtlMs ?? 10 * 60_000,
+      demandWindowMs: options.demandWindowMs ?? 5 * 60_000,
+    };
     this.#quietMs = options.quietMs ?? 50;
     this.#failureBackoffMs = options.failureBackoffMs ?? 60_000;
     this.#busyRecheckMs = options.busyRecheckMs ?? 200;
@@ -179,24 +158,21 @@ export class WarmWorkspacePool {
     if (this.#closed || this.#options.size <= 0) return undefined;
     const now = Date.now();
     this.#expire(now);
-    const index = this.#entries.findIndex((entry) => entry.renderKey === renderKey);
+    const index = readyEntryIndex(this.#entries, renderKey);
     const entry = index < 0 ? undefined : this.#entries.splice(index, 1)[0];
     const inFlight = this.#inFlight;
     const joined =
-      entry === undefined && inFlight?.renderKey === renderKey && inFlight.claimedBy === undefined
+      entry === undefined &&
+      inFlight !== undefined &&
+      joinsWarmUp({ renderKey: inFlight.renderKey, claimed: inFlight.claimedBy !== undefined }, renderKey)
         ? new Promise<WarmWorkspace | undefined>((resolve) => (inFlight.claimedBy = resolve))
         : undefined;
-    this.#options.onClaim?.(entry !== undefined || joined !== undefined);
+    const hit = entry !== undefined || joined !== undefined;
+    this.#options.onClaim?.(hit);
     this.#lastDemandAt = now;
     const previous = this.#wanted.get(renderKey); // active: `#expire` forgot the others
-    const misses = previous?.misses ?? [];
-    if (entry === undefined && joined === undefined && previous !== undefined) {
-      misses.push(now);
-      if (misses.length > this.#options.size) misses.shift(); // demand is capped at `size` anyway
-    }
-    this.#wanted.delete(renderKey);
-    this.#wanted.set(renderKey, { facts, lastWantedAt: now, misses }); // most recently wanted last
-    if (this.#wanted.size > maxWantedKeys) this.#wanted.delete(this.#wanted.keys().next().value as string);
+    const demand = demandAfterClaim(previous, hit, now, this.#options.size);
+    this.#wanted = rememberWanted(this.#wanted, renderKey, { facts, ...demand });
     this.#pending = true;
     this.#schedule(this.#quietMs);
     if (joined !== undefined) return { warming: joined };
@@ -223,7 +199,7 @@ export class WarmWorkspacePool {
   invalidate(): Promise<void> {
     const entries = this.#entries;
     this.#entries = [];
-    this.#wanted.clear();
+    this.#wanted = new Map();
     this.#generation += 1;
     return this.#discardAll(entries);
   }
@@ -289,28 +265,27 @@ export class WarmWorkspacePool {
     if (this.#closed) return undefined;
     const now = Date.now();
     this.#expire(now);
-    const waitFor = Math.max(this.#lastDemandAt + this.#quietMs, this.#backoffUntil) - now;
+    const waitFor = waitBeforeWarmUpMs({
+      now,
+      lastDemandAt: this.#lastDemandAt,
+      quietMs: this.#quietMs,
+      backoffUntil: this.#backoffUntil,
+    });
     if (waitFor > 0) return waitFor;
-    const targets = this.#targets(now);
-    this.#releaseSurplus(targets);
-    const next = this.#belowExecutorLimit() ? this.#nextToWarm(targets) : undefined;
-    if (next === undefined) {
-      // Nothing below its target (or the executor bound reached): the next change is an entry expiring,
-      // a key going inactive (which raises the others' shares), or a miss ageing out of the window (which
-      // lowers its key's target), or a claim or a released executor (which schedule their own tick).
+    // Decided only between warm-ups (one at a time), so no entry is in flight then.
+    const keyTargets = targets(this.#wanted, now, this.#limits);
+    this.#releaseSurplus(keyTargets);
+    const renderKey = this.#belowExecutorLimit() ? nextKeyToWarm(this.#entries, keyTargets) : undefined;
+    const wanted = renderKey === undefined ? undefined : this.#wanted.get(renderKey);
+    if (renderKey === undefined || wanted === undefined) {
+      // Nothing below its target (or the executor bound reached): a claim or a released executor
+      // schedules its own tick; otherwise look again when a target may change on its own.
       this.#pending = false;
-      const changes = [
-        ...this.#entries.map((entry) => entry.readyAt + this.#idleTtlMs),
-        ...[...this.#wanted.values()].flatMap((wanted) => [
-          wanted.lastWantedAt + this.#idleTtlMs,
-          ...wanted.misses.map((missedAt) => missedAt + this.#demandWindowMs),
-        ]),
-      ];
-      return changes.length > 0 ? Math.max(0, Math.min(...changes) - now) : undefined;
+      return nextChangeInMs(this.#entries, this.#wanted.values(), now, this.#limits);
     }
     this.#warmingNow = true;
     try {
-      await this.#warmOne(next.renderKey, next.wanted);
+      await this.#warmOne(renderKey, wanted);
     } finally {
       this.#warmingNow = false;
     }
@@ -322,53 +297,16 @@ export class WarmWorkspacePool {
     const read = this.#options.turnsInFlight;
     if (read === undefined) return false;
     try {
-      return (await read()) > 0;
+      return turnsHoldWarmUps(await read());
     } catch (error) {
       this.#failed(error, 'could not read the turns in flight; not pre-warming for now');
       return false;
     }
   }
 
-  /**
-   * Each active key's target, most recently wanted first: its demand, with the cap shared max-min fairly
-   * when the demands add up to more (keys demanding less than an even share keep their demand, the others
-   * split the rest evenly, the remainder to the most recently wanted), at most `size` keys served (the
-   * most recently wanted). Decided only between warm-ups (one at a time), so no entry is in flight then.
-   */
-  #targets(now: number): Map<string, number> {
-    const active = [...this.#wanted]
-      .filter(([, wanted]) => this.#isActive(wanted, now))
-      .reverse()
-      .slice(0, this.#options.size);
-    // Smallest demand first; among equal demands the most recently wanted last, so it gets the remainder.
-    const byDemand = active
-      .map(([renderKey, wanted], rank) => ({ renderKey, rank, demand: this.#demand(wanted) }))
-      .sort((left, right) => left.demand - right.demand || right.rank - left.rank);
-    const shares = new Map<string, number>();
-    let remaining = this.#options.size;
-    byDemand.forEach(({ renderKey, demand }, index) => {
-      const share = Math.min(demand, Math.floor(remaining / (byDemand.length - index)));
-      shares.set(renderKey, share);
-      remaining -= share;
-    });
-    return new Map(active.map(([renderKey]) => [renderKey, shares.get(renderKey) ?? 0]));
-  }
-
-  /** One entry, plus one per miss within the demand window, up to the cap. */
-  #demand(wanted: Wanted): number {
-    return Math.min(this.#options.size, 1 + wanted.misses.length);
-  }
-
   /** Release the oldest entries of every key holding more than its target (inactive keys: target 0). */
-  #releaseSurplus(targets: Map<string, number>): void {
-    const kept = new Map<string, number>();
-    const surplus: Entry[] = [];
-    // Newest first, so that a key's oldest entries are the ones over its target.
-    for (const entry of [...this.#entries].reverse()) {
-      const count = kept.get(entry.renderKey) ?? 0;
-      if (count < (targets.get(entry.renderKey) ?? 0)) kept.set(entry.renderKey, count + 1);
-      else surplus.push(entry);
-    }
+  #releaseSurplus(keyTargets: ReadonlyMap<string, number>): void {
+    const surplus = surplusEntries(this.#entries, keyTargets);
     if (surplus.length === 0) return;
     this.#entries = this.#entries.filter((entry) => !surplus.includes(entry));
     this.#options.logger.debug(
@@ -378,29 +316,11 @@ export class WarmWorkspacePool {
     void this.#discardAll(surplus);
   }
 
-  /**
-   * The most recently wanted key below its target. After {@link #releaseSurplus} every key is at or
-   * below its target and the targets add up to at most `size`, so there is room for it.
-   */
-  #nextToWarm(targets: Map<string, number>): { renderKey: string; wanted: Wanted } | undefined {
-    const counts = new Map<string, number>();
-    for (const entry of this.#entries) counts.set(entry.renderKey, (counts.get(entry.renderKey) ?? 0) + 1);
-    for (const [renderKey, target] of targets) {
-      const wanted = this.#wanted.get(renderKey);
-      if (wanted !== undefined && (counts.get(renderKey) ?? 0) < target) return { renderKey, wanted };
-    }
-    return undefined;
-  }
-
   /** Whether the pool's own warm-ups may add an executor (see `executorsInUse`). */
   #belowExecutorLimit(): boolean {
     const { executorLimit, executorsInUse } = this.#options;
     if (executorLimit === undefined) return true;
-    return this.#entries.length + (executorsInUse?.() ?? 0) < executorLimit;
-  }
-
-  #isActive(wanted: Wanted, now: number): boolean {
-    return now - wanted.lastWantedAt < this.#idleTtlMs;
+    return belowExecutorLimit(this.#entries.length, executorsInUse?.() ?? 0, executorLimit);
   }
 
   /** Warms one entry for `renderKey`; a conversation that claimed it meanwhile gets it, else the pool. */
@@ -468,15 +388,12 @@ export class WarmWorkspacePool {
    * demand window.
    */
   #expire(now: number): void {
-    const expired = this.#entries.filter((entry) => now - entry.readyAt >= this.#idleTtlMs);
+    const expired = this.#entries.filter((entry) => isEntryExpired(entry, now, this.#limits));
     if (expired.length > 0) {
-      this.#entries = this.#entries.filter((entry) => now - entry.readyAt < this.#idleTtlMs);
+      this.#entries = this.#entries.filter((entry) => !isEntryExpired(entry, now, this.#limits));
       void this.#discardAll(expired);
     }
-    for (const [renderKey, wanted] of this.#wanted) {
-      if (!this.#isActive(wanted, now)) this.#wanted.delete(renderKey);
-      else wanted.misses = wanted.misses.filter((missedAt) => now - missedAt < this.#demandWindowMs);
-    }
+    this.#wanted = forgetInactive(this.#wanted, now, this.#limits);
   }
 
   async #discardAll(entries: Entry[]): Promise<void> {
