@@ -84,7 +84,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('rule 7: identical overlapping retries share one producer', () => {
+describe('identical overlapping retries share one producer', () => {
   it('starts one producer and consumes it with one iterator; a joiner replays from the start', async () => {
     const coalescer = new TurnCoalescer<number>();
     const channel = createChannel();
@@ -127,7 +127,7 @@ describe('rule 7: identical overlapping retries share one producer', () => {
   });
 });
 
-describe('rule 7: the replay buffer is bounded', () => {
+describe('the replay buffer is bounded', () => {
   it('refuses a joiner once events were dropped, but serves the ones already attached', async () => {
     const coalescer = new TurnCoalescer<number>({ maxBufferedEvents: 3 });
     const channel = createChannel();
@@ -169,7 +169,7 @@ describe('rule 7: the replay buffer is bounded', () => {
   });
 });
 
-describe('rule 7: the last subscriber stopping cancels the producer for real', () => {
+describe('the last subscriber stopping cancels the producer for real', () => {
   it('does not cancel while another subscriber remains', async () => {
     const coalescer = new TurnCoalescer<number>();
     const channel = createChannel();
@@ -208,6 +208,26 @@ describe('rule 7: the last subscriber stopping cancels the producer for real', (
     await vi.waitFor(() => expect(channel.stats.returns).toBe(1), eventually);
     expect(channel.stats.cancels).toBe(1);
     await vi.waitFor(() => expect(coalescer.has('turn')).toBe(false), eventually);
+  });
+
+  it('a subscriber stopped while its first next() attaches leaves at once', async () => {
+    const coalescer = new TurnCoalescer<number>({ busyTimeoutMs: 200 });
+    const first = createChannel();
+    const controller = new AbortController();
+    const iterator = iterate(
+      coalescer.join('turn-1', () => first.producer, { signal: controller.signal, group: 'conversation' }),
+    );
+    // The join subscribes inside next(); the abort lands before next() hands the subscription back.
+    const pending = iterator.next();
+    controller.abort();
+    expect(await pending).toEqual({ done: true, value: undefined });
+    await vi.waitFor(() => expect(coalescer.has('turn-1')).toBe(false), eventually);
+    // The conversation's next turn is not held behind a flight nobody reads.
+    const second = createChannel();
+    const next = coalescer.join('turn-2', () => second.producer, { group: 'conversation' });
+    second.push(7);
+    second.end();
+    expect(await drain(next)).toEqual([7]);
   });
 
   it('a replacement waits for the retirement before starting (same key or same group)', async () => {
@@ -288,7 +308,7 @@ describe('rule 7: the last subscriber stopping cancels the producer for real', (
   });
 });
 
-describe('rule 7: completion cleanup', () => {
+describe('completion cleanup', () => {
   it('drops a completed producer; the next join starts a new one', async () => {
     const coalescer = new TurnCoalescer<number>();
     const first = createChannel();
