@@ -33,20 +33,14 @@ export type TrailingTurnKind =
   | 'interrupt'
   | 'empty';
 
-export type TrailingTurn = {
-  readonly kind: TrailingTurnKind;
-  /** Index of the first message after the last assistant turn (0 when there is none). */
-  readonly start: number;
-  /** Ids of the tool results in the trailing input, in order. */
-  readonly toolCallIds: readonly string[];
-  /** The subset of `toolCallIds` the user rejected. */
-  readonly rejectedToolCallIds: readonly string[];
-  /** An interrupt marker is present (as user text or as a tool result). */
-  readonly interrupted: boolean;
-  /** The trailing input holds user text beyond client bookkeeping (reminders, environment blocks, markers). */
-  readonly steering: boolean;
-};
+export type TrailingTurn = { readonly kind: TrailingTurnKind };
 
+/**
+ * What the trailing input holds: `tools` tool results, `rejected` of them rejected by the user,
+ * `replacement` (a rejection says what to do instead), `interrupted` (an interrupt marker, as user text or
+ * as a tool result), `steering` (user text beyond client bookkeeping: reminders, environment blocks,
+ * markers).
+ */
 const kindOf = (seen: {
   tools: number;
   rejected: number;
@@ -65,21 +59,21 @@ const kindOf = (seen: {
 export const classifyTrailingTurn = (request: TurnRequest): TrailingTurn => {
   const { messages } = request;
   const shape = transcriptShape(messages);
-  const start = shape.lastAssistant + 1;
-  const toolCallIds: string[] = [];
-  const rejectedToolCallIds: string[] = [];
+  if (shape.isOpening) return { kind: 'opening' };
+  let tools = 0;
+  let rejected = 0;
   let interrupted = false;
   let steering = false;
   let replacement = false;
-  for (let index = start; index < messages.length; index += 1) {
+  for (let index = shape.lastAssistant + 1; index < messages.length; index += 1) {
     const message = messages[index];
     if (message === undefined) continue;
     if (message.role === 'tool') {
-      toolCallIds.push(message.toolCallId);
+      tools += 1;
       const mark = markOfToolResult(message.content);
       if (mark.kind === 'interrupted') interrupted = true;
       if (mark.kind === 'rejected') {
-        rejectedToolCallIds.push(message.toolCallId);
+        rejected += 1;
         replacement ||= mark.replacement;
       }
     } else if (message.role === 'user') {
@@ -87,14 +81,5 @@ export const classifyTrailingTurn = (request: TurnRequest): TrailingTurn => {
       steering ||= summarizeUserMessage(message).textHash !== undefined;
     }
   }
-  const kind = shape.isOpening
-    ? 'opening'
-    : kindOf({
-        tools: toolCallIds.length,
-        rejected: rejectedToolCallIds.length,
-        replacement,
-        interrupted,
-        steering,
-      });
-  return { kind, start, toolCallIds, rejectedToolCallIds, interrupted, steering };
+  return { kind: kindOf({ tools, rejected, replacement, interrupted, steering }) };
 };

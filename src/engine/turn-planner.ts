@@ -44,7 +44,7 @@ export const planTurn = (
   agent: AgentView,
   messages: readonly TurnMessage[],
   digests: readonly string[],
-  trailing: Pick<TrailingTurn, 'kind'>,
+  trailing: TrailingTurn,
 ): Plan => {
   if (!agent.hasAgent) return { kind: 'replay', reason: 'no agent yet' };
   const committed = agent.committed;

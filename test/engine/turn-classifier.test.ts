@@ -19,12 +19,12 @@ const history: TurnMessage[] = [user(dateReminder('d'), 'fix the bug'), system('
 const calls = (...ids: string[]) => assistant('Running.', ids);
 const classify = (messages: TurnMessage[]) => classifyTrailingTurn(request(messages, { native: 's' }));
 
-describe('rule 10: trailing-turn classification from exact protocol markers', () => {
-  const cases: Array<{ name: string; messages: TurnMessage[]; expected: Partial<TrailingTurn> }> = [
+describe('trailing-turn classification from exact protocol markers', () => {
+  const cases: Array<{ name: string; messages: TurnMessage[]; expected: TrailingTurn }> = [
     {
       name: 'an opening',
       messages: history,
-      expected: { kind: 'opening', start: 0, toolCallIds: [], steering: true },
+      expected: { kind: 'opening' },
     },
     {
       name: 'a worker fork opening (its context starts at the fork marker)',
@@ -34,17 +34,17 @@ describe('rule 10: trailing-turn classification from exact protocol markers', ()
         tool('toolu_agent', 'Fork started'),
         user(forkMessage('test it')),
       ],
-      expected: { kind: 'opening', start: 3, toolCallIds: ['toolu_agent'] },
+      expected: { kind: 'opening' },
     },
     {
       name: 'a new user message',
       messages: [...history, assistant('Done.'), user(dateReminder('d'), 'now add tests')],
-      expected: { kind: 'user-message', start: 3, steering: true, interrupted: false },
+      expected: { kind: 'user-message' },
     },
     {
       name: 'tool results only',
       messages: [...history, calls('t1', 't2'), tool('t1', 'a'), tool('t2', 'b')],
-      expected: { kind: 'tool-results', toolCallIds: ['t1', 't2'], rejectedToolCallIds: [], steering: false },
+      expected: { kind: 'tool-results' },
     },
     {
       name: 'tool results with a system reminder only (not steering)',
@@ -54,21 +54,17 @@ describe('rule 10: trailing-turn classification from exact protocol markers', ()
         tool('t1', 'a'),
         user('<system-reminder>todo list changed</system-reminder>'),
       ],
-      expected: { kind: 'tool-results', toolCallIds: ['t1'], steering: false },
+      expected: { kind: 'tool-results' },
     },
     {
       name: 'tool results with steering text',
       messages: [...history, calls('t1'), tool('t1', 'a'), user('also check the README')],
-      expected: { kind: 'tool-results-with-steering', toolCallIds: ['t1'], steering: true },
+      expected: { kind: 'tool-results-with-steering' },
     },
     {
       name: 'a rejected tool result plus replacement text',
       messages: [...history, calls('t1'), tool('t1', rejection, true), user('use pnpm instead')],
-      expected: {
-        kind: 'rejected-tool-results-with-replacement',
-        rejectedToolCallIds: ['t1'],
-        steering: true,
-      },
+      expected: { kind: 'rejected-tool-results-with-replacement' },
     },
     {
       name: 'a rejection carrying the replacement itself',
@@ -82,22 +78,17 @@ describe('rule 10: trailing-turn classification from exact protocol markers', ()
           true,
         ),
       ],
-      expected: {
-        kind: 'rejected-tool-results-with-replacement',
-        toolCallIds: ['t1', 't2'],
-        rejectedToolCallIds: ['t2'],
-        steering: false,
-      },
+      expected: { kind: 'rejected-tool-results-with-replacement' },
     },
     {
       name: 'a rejection without a replacement is plain tool results',
       messages: [...history, calls('t1'), tool('t1', rejection, true)],
-      expected: { kind: 'tool-results', rejectedToolCallIds: ['t1'] },
+      expected: { kind: 'tool-results' },
     },
     {
       name: 'an interrupt marker alone',
       messages: [...history, assistant('Partial ans'), user('[Request interrupted by user]')],
-      expected: { kind: 'interrupt', interrupted: true, steering: false },
+      expected: { kind: 'interrupt' },
     },
     {
       name: 'an interrupted tool use',
@@ -107,7 +98,7 @@ describe('rule 10: trailing-turn classification from exact protocol markers', ()
         tool('t1', '[Request interrupted by user for tool use]', true),
         user('[Request interrupted by user for tool use]'),
       ],
-      expected: { kind: 'interrupt', interrupted: true, toolCallIds: ['t1'] },
+      expected: { kind: 'interrupt' },
     },
     {
       name: 'an interrupt followed by a new message',
@@ -116,27 +107,27 @@ describe('rule 10: trailing-turn classification from exact protocol markers', ()
         assistant('Partial ans'),
         user('[Request interrupted by user]', 'do this instead'),
       ],
-      expected: { kind: 'user-message', interrupted: true, steering: true },
+      expected: { kind: 'user-message' },
     },
     {
       name: 'interrupt-like text that is not exactly the marker is user text',
       messages: [...history, assistant('ok'), user('[Request interrupted by user] but please go on')],
-      expected: { kind: 'user-message', interrupted: false },
+      expected: { kind: 'user-message' },
     },
     {
       name: 'rejection-like text in a user message is not a rejection',
       messages: [...history, calls('t1'), tool('t1', 'ok'), user(rejection)],
-      expected: { kind: 'tool-results-with-steering', rejectedToolCallIds: [] },
+      expected: { kind: 'tool-results-with-steering' },
     },
     {
       name: 'nothing new after the assistant turn',
       messages: [...history, assistant('Prefill')],
-      expected: { kind: 'empty', start: 3, toolCallIds: [] },
+      expected: { kind: 'empty' },
     },
     {
       name: 'only a Codex environment block after the assistant turn',
       messages: [user('hi'), assistant('hello'), user(codexEnvironment('/w'))],
-      expected: { kind: 'empty', steering: false },
+      expected: { kind: 'empty' },
     },
   ];
 
@@ -167,14 +158,7 @@ describe('rule 10: trailing-turn classification from exact protocol markers', ()
       {},
     );
     if (!parsed.ok) throw new Error(parsed.error.message);
-    expect(classifyTrailingTurn(parsed.value)).toEqual({
-      kind: 'rejected-tool-results-with-replacement',
-      start: 2,
-      toolCallIds: ['toolu_1'],
-      rejectedToolCallIds: ['toolu_1'],
-      interrupted: false,
-      steering: true,
-    });
+    expect(classifyTrailingTurn(parsed.value)).toEqual({ kind: 'rejected-tool-results-with-replacement' });
   });
 
   it('works over Chat Completions (a router converting Claude Code requests)', () => {
@@ -194,10 +178,7 @@ describe('rule 10: trailing-turn classification from exact protocol markers', ()
       {},
     );
     if (!parsed.ok) throw new Error(parsed.error.message);
-    expect(classifyTrailingTurn(parsed.value)).toMatchObject({
-      kind: 'tool-results',
-      toolCallIds: ['call_1'],
-    });
+    expect(classifyTrailingTurn(parsed.value)).toMatchObject({ kind: 'tool-results' });
   });
 
   it('is request-local: classifying does not change the request', () => {

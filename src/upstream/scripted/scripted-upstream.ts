@@ -1,9 +1,15 @@
 /**
  * A scripted {@link UpstreamPort} for tests, in the manner of `vercel/ai`'s mock language model: give it one
  * script, an array of scripts (one per run, in order) or a function; it records every call.
+ *
+ * A run keeps its host tool calls in the {@link ToolCallLedger} the Cursor upstream keeps them in, so the
+ * engine meets the same id rules: an id parked before is not announced again, a corrected call is never
+ * pending and repeats its correction, a result for a settled call is ignored, and one for an id never parked
+ * is reported unknown.
  */
 
 import { BridgeError, type TurnError } from '../../turn/turn-error.js';
+import { ToolCallLedger } from '../tool-call-ledger.js';
 import type {
   UpstreamEvent,
   UpstreamPort,
@@ -143,8 +149,7 @@ class ScriptedRun implements UpstreamRun {
   readonly id: string;
   readonly events: AsyncIterator<UpstreamEvent>;
   running = true;
-  #pending = new Set<string>();
-  #resolved = new Set<string>();
+  readonly #toolCalls = new ToolCallLedger();
   #call: ScriptedCall;
   #wake: (() => void) | undefined;
 
@@ -155,7 +160,7 @@ class ScriptedRun implements UpstreamRun {
   }
 
   pendingToolCalls(): string[] {
-    return [...this.#pending];
+    return this.#toolCalls.pending();
   }
 
   historyAdvanced(): boolean {
@@ -165,13 +170,9 @@ class ScriptedRun implements UpstreamRun {
   resolveToolCalls(results: UpstreamToolResult[]): { unknown: string[] } {
     const unknown: string[] = [];
     for (const result of results) {
-      if (this.#resolved.has(result.toolCallId)) continue;
-      if (!this.#pending.delete(result.toolCallId)) {
-        unknown.push(result.toolCallId);
-        continue;
-      }
-      this.#resolved.add(result.toolCallId);
-      this.#call.toolResults.push(result);
+      const resolution = this.#toolCalls.resolve(result.toolCallId);
+      if (resolution === 'unknown') unknown.push(result.toolCallId);
+      if (resolution === 'resolved') this.#call.toolResults.push(result);
     }
     this.#wake?.();
     return { unknown };
@@ -182,7 +183,7 @@ class ScriptedRun implements UpstreamRun {
     this.#call.cancelled = true;
     // Retired once cancelled (as the SDK's cancel resolves once the run retired), read or not.
     this.running = false;
-    this.#pending.clear();
+    this.#toolCalls.abandonAll();
     this.#wake?.();
   }
 
@@ -211,7 +212,7 @@ class ScriptedRun implements UpstreamRun {
             this.#call.checkpointed = true;
             break;
           case 'await-tool-results':
-            while (this.#pending.size > 0 && !this.#call.cancelled) {
+            while (this.#toolCalls.pending().length > 0 && !this.#call.cancelled) {
               await new Promise<void>((resolve) => (this.#wake = resolve));
             }
             break;
@@ -236,28 +237,43 @@ class ScriptedRun implements UpstreamRun {
 
   *#emit(step: ScriptEvent): Generator<UpstreamEvent> {
     if (step.type === 'tool-call') {
-      // As the Cursor upstream does: a call the check corrects is answered at once and never announced.
-      const check = this.#call.input.checkToolCall?.(step);
-      if (check !== undefined && !check.forward) {
-        this.#resolved.add(step.toolCallId);
-        this.#call.toolResults.push({
-          toolCallId: step.toolCallId,
-          content: [{ type: 'text', text: check.correction }],
-          isError: true,
-        });
-        return;
-      }
+      const event = this.#park(step);
+      if (event !== undefined) yield event;
+      return;
     }
-    // A scripted call is parked the moment it is emitted.
-    const event: UpstreamEvent =
-      step.type === 'tool-call' ? { ...step, parkedAt: step.parkedAt ?? Date.now() } : step;
-    if (event.type === 'tool-call') this.#pending.add(event.toolCallId);
+    if (step.type === 'tool-batch-end') this.#toolCalls.endBatch();
     // A run is over once its terminal event exists, whether or not anyone reads further.
-    if (event.type === 'end' || event.type === 'error') {
+    if (step.type === 'end' || step.type === 'error') {
       this.running = false;
-      this.#pending.clear();
+      this.#toolCalls.abandonAll();
     }
-    yield event;
+    yield step;
+  }
+
+  /**
+   * A scripted call is executed the moment it is emitted, as the Cursor upstream's `execute`: a call the
+   * check corrects is answered at once and never announced; any other parks, and is announced unless its
+   * id parked before.
+   */
+  #park(step: Extract<ScriptEvent, { type: 'tool-call' }>): ToolCallEvent | undefined {
+    const { toolCallId, toolName, input } = step;
+    const corrected = this.#toolCalls.correctionFor(toolCallId);
+    const check =
+      corrected === undefined
+        ? this.#call.input.checkToolCall?.(step)
+        : { forward: false as const, correction: corrected };
+    if (check !== undefined && !check.forward) {
+      const correction = this.#toolCalls.correct({ toolCallId, toolName, args: input }, check.correction);
+      this.#call.toolResults.push({
+        toolCallId,
+        content: [{ type: 'text', text: correction }],
+        isError: true,
+      });
+      return undefined;
+    }
+    const parkedAt = step.parkedAt ?? Date.now();
+    if (this.#toolCalls.park({ toolCallId, toolName, args: input, parkedAt }) === undefined) return undefined;
+    return { ...step, parkedAt };
   }
 
   #sleep(ms: number): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ToolCallLedger } from '../../../src/upstream/cursor/host-tools/run-tool-calls.js';
+import { ToolCallLedger } from '../../src/upstream/tool-call-ledger.js';
 
 const park = (ledger: ToolCallLedger, toolCallId: string, toolName: string, args: unknown = {}) =>
   ledger.park({ toolCallId, toolName, args });
@@ -138,5 +138,67 @@ describe('ToolCallLedger batches', () => {
     park(ledger, 'c', 'Bash');
     expect(ledger.batchStatus).toBe('complete');
     expect(ledger.started('a', 'Bash', {})).toBe(false);
+  });
+});
+
+describe('ToolCallLedger corrections', () => {
+  it('a corrected call is never pending, keeps its place in its batch and repeats its correction to a retry', () => {
+    const ledger = new ToolCallLedger();
+    ledger.listed(2);
+    ledger.started('a', 'Read', { path: '/scratch/x' });
+    ledger.started('b', 'Bash', {});
+    expect(ledger.correct({ toolCallId: 'a', toolName: 'Read', args: { path: '/scratch/x' } }, 'first')).toBe(
+      'first',
+    );
+    expect(ledger.batchStatus).toBe('open');
+    park(ledger, 'b', 'Bash');
+    expect(ledger.batchStatus).toBe('complete');
+    expect(ledger.pending()).toEqual(['b']);
+    expect(ledger.correctionFor('a')).toBe('first');
+    expect(ledger.correctionFor('b')).toBeUndefined();
+    // An SDK retry executes it again: the same answer, and it does not park.
+    expect(ledger.correct({ toolCallId: 'a', toolName: 'Read', args: {} }, 'second')).toBe('first');
+    expect(park(ledger, 'a', 'Read')).toBeUndefined();
+    // Its id is known, and settled: a result for it is ignored, not reported.
+    expect(ledger.resolve('a')).toBe('settled');
+    expect(ledger.takeAnnounceable()).toEqual([
+      expect.objectContaining({ toolCallId: 'b', toolName: 'Bash' }),
+    ]);
+  });
+});
+
+describe('ToolCallLedger announcing', () => {
+  it("hands out parked calls once, in the model's order, holding one that parked before an earlier call", () => {
+    const ledger = new ToolCallLedger();
+    ledger.started('a', 'Bash', { command: 'a' });
+    ledger.started('b', 'Bash', { command: 'b' });
+    ledger.park({ toolCallId: 'b', toolName: 'Bash', args: { command: 'b' }, parkedAt: 20 });
+    expect(ledger.takeAnnounceable()).toEqual([]);
+    expect(ledger.holding).toBe(true);
+    ledger.park({ toolCallId: 'a', toolName: 'Bash', args: { command: 'a' }, parkedAt: 30 });
+    expect(ledger.takeAnnounceable()).toEqual([
+      { toolCallId: 'a', toolName: 'Bash', args: { command: 'a' }, parkedAt: 30 },
+      { toolCallId: 'b', toolName: 'Bash', args: { command: 'b' }, parkedAt: 20 },
+    ]);
+    expect(ledger.holding).toBe(false);
+    expect(ledger.takeAnnounceable()).toEqual([]);
+  });
+
+  it('all: hands out every parked call without waiting for an earlier one of the batch', () => {
+    const ledger = new ToolCallLedger();
+    ledger.started('a', 'Bash', {});
+    ledger.started('b', 'Bash', {});
+    park(ledger, 'b', 'Bash');
+    expect(ledger.takeAnnounceable(true).map((call) => call.toolCallId)).toEqual(['b']);
+    expect(ledger.holding).toBe(false);
+  });
+
+  it('a call left unparked by an ended batch holds nothing back in the next one', () => {
+    const ledger = new ToolCallLedger();
+    ledger.started('a', 'Bash', {});
+    ledger.endBatch();
+    ledger.started('b', 'Bash', {});
+    park(ledger, 'b', 'Bash');
+    expect(ledger.takeAnnounceable().map((call) => call.toolCallId)).toEqual(['b']);
   });
 });
