@@ -31,7 +31,7 @@ const cliImports = {
 const outerLayerImports = {
   group: ['**/hosts/**', '**/bridge/**'],
   message:
-    'The inner layers (turn, protocols, engine, upstream, workspace, config, logging, metrics, shared) never import src/hosts/ or src/bridge/.',
+    'The inner layers (turn, protocols, engine, upstream, workspace, config, logging, metrics) never import src/hosts/ or src/bridge/.',
 };
 const innerLayers = [
   'turn',
@@ -42,7 +42,6 @@ const innerLayers = [
   'config',
   'logging',
   'metrics',
-  'shared',
 ].map((layer) => `src/${layer}/**/*.ts`);
 
 /** The hosts stand side by side over the one turn pipeline (`src/hosts/turn-pipeline.ts`): neither imports the other. */

@@ -1,8 +1,8 @@
 // The Node version rule, shared by every entry point that starts before the TypeScript build loads
 // (bin/cursor-bridge.js, the example tool host, the CCR transformer, the CCR 3 plugin): CommonJS in syntax
 // every Node parses, so an old Node gets one clear line instead of a syntax error or a crash. The number
-// itself lives in one place, package.json `engines.node` (">=X.Y.Z"): 22.19.0 per the spec (undici's engine;
-// @cursor/sdk alone needs 22.13: N-API 10 for its tree-sitter binding, node:sqlite for its store; Node 20
+// itself lives in one place, package.json `engines.node` (">=X.Y.Z"): the floor undici's engine sets
+// (@cursor/sdk alone needs 22.13: N-API 10 for its tree-sitter binding, node:sqlite for its store; Node 20
 // segfaults).
 'use strict';
 

@@ -5,15 +5,20 @@
  */
 
 import type { IncomingMessage } from 'node:http';
+import type { Result } from './result.js';
 
-export type ReadBodyTextResult = { ok: true; text: string } | { ok: false; reason: 'too-large' | 'aborted' };
+/** Why no body was read: over `limit` bytes, or the client went away first. */
+export type ReadBodyFailure = { reason: 'too-large'; limit: number } | { reason: 'aborted' };
+
+/** The body as UTF-8 text, or why there is none. */
+export type ReadBodyTextResult = Result<string, ReadBodyFailure>;
 
 export const readBodyText = (request: IncomingMessage, limit: number): Promise<ReadBodyTextResult> =>
   new Promise((resolve) => {
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
       request.resume();
-      resolve({ ok: false, reason: 'too-large' });
+      resolve({ ok: false, error: { reason: 'too-large', limit } });
       return;
     }
     // Let go of the chunks as soon as the read is settled: the listeners below live as long as the request,
@@ -32,12 +37,12 @@ export const readBodyText = (request: IncomingMessage, limit: number): Promise<R
       size += chunk.length;
       if (size > limit) {
         request.resume();
-        settle({ ok: false, reason: 'too-large' });
+        settle({ ok: false, error: { reason: 'too-large', limit } });
         return;
       }
       chunks.push(chunk);
     });
-    request.on('end', () => settle({ ok: true, text: Buffer.concat(chunks, size).toString('utf8') }));
-    request.on('aborted', () => settle({ ok: false, reason: 'aborted' }));
-    request.on('error', () => settle({ ok: false, reason: 'aborted' }));
+    request.on('end', () => settle({ ok: true, value: Buffer.concat(chunks, size).toString('utf8') }));
+    request.on('aborted', () => settle({ ok: false, error: { reason: 'aborted' } }));
+    request.on('error', () => settle({ ok: false, error: { reason: 'aborted' } }));
   });

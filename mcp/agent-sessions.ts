@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import type { CustomUserToolsServer } from './custom-user-tools-server.js';
 import type { HostAllowList } from './host-allow-list.js';
 import { readJsonBody } from './read-json-body.js';
+import { sleep } from '../lib/sleep.js';
 
 export type AgentSessionsOptions = {
   createServer: () => CustomUserToolsServer;
@@ -89,9 +90,14 @@ export class AgentSessions {
     response.once('close', () => (this.#openPosts -= 1));
     const body = await readJsonBody(request, maxRequestBodyBytes);
     if (!body.ok) {
-      if (body.reason === 'aborted') return;
-      const tooLarge = body.reason === 'too-large';
-      return writeJsonRpcError(response, tooLarge ? 413 : 400, tooLarge ? -32000 : -32700, body.message);
+      if (body.error.reason === 'aborted') return;
+      const tooLarge = body.error.reason === 'too-large';
+      return writeJsonRpcError(
+        response,
+        tooLarge ? 413 : 400,
+        tooLarge ? -32000 : -32700,
+        body.error.message,
+      );
     }
     this.#options.logger.debug({ sessionId, methods: methodsOf(body.value) }, 'agent request');
     const requestIds = requestIdsOf(body.value);
@@ -106,7 +112,7 @@ export class AgentSessions {
   /** Waits (at most `timeoutMs`) until no POST is open: the answers of settled calls have gone out. */
   async drain(timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
-    while (this.#openPosts > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (this.#openPosts > 0 && Date.now() < until) await sleep(10);
   }
 
   /** Closes every session (their servers cancel what they still wait on). */

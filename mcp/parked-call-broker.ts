@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import { AsyncQueue } from '../lib/async-queue.js';
 import { createErrorResult } from './tool-call-result.js';
 import type { ToolCallResult } from './tool-call-result.js';
+import { errorMessage } from '../lib/error-message.js';
 
 /** The longest delay a Node timer honours; longer (or infinite) delays fire after 1 ms instead. */
 export const MAX_TIMER_DELAY_MS = 2_147_483_647;
@@ -102,7 +103,7 @@ export class ParkedCallBroker {
 
   /** Settles a pending call with an `isError` result whose text is `reason` (shown to the model verbatim). */
   reject(toolCallId: string, reason: string | Error): boolean {
-    return this.#settle(toolCallId, createErrorResult(reason instanceof Error ? reason.message : reason));
+    return this.#settle(toolCallId, createErrorResult(errorMessage(reason)));
   }
 
   /**

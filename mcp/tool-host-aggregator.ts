@@ -30,6 +30,7 @@ import { ParkedCallBroker } from './parked-call-broker.js';
 import type { ParkedCall } from './parked-call-broker.js';
 import { ToolHostLink } from './tool-host-link.js';
 import type { HostProgress } from './wait-for-parked-result.js';
+import { errorMessage } from '../lib/error-message.js';
 
 /** The notification mcp-host sends a host about its refused tools: `params.tools: [{ name, reason, owner }]`. */
 export const TOOLS_REFUSED_METHOD = 'notifications/cursor-bridge/tools_refused';
@@ -350,7 +351,7 @@ function describeHostError(error: unknown): string {
   if (error instanceof McpError) {
     return `${error.message.replace(/^(MCP error -?\d+: )+/, '')} (JSON-RPC error ${error.code})`;
   }
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 function disconnectedText(toolName: string): string {

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { resolveCursorApiKey } from '../config/cursor-auth.js';
 import type { Env } from '../config/interpolate.js';
 import type { BridgeConfig } from '../config/load-config.js';
-import type { CatalogEntry } from '../shared/find-catalog-entry.js';
+import type { CatalogEntry } from '../config/find-catalog-entry.js';
 import { mayRouteByTokenCount, resolveModelRoute } from '../config/model-route.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
 import { createImagePreparer, defaultImageSettings } from '../images/image-preparer.js';
@@ -40,6 +40,7 @@ import { WorkspaceService, type SessionGrounding } from '../workspace/workspace-
 import { decideSandbox, detectContainer } from './sandbox.js';
 import { createConsole } from '../hosts/console/create-console.js';
 import { TemplateEditor } from '../workspace/template-editor.js';
+import { sleep } from '../../lib/sleep.js';
 
 export type CreateBridgeOptions = {
   config: BridgeConfig;
@@ -95,8 +96,6 @@ export type Bridge = {
 
 /** How long finished responses get to flush at close before their connections are cut. */
 const closeFlushMs = 2_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 /** Everything of a bridge but its HTTP server: what `serve` and the CCR facade share. */
 export type BridgeEngine = {
@@ -323,7 +322,7 @@ export const createBridge = async (options: CreateBridgeOptions): Promise<Bridge
         const deadline = Date.now() + closeFlushMs;
         while (!serverClosed && Date.now() < deadline) {
           server.closeIdleConnections();
-          await Promise.race([stopped, sleep(25)]);
+          await Promise.race([stopped, sleep(25, { unref: true })]);
         }
         server.closeAllConnections();
         await stopped;

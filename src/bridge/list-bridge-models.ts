@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { BridgeConfig } from '../config/load-config.js';
 import type { ListedModel } from '../hosts/http/create-server.js';
-import { findCatalogEntry } from '../shared/find-catalog-entry.js';
+import { findCatalogEntry } from '../config/find-catalog-entry.js';
 import {
   contextWindowOf,
   cursorDefaultContextWindow,

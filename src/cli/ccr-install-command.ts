@@ -11,6 +11,7 @@ import { runCcr3Install } from './ccr3-install-command.js';
 import { detectCcr3 } from '../hosts/ccr/install/ccr3-service.js';
 import { listCursorCatalog } from './cursor-catalog.js';
 import { resolveWriteTarget, writeConfigFile } from './write-config-file.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 export type CcrInstallOptions = {
   configPath?: string;
@@ -57,7 +58,7 @@ export const runCcrInstall = async (io: CliIo, options: CcrInstallOptions): Prom
     await stat(transformerPath);
   } catch (error) {
     io.stderr(
-      `cursor-bridge: cannot find the installed CCR transformer (cursor-bridge/ccr): ${error instanceof Error ? error.message : String(error)}\n`,
+      `cursor-bridge: cannot find the installed CCR transformer (cursor-bridge/ccr): ${errorMessage(error)}\n`,
     );
     return exitCodes.failure;
   }

@@ -16,6 +16,8 @@ import {
   type Ccr3InstallTarget,
 } from '../hosts/ccr/install/ccr3-install-plan.js';
 import { createCcr3Admin, type Ccr3Setup } from '../hosts/ccr/install/ccr3-service.js';
+import { errorMessage } from '../../lib/error-message.js';
+import { sleep } from '../../lib/sleep.js';
 
 export type Ccr3InstallOptions = {
   configDir: string;
@@ -35,8 +37,6 @@ export const resolveInstalledCcr3Plugin = (): string =>
   createRequire(import.meta.url).resolve('cursor-bridge/ccr3');
 
 const generateSecret = (): string => `cb-${randomBytes(24).toString('base64url')}`;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls the plugin's `/health` until it answers (a restarted gateway re-runs every plugin's setup). */
 const waitForBackend = async (port: number, waitMs: number): Promise<boolean> => {
@@ -62,7 +62,7 @@ const catalogModels = async (io: CliIo, listModels: Ccr3InstallOptions['listMode
       io.stderr('cursor-bridge: note: Cursor listed no models; offering composer-2\n');
     } catch (error) {
       io.stderr(
-        `cursor-bridge: note: could not list Cursor's models (${error instanceof Error ? error.message : String(error)}); offering composer-2 (add more later in CCR's UI)\n`,
+        `cursor-bridge: note: could not list Cursor's models (${errorMessage(error)}); offering composer-2 (add more later in CCR's UI)\n`,
       );
     }
   }
@@ -83,7 +83,7 @@ export const runCcr3Install = async (io: CliIo, options: Ccr3InstallOptions): Pr
     modulePath = options.modulePath ?? resolveInstalledCcr3Plugin();
   } catch (error) {
     io.stderr(
-      `cursor-bridge: cannot find the installed CCR 3 plugin (cursor-bridge/ccr3): ${error instanceof Error ? error.message : String(error)}\n`,
+      `cursor-bridge: cannot find the installed CCR 3 plugin (cursor-bridge/ccr3): ${errorMessage(error)}\n`,
     );
     return exitCodes.failure;
   }

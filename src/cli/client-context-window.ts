@@ -10,7 +10,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { BridgeConfig } from '../config/load-config.js';
 import { resolveModelRoute } from '../config/model-route.js';
-import { findCatalogEntry } from '../shared/find-catalog-entry.js';
+import { findCatalogEntry } from '../config/find-catalog-entry.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

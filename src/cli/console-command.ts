@@ -2,6 +2,7 @@ import { exitCodes, type CliIo } from './cli-io.js';
 import { loadCommandConfig } from './load-command-config.js';
 import { defaultBridgeUrl } from './templates-live.js';
 import { UsageError } from './usage-error.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 /** The console's path on a running `serve`. */
 export const consolePath = '/console';
@@ -30,7 +31,7 @@ export const runConsoleCommand = async (io: CliIo, options: ConsoleCommandOption
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
     io.stderr(
-      `cursor-bridge: no bridge answers at ${target.origin} (${cause instanceof Error ? cause.message : String(cause)}). ` +
+      `cursor-bridge: no bridge answers at ${target.origin} (${errorMessage(cause)}). ` +
         'Start it with `cursor-bridge serve` (or pass its address with --url); the console is then at:\n',
     );
     io.stdout(`${target.href}\n`);

@@ -33,12 +33,14 @@ const holderSentence = (holder: PortHolder | undefined, port: number): string =>
  * moves it, what answers there when `holder` is known, and, for CCR 3's ports, that CCR 3 is the likely owner
  * and what to do instead.
  */
+
+import { errorMessage } from '../../lib/error-message.js';
 export const describeListenFailure = (
   error: unknown,
   where: { command: 'serve' | 'mcp-host'; host: string; port: number; holder?: PortHolder },
 ): string => {
   const { command, host, port } = where;
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorMessage(error);
   if ((error as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE')
     return `cursor-bridge: ${command} cannot listen on ${host}:${port}: ${reason}`;
   const configKey = command === 'serve' ? 'PORT' : 'mcpHost.port';

@@ -12,6 +12,7 @@ import { packageVersion } from './package-info.js';
 import { parseCommandLine } from './parse-command-line.js';
 import { UsageError } from './usage-error.js';
 import { reportUsageError, showHelp } from './usage.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 /** `cursor-bridge templates render | head` closes stdout early: stop writing instead of crashing. */
 const writeTo = (stream: NodeJS.WriteStream): ((text: string) => void) => {
@@ -55,7 +56,7 @@ export const main = async (argv: readonly string[], io: CliIo = defaultIo()): Pr
           io.stderr(`cursor-bridge: ${error.message}\n`);
           return exitCodes.usage;
         }
-        io.stderr(`cursor-bridge: ${error instanceof Error ? error.message : String(error)}\n`);
+        io.stderr(`cursor-bridge: ${errorMessage(error)}\n`);
         return exitCodes.failure;
       }
     default: {

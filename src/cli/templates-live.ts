@@ -4,6 +4,7 @@ import { safeParseJson } from '../protocols/shared/safe-parse-json.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { envBlockFormats } from '../workspace/env-block-formats.js';
 import { describeFacts, formatSection } from './templates-format.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 /** The bridge's route this command reads (`src/hosts/http/create-server.ts`). */
 export const groundingPath = '/debug/grounding';
@@ -123,7 +124,7 @@ export const runTemplatesLive = async (
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
     io.stderr(
-      `cursor-bridge: cannot reach the bridge at ${target.origin} (${cause instanceof Error ? cause.message : String(cause)}). ` +
+      `cursor-bridge: cannot reach the bridge at ${target.origin} (${errorMessage(cause)}). ` +
         'Is `cursor-bridge serve` running there? Pass its address with --url.\n',
     );
     return exitCodes.failure;

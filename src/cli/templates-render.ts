@@ -14,6 +14,7 @@ import { envBlockFormats } from '../workspace/env-block-formats.js';
 import { describeFacts, formatSection as section } from './templates-format.js';
 import { formatTemplateProblem } from './templates-list.js';
 import { findTemplateName, type TemplateDirs } from './templates-setup.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 const blockShapes = Object.values(envBlockFormats)
   .map(({ label }) => label)
@@ -41,9 +42,7 @@ export const runTemplatesRender = async (
     try {
       text = await readFile(path, 'utf8');
     } catch (error) {
-      io.stderr(
-        `cursor-bridge: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
+      io.stderr(`cursor-bridge: cannot read ${path}: ${errorMessage(error)}\n`);
       return exitCodes.failure;
     }
     facts = extractHostFacts([text]);

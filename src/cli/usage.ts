@@ -6,6 +6,7 @@
 import { editDistance } from '../../lib/edit-distance.js';
 import { exitCodes, type CliIo } from './cli-io.js';
 import { commonFlags, type Command } from './command.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 const usageTrailer = '(cursor-bridge --help lists every command and the environment it reads)';
 
@@ -96,7 +97,7 @@ export const suggestFlag = (name: string, known: readonly string[]): string | un
  * positionals starting with a dash). `known` are the long flag names, for "did you mean".
  */
 export const describeParseError = (error: unknown, known: readonly string[]): string => {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const option = /'(-{1,2}[^' ]+)/.exec(message)?.[1] ?? '';
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {

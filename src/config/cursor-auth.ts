@@ -1,6 +1,6 @@
 /**
- * Cursor API key resolution, per the spec's Authentication section: a concrete provider `api_key`
- * starting with `crsr_`, else `CURSOR_API_KEY` from the environment. Messages never contain the key.
+ * Cursor API key resolution: a concrete provider `api_key` (not an unresolved placeholder) starting
+ * with `crsr_`, else `CURSOR_API_KEY` from the environment. Messages never contain the key.
  */
 import type { Result } from '../../lib/result.js';
 import { containsPlaceholder } from './interpolate.js';

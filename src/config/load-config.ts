@@ -15,6 +15,7 @@ import { isCursorProvider, resolveCursorOptions } from './cursor-provider.js';
 import { interpolateEnv } from './interpolate.js';
 import type { Env } from './interpolate.js';
 import { convertJsonNodeToValue, parseJson5 } from './parse-json5.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 /** CCR's defaults (v1 `src/constants.ts`). */
 export const defaultHost = '127.0.0.1';
@@ -195,7 +196,7 @@ export const loadConfig = async (options: ConfigSourceOptions): Promise<BridgeCo
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       return { ...resolveConfig({}, options), file: { path: options.path, found: false } };
     }
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new ConfigError({ file: options.path }, `cannot read the config file: ${reason}`, { cause: error });
   }
   return parseConfigText(text, options);
@@ -385,7 +386,7 @@ const providerKeySpellings: Readonly<Record<string, string>> = {
 /**
  * A provider key CCR does not read is silently ignored (a key from `apiKey` never reaches Cursor):
  * one warning per such key, naming the provider, the key and CCR's spelling.
- * @see spec "Use api_base_url / api_key in config.json (not baseUrl / apiKey)"
+ * CCR reads `api_base_url` / `api_key` in config.json, never `baseUrl` / `apiKey`.
  */
 const misspelledProviderKeys = (providers: NonNullable<ConfigFile['Providers']>, file: string): string[] =>
   providers.flatMap((provider, index) =>

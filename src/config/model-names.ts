@@ -4,7 +4,7 @@
  * SDK's `ModelListItem` (only `id` and `aliases` are read).
  */
 
-import type { CatalogEntry } from '../shared/find-catalog-entry.js';
+import type { CatalogEntry } from './find-catalog-entry.js';
 
 /** Claude Code's suffix for a model's 1M-token context window (`claude-opus-4-8[1m]`, `sonnet[1m]`). */
 const oneMillionSuffix = /\[1m\]$/i;

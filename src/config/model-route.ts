@@ -1,5 +1,5 @@
 /**
- * Which Cursor model serves a request (README "Picking the model"). In
+ * Which Cursor model serves a request (docs/configuration.md, "Picking the model"). In
  * order, for the name with Claude Code's `[1m]` suffix stripped:
  *
  * 1. `provider,model` → that model (`explicit`; a catalog alias becomes its id);
@@ -24,7 +24,7 @@
  * Every route but `explicit`, `catalog` and `listed` carries a `note` saying why the name did not run.
  */
 import type { Result } from '../../lib/result.js';
-import { findCatalogEntry, type CatalogEntry } from '../shared/find-catalog-entry.js';
+import { findCatalogEntry, type CatalogEntry } from './find-catalog-entry.js';
 import type { TurnModelRouteKind } from '../turn/turn-model-route.js';
 import type { BridgeConfig } from './load-config.js';
 import { isClaudeCodeModelName, nearCatalogIds, stripContextSuffix } from './model-names.js';

@@ -8,6 +8,7 @@
 
 import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { sleep } from '../../lib/sleep.js';
 import { BridgeMetrics, type MetricsSnapshot, type TurnOutcome } from '../metrics/bridge-metrics.js';
 import { BridgeError, createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
@@ -89,7 +90,7 @@ export type EngineOptions = {
   /** Bound on waiting for an SDK run or agent to retire. */
   retireTimeoutMs?: number;
   /**
-   * The replay window (spec, "Sessions": 60 s): how long a finished turn is replayed to an identical retry
+   * The replay window (60 s by default): how long a finished turn is replayed to an identical retry
    * without a second run — and, with {@link replayFailures}, a failed streaming turn's error to the
    * client's non-streaming retry.
    */
@@ -169,7 +170,7 @@ const sizeOf = (event: TurnEvent): number => {
 
 /**
  * Which finished turn a retry is answered from: a finished answer always (a retry within the replay
- * window, spec "Sessions"); a failure only to a non-streaming retry of a streaming turn, when the host
+ * window); a failure only to a non-streaming retry of a streaming turn, when the host
  * replays failures — Claude Code retries a turn that failed in-stream without streaming. Streaming
  * retries of a failure (OpenCode's backoff, Claude Code's resume after a cut-off) get a new run: replaying
  * the error only delays the user.
@@ -447,7 +448,7 @@ export class Engine {
   async drain(): Promise<void> {
     this.#sessions.startDraining();
     while (!this.#closed && (this.#sessions.inFlight !== 0 || this.#sideCalls !== 0)) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   }
 
@@ -646,7 +647,7 @@ export class Engine {
             : [],
         ),
       );
-      // Host facts are re-read every turn (spec, "Host environment grounding"), a resumed one too: the
+      // Host facts are re-read every turn, a resumed one too: the
       // workspace files follow a changed environment, and the run's next calls are checked against this
       // turn's host root. The run itself gets no new prompt, so it is resumed first.
       const prepared = await this.#options.workspace.prepare(session.key, request);

@@ -16,6 +16,8 @@
  * read on without demand and cancelled only if no subscriber came back within the orphan timeout.
  */
 
+import { sleep } from '../../lib/sleep.js';
+
 /** What a flight reads: the producer's events and a way to really cancel the work behind them. */
 export type FlightProducer<T> = {
   /** Iterated once, on demand, by the flight alone. */
@@ -76,15 +78,12 @@ const deferred = (): Deferred => {
   return { promise, resolve };
 };
 
-const sleep = (ms: number): Promise<void> =>
-  new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
-
 const bounded = (promise: Promise<unknown>, ms: number): Promise<void> => {
   const settled = promise.then(
     () => undefined,
     () => undefined,
   );
-  return Promise.race([settled, sleep(ms)]);
+  return Promise.race([settled, sleep(ms, { unref: true })]);
 };
 
 const done: IteratorReturnResult<undefined> = { done: true, value: undefined };

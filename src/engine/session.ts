@@ -15,6 +15,7 @@ import type { TurnProtocol } from '../turn/turn-request.js';
 import type { UpstreamRun, UpstreamSession, UpstreamToolResult } from '../upstream/upstream-port.js';
 import { createSessionKey } from '../workspace/session-key.js';
 import { emptyTotals, type ConversationTotals } from './usage-accounting.js';
+import { sleep } from '../../lib/sleep.js';
 
 /** A started run and what it was started with. */
 export type ActiveRun = {
@@ -72,7 +73,7 @@ const settleWithin = (promise: Promise<unknown>, timeoutMs: number): Promise<Ret
       () => 'retired' as const,
       () => 'failed' as const,
     ),
-    new Promise<Retirement>((resolve) => setTimeout(() => resolve('timed-out'), timeoutMs).unref()),
+    sleep(timeoutMs, { unref: true }).then(() => 'timed-out' as const),
   ]);
 
 /**
@@ -218,9 +219,9 @@ export class Session {
    * {@link UpstreamRun.historyAdvanced}). Calling it when idle waits for a retirement still under way (and
    * records a failure). Resolves whether the run retired cleanly.
    *
-   * A run whose cancel fails or outlives the bound abandons its agent (spec, "Sessions": cleanup failures
-   * retire the agent and replay the full transcript): the session forgets the agent and what it held, so
-   * the next turn gets a fresh agent and a full replay; the stuck agent is disposed in the background.
+   * A run whose cancel fails or outlives the bound abandons its agent: the session forgets the agent and what
+   * it held, so the next turn gets a fresh agent and a full replay; the stuck agent is disposed in the
+   * background.
    */
   async retireRun(options: { failed?: boolean } = {}): Promise<boolean> {
     this.#clearParkDeadline();
@@ -261,8 +262,7 @@ export class Session {
     const agent = this.#agent;
     this.#agent = undefined;
     if (agent === undefined) return;
-    const bound = new Promise<void>((resolve) => setTimeout(resolve, this.#retireTimeoutMs).unref());
-    await Promise.race([agent.dispose(), bound]);
+    await Promise.race([agent.dispose(), sleep(this.#retireTimeoutMs, { unref: true })]);
   }
 
   /** What the agent holds is no longer `held` (unless a later turn already moved on). */

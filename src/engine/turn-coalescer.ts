@@ -14,6 +14,7 @@
  *   joiner's `replays` predicate accepts it, and until a later producer of the same group starts.
  */
 
+import { sleep } from '../../lib/sleep.js';
 import { BridgeError, createTurnError } from '../turn/turn-error.js';
 import { Flight, type FlightCursor, type FlightOptions, type FlightProducer } from './flight.js';
 
@@ -87,9 +88,6 @@ type Entry<T> = {
   readonly flight: Flight<T>;
   retainTimer: NodeJS.Timeout | undefined;
 };
-
-const sleep = (ms: number): Promise<void> =>
-  new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
 
 const isDone = <T>(flight: Flight<T>): boolean =>
   flight.state.kind === 'finished' || flight.state.kind === 'failed';
@@ -301,7 +299,9 @@ export class TurnCoalescer<T> {
               flight.state.kind === 'cancelled' ? flight.state.retirement : flight.stopped,
             ),
           ),
-          ...(busyEntries.every(({ flight }) => flight.state.kind === 'cancelled') ? [] : [sleep(remaining)]),
+          ...(busyEntries.every(({ flight }) => flight.state.kind === 'cancelled')
+            ? []
+            : [sleep(remaining, { unref: true })]),
         ]);
         continue;
       }

@@ -15,6 +15,7 @@ import type { BridgeMetrics } from '../metrics/bridge-metrics.js';
 import type { TurnAccount, TurnCost } from '../turn/turn-account.js';
 import { addUsage, emptyUsage, type TurnUsage } from '../turn/turn-usage.js';
 import type { UpstreamBilledTurn, UpstreamSession } from '../upstream/upstream-port.js';
+import { sleep } from '../../lib/sleep.js';
 
 /** The pauses before each read of billing: the first read is at once. */
 export const DEFAULT_BILLING_READS_MS: readonly number[] = [0, 250, 500, 1_000, 2_000];
@@ -46,19 +47,6 @@ const sumCosts = (turns: readonly UpstreamBilledTurn[]): TurnCost | undefined =>
   }
   return { rawCents, chargedCents };
 };
-
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (ms <= 0 || signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    timer.unref();
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 
 export type UsageAccountingOptions = {
   metrics: BridgeMetrics;
@@ -116,7 +104,7 @@ export class UsageAccounting {
     this.#seen.set(agent, seen);
     let fresh: UpstreamBilledTurn[] = [];
     for (const [index, pause] of this.#readsMs.entries()) {
-      await sleep(pause, this.#closing.signal);
+      if (pause > 0) await sleep(pause, { signal: this.#closing.signal, unref: true });
       // Closing: one read at most, none waited for.
       if (index > 0 && this.#closing.signal.aborted) break;
       try {

@@ -16,6 +16,7 @@ import ipaddr from 'ipaddr.js';
 
 import { clipText } from '../../lib/clip-text.js';
 import type { Result } from '../../lib/result.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 /** `dns.lookup` in its `{ all: true }` callback form. */
 export type ImageFetchLookup = (
@@ -413,7 +414,7 @@ export const fetchImageUrl = (
     try {
       policy = policyOf(options.allowNetworks);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       return resolve({
         ok: false,
         error: failure('address', `the bridge's image settings are invalid: ${message}`),

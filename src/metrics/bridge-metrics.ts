@@ -5,7 +5,7 @@
  * latency, session gauges), the server (time to first byte) and the scratch-path guards (violations).
  *
  * Counters are monotonic over the bridge's lifetime (never summed over live sessions); gauges are read
- * from their source at scrape time. Metric names are documented in the README ("Metrics").
+ * from their source at scrape time. Metric names are documented in docs/configuration.md ("Metrics").
  */
 
 import {

@@ -5,6 +5,9 @@
  * request-too-large 413, rate-limit 429, usage-limit 429 (not retryable), api 500, overloaded 529
  * (Anthropic) / 503 (OpenAI), unavailable 503, timeout 504.
  */
+
+import { errorMessage } from '../../lib/error-message.js';
+
 export type TurnErrorKind =
   | 'invalid-request'
   /**
@@ -86,6 +89,6 @@ export const createTurnError = (
 /** Any thrown value → a TurnError; unknown failures are server-internal (`api`), never a client fault. */
 export const toTurnError = (error: unknown): TurnError => {
   if (error instanceof BridgeError) return error.turnError;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return createTurnError('api', message || 'internal error');
 };

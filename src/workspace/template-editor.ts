@@ -27,6 +27,7 @@ import {
   type TemplateSource,
   type TemplateStore,
 } from './template-store.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 /** What a template is for. */
 export type TemplateRole = 'workspace-file' | 'deny-message' | 'prompt-head' | 'prompt-tail';
@@ -98,7 +99,7 @@ const issueOf = (error: unknown): TemplateIssue => {
       ...(error.column === undefined ? {} : { column: error.column }),
     };
   }
-  return { message: error instanceof Error ? error.message : String(error) };
+  return { message: errorMessage(error) };
 };
 
 /** The example environment a preview renders for when no live conversation is picked. */

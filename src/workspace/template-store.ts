@@ -20,6 +20,7 @@ import {
   type CompiledTemplate,
   type TemplateContext,
 } from './template-renderer.js';
+import { errorMessage } from '../../lib/error-message.js';
 
 /** Templates rendered into every scratch workspace, under the same relative path. */
 export const workspaceFileTemplates = [
@@ -99,8 +100,6 @@ export type TemplateStoreOptions = {
 };
 
 type Entry = { template: CompiledTemplate; source: TemplateSource };
-
-const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** hooks.json must still be what Cursor's loader accepts after rendering (it strips `//` and block comments). */
 const checkHooksJson = (template: CompiledTemplate): void => {

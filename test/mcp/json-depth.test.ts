@@ -66,11 +66,10 @@ describe('readJsonBody', () => {
       const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":${nested(5000)}}}`;
       const answer = (await (await fetch(`http://127.0.0.1:${port}`, { method: 'POST', body })).json()) as {
         ok: boolean;
-        reason: string;
-        message: string;
+        error: { reason: string; message: string };
       };
-      expect(answer).toMatchObject({ ok: false, reason: 'invalid-json' });
-      expect(answer.message).toMatch(/nested deeper than 64 levels.* at params\.arguments\.0\.0/);
+      expect(answer).toMatchObject({ ok: false, error: { reason: 'invalid-json' } });
+      expect(answer.error.message).toMatch(/nested deeper than 64 levels.* at params\.arguments\.0\.0/);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -1,7 +1,8 @@
 /**
  * Conversation identity: which Cursor agent a request belongs to. {@link computeIdentity} derives hashed
- * keys from a request (pure); `IdentityIndex` (`identity-index.ts`) is the registry's lookup structure that maps those keys to session ids under the retry and first-assistant
- * rules of the spec ("Sessions").
+ * keys from a request (pure); `IdentityIndex` (`identity-index.ts`) is the registry's lookup structure that
+ * maps those keys to session ids: a repeated opening reuses an agent only as a retry, and later turns are
+ * keyed by the conversation's first assistant turn.
  *
  * Every key is a sha256 digest; neither the identity nor the index keeps conversation text.
  */

@@ -1,6 +1,6 @@
 /**
  * The session registry's identity lookup: maps hashed {@link ConversationIdentity} keys to session ids
- * under the spec's rules — opening retries within the running turn or the retry window and before any
+ * under these rules — opening retries within the running turn or the retry window and before any
  * later turn, later turns keyed by the first assistant turn, prefix extension without a native id, and a
  * fresh replay when identical openings cannot be told apart. Stores hashes only, never text.
  */

@@ -23,6 +23,8 @@ import { createWarningLimiter, runTurnRequest } from '../turn-pipeline.js';
 import { convertCcrRequestToTurn, watchClientConnection, type CcrContext } from './ccr-turn-request.js';
 import { createCcrTurnWriter, createErrorTurnResponse } from './create-turn-response.js';
 import { LoopbackListener } from './loopback-listener.js';
+import { errorMessage } from '../../../lib/error-message.js';
+import { isRecord } from '../../../lib/is-record.js';
 
 /** What the CommonJS entry knows about its host process. */
 export type CcrHost = {
@@ -36,7 +38,7 @@ export type CcrHost = {
 export type CcrTransformResult = {
   body: unknown;
   config: {
-    /** The ready answer, for a CCR that honours it (the spec's fork). */
+    /** The ready answer, for a CCR build that honours it and skips its own fetch of the provider URL. */
     __providerResponse: Response;
     /** The same answer behind a one-time loopback URL, for upstream CCR, which always fetches `config.url`. */
     url: URL;
@@ -80,7 +82,7 @@ export class CcrFacade {
     try {
       runtime = await this.#runtime(options, providerApiKey(provider));
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       const failure = createTurnError('api', `cursor-sdk transformer cannot start: ${message}`, {
         retryable: false,
       });
@@ -180,7 +182,8 @@ export class CcrFacade {
       // Through CCR an in-stream error reaches Claude Code in AnthropicTransformer's own shape, which it
       // answers with a non-streaming retry of the same turn (never the continuation it sends `serve`).
       // Replaying the failure to that retry, as `serve` does, would make Claude Code retry a 503 for
-      // minutes; the retry gets a fresh run instead. Finished answers keep the spec's replay window.
+      // minutes; the retry gets a fresh run instead. A finished answer is still replayed to an identical
+      // retry within the replay window.
       engine: { replayFailures: false },
       ...(this.#host.upstream === undefined ? {} : { upstream: this.#host.upstream }),
     });
@@ -196,9 +199,7 @@ const providerApiKey = (provider: unknown): string | undefined => {
 };
 
 const sortedOptions = (options: unknown): unknown =>
-  typeof options === 'object' && options !== null && !Array.isArray(options)
-    ? Object.fromEntries(Object.entries(options).sort(([a], [b]) => a.localeCompare(b)))
-    : {};
+  isRecord(options) ? Object.fromEntries(Object.entries(options).sort(([a], [b]) => a.localeCompare(b))) : {};
 
 /**
  * What CCR hands one transformer instance, as overrides of the config file: the options CCR passed it (CCR

@@ -9,8 +9,8 @@
  *   "cursorTemplatesDir": "…", "cursorWorkspacesDir": "…", "LOG_LEVEL": "info",
  *   "Router": { "default": "cursor,composer-2", "webSearch": "cursor,composer-2" } }
  * ```
- * Every key is optional. The Cursor key follows the spec's rule: a `crsr_` `cursorApiKey` here, else
- * `CURSOR_API_KEY` in CCR's environment.
+ * Every key is optional. The Cursor key is a `crsr_` `cursorApiKey` here, else `CURSOR_API_KEY` in CCR's
+ * environment.
  */
 import { join } from 'node:path';
 import { z } from 'zod';

@@ -24,6 +24,7 @@ import type { SessionGrounding } from '../../workspace/workspace-service.js';
 import { ConsoleAssets } from './console-assets.js';
 import { ConsoleAuth, consoleRequestHeader } from './console-auth.js';
 import { ConsoleLive } from './console-live.js';
+import { errorMessage } from '../../../lib/error-message.js';
 
 /** What the server tells the console of a request (see `BridgeServerOptions.console`). */
 export type ConsoleRequestContext = {
@@ -179,10 +180,10 @@ export const createConsole = (sources: ConsoleSources): BridgeConsole => {
   const readJson = async (request: IncomingMessage): Promise<{ ok: true; value: unknown } | Answer> => {
     const body = await readBodyText(request, bodyLimit);
     if (!body.ok)
-      return body.reason === 'too-large'
+      return body.error.reason === 'too-large'
         ? errorAnswer(413, 'request_too_large', `The body exceeds the console's ${bodyLimit}-byte limit.`)
         : errorAnswer(400, 'invalid_request_error', 'The request body was not received whole.');
-    const parsed = safeParseJson(body.text);
+    const parsed = safeParseJson(body.value);
     if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null)
       return errorAnswer(400, 'invalid_request_error', 'The body must be a JSON object.');
     return { ok: true, value: parsed.value };
@@ -250,7 +251,7 @@ export const createConsole = (sources: ConsoleSources): BridgeConsole => {
 
   /** The override directory could not be written (missing, inside the defaults, a file system error). */
   const unwritable = (name: string, error: unknown): Answer => {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     sources.logger.warn({ err: error, template: name }, 'the console could not change a template override');
     return errorAnswer(409, 'conflict_error', `The override of ${name} could not be changed: ${message}`);
   };

@@ -6,7 +6,7 @@ import type { ParseResult, ProtocolAdapter } from '../../protocols/protocol-adap
 import { parseRequestJson } from '../../protocols/shared/parse-request-json.js';
 import { createTurnError, type TurnError } from '../../turn/turn-error.js';
 import { apiKeyMatches, presentedApiKey } from './api-key.js';
-import { readBody } from './read-body.js';
+import { readBodyText } from '../../../lib/read-body-text.js';
 import { clipTurnError } from '../../logging/clip-turn-error.js';
 import { clipText } from '../../../lib/clip-text.js';
 import { createWarningLimiter, runTurnRequest, type TurnHandler } from '../turn-pipeline.js';
@@ -214,7 +214,7 @@ export const createBridgeServer = (options: BridgeServerOptions): Server => {
     request: IncomingMessage,
     response: ServerResponse,
   ): Promise<ParseResult | undefined> => {
-    const body = await readBody(request, bodyLimit);
+    const body = await readBodyText(request, bodyLimit);
     if (!body.ok) {
       if (body.error.reason === 'aborted') return undefined;
       sendError(

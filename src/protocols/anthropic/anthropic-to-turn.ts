@@ -389,7 +389,7 @@ const convertReasoning = (request: AnthropicRequest, state: ConversionState): Tu
 };
 
 /**
- * The session a `metadata.user_id` names, per the spec: Claude Code's JSON `{…, session_id}`, an older
+ * The session a `metadata.user_id` names: Claude Code's JSON `{…, session_id}`, an older
  * Claude Code's `…_session_<id>` suffix, or else the raw string (a JSON value without `session_id`
  * included: it is still the client's own id). Absent or empty: the `x-claude-code-session-id` header.
  */

@@ -1,6 +1,6 @@
 /**
  * Headers that carry an OpenAI-protocol client's own session id (OpenCode, Kilo Code, Grok CLI, Codex,
- * AI SDK based clients), in the order the product spec lists them: the first one present wins.
+ * AI SDK based clients), in order of precedence: the first one present wins.
  */
 export const sessionHeaderNames: readonly string[] = [
   'x-opencode-session',

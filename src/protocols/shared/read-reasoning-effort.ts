@@ -4,7 +4,7 @@ import { InvalidRequestFault } from './invalid-request-fault.js';
 /**
  * Every effort level a client may send, on every protocol: `none` (no reasoning) and the
  * {@link TurnReasoningEffort} levels, lowest first. The engine maps a level onto the nearest one the
- * chosen model allows (the spec's tie rule), so a protocol never narrows this list.
+ * chosen model allows (on a tie the lower level wins), so a protocol never narrows this list.
  */
 export const reasoningEffortLevels = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 

@@ -14,13 +14,14 @@ export type ReasoningFields = {
 };
 
 /**
- * The one reasoning rule of every protocol, onto the spec's three cases ("Transformer Behavior"):
+ * The one reasoning rule of every protocol, onto three cases (no reasoning, reasoning with an effort,
+ * reasoning without an effort):
  * 1. an `off` setting or effort `none` → no reasoning, whatever else the request says;
  * 2. an effort → reasoning with that effort;
  * 3. an `on` setting without an effort → reasoning without an effort (the catalog default variant's
  *    effort): a client that sends a reasoning setting wants reasoning, and one that names no level leaves
  *    the level to the model, as OpenAI and Anthropic do for an omitted effort;
- * 4. nothing → no reasoning (the spec's "no thinking / effort / reasoning").
+ * 4. nothing → no reasoning (a request with no thinking, effort or reasoning field).
  */
 export const resolveTurnReasoning = ({ effort, setting }: ReasoningFields): TurnReasoning => {
   if (setting === 'off' || effort === 'none') return { requested: false };

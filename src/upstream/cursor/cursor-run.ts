@@ -19,6 +19,7 @@ import { RunEventQueue } from './run-event-queue.js';
 import { RunWatchdog } from './run-watchdog.js';
 import type { RunToolCalls, RunToolCallSink } from './host-tools/run-tool-calls.js';
 import { completedWebCall, type CheckpointWebCall } from './hosted-tools/checkpoint-web-calls.js';
+import { sleep } from '../../../lib/sleep.js';
 
 export type CursorRunOptions = {
   /** The run's host tool calls, made for the sink the run gives (see {@link RunToolCalls}). */
@@ -138,7 +139,7 @@ const followRun = (
   run
     .wait()
     .then(async (result) => {
-      await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, drainMs).unref())]);
+      await Promise.race([drained, sleep(drainMs, { unref: true })]);
       onTerminal(
         result.status === 'error'
           ? { type: 'error', error: mapCursorRunError(result.error) }

@@ -5,6 +5,7 @@
  */
 
 import { createTurnError, type TurnError, type TurnErrorKind } from '../../turn/turn-error.js';
+import { errorMessage } from '../../../lib/error-message.js';
 
 const keyHelp =
   'Set Providers[].api_key to a key starting with crsr_ (from the Cursor dashboard), or export CURSOR_API_KEY.';
@@ -13,8 +14,6 @@ const errorName = (error: unknown): string =>
   typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string'
     ? error.name
     : '';
-
-const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const errorCode = (error: unknown): string =>
   typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'

@@ -4,7 +4,7 @@
  * values are assignable to them), so this module needs no SDK import.
  *
  * For parameterized models the selection is always a full catalog preset variant, with the smallest
- * context window and never fast mode (spec, "Transformer Behavior"):
+ * context window and never fast mode:
  * - no reasoning requested: each parameter's first allowed value (what Cursor runs for an omitted
  *   parameter, and the least reasoning the model offers: Claude thinking=false, GPT reasoning=none,
  *   Grok 4.7 256k / low / fast=false);
@@ -27,7 +27,7 @@
  * smallest effort distance, then the lower effort, smallest context, fewest other differences, then
  * catalog order. A variant that omits a parameter counts as that parameter's first allowed value.
  */
-import { findCatalogEntry } from '../../shared/find-catalog-entry.js';
+import { findCatalogEntry } from '../../config/find-catalog-entry.js';
 import type { TurnReasoningEffort } from '../../turn/turn-request.js';
 
 export type CatalogParameterValue = { id: string; value: string };

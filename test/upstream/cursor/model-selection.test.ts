@@ -2,7 +2,7 @@ import type { ModelListItem, ModelSelection, ModelVariant } from '@cursor/sdk';
 import { describe, expect, it } from 'vitest';
 
 import { DEFAULT_FAKE_MODELS } from '../../fakes/cursor-backend/default-models.js';
-import { findCatalogEntry } from '../../../src/shared/find-catalog-entry.js';
+import { findCatalogEntry } from '../../../src/config/find-catalog-entry.js';
 import {
   contextWindowOf,
   createModelCatalog,

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { isRecord } from '../../../../lib/is-record.js';
 import { safeParseJson } from '../../../protocols/shared/safe-parse-json.js';
 import { isProcessAlive } from '../../../../lib/is-process-alive.js';
+import { errorMessage } from '../../../../lib/error-message.js';
 
 export type Ccr3Setup =
   /** No sign of CCR 3 in the directory. */
@@ -66,11 +67,7 @@ export const createCcr3Admin = (
         signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
       });
     } catch (error) {
-      throw new Ccr3RpcError(
-        method,
-        0,
-        `cannot reach ${service.origin}: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      throw new Ccr3RpcError(method, 0, `cannot reach ${service.origin}: ${errorMessage(error)}`);
     }
     const parsed = safeParseJson(await response.text());
     const body = parsed.ok && isRecord(parsed.value) ? parsed.value : {};

@@ -18,6 +18,7 @@
 import { proto3, ScalarType, type AnyMessage, type MessageType } from '@bufbuild/protobuf';
 import type { Result } from '../../../../lib/result.js';
 import type { UpstreamWebCall } from '../../upstream-port.js';
+import { errorMessage } from '../../../../lib/error-message.js';
 
 /** One source of a hosted search (`agent.v1.WebSearchReference`). */
 export type WebReference = { title: string; url: string; chunk: string };
@@ -246,7 +247,7 @@ export const readCheckpointWebCalls = (
     });
     return { ok: true, value: { turnCount: turns.length, calls } };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, error: errorMessage(error) };
   }
 };
 
