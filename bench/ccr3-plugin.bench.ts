@@ -122,7 +122,7 @@ const startSide = async (side: Side): Promise<Setup> => {
     const install = await host.run(process.execPath, [cursorBridgeBin, 'ccr', 'install']);
     if (install.exitCode !== 0) throw new Error(`ccr install: ${install.stdout}${install.stderr}`);
   } else {
-    // The README's sidecar: `APIKEY=<secret> cursor-bridge serve --port 3465` and an anthropic_messages
+    // docs/ccr.md's sidecar: `APIKEY=<secret> cursor-bridge serve --port 3465` and an anthropic_messages
     // provider at it with the `claude` rule (the install's provider and rule, without its plugin entry).
     const secret = `cb-bench-${randomUUID()}`;
     const wrapped = host.endpoint.wrap(process.execPath, [

@@ -1,8 +1,8 @@
 /**
- * The kept concurrent-load test (issue 27, item 6): `cursor-bridge serve` with many conversations at once,
- * each a chain of tool round trips as Claude Code runs them, and with `BENCH_OTHER_BRIDGE=<checkout>`
- * (built) another build beside it on the same machine (e.g. the commit an issue's figures were taken at:
- * `git worktree add`, build, `BENCH_OTHER_BRIDGE=<its dir>`).
+ * The kept concurrent-load test: `cursor-bridge serve` with many conversations at once, each a chain of tool
+ * round trips as Claude Code runs them, and with `BENCH_OTHER_BRIDGE=<checkout>` (built) another build beside
+ * it on the same machine (e.g. the commit earlier figures were taken at: `git worktree add`, build,
+ * `BENCH_OTHER_BRIDGE=<its dir>`).
  *
  * One fake Cursor backend runs in this process (`concurrent-load/round-trips-scenario.ts`: one `Bash`
  * call per step until the conversation has had its round trips, replays after an eviction included).

@@ -1,10 +1,10 @@
 /**
- * The bridge's own share of "tool_result → first text delta" (issue 11, item 12), in process and without
- * the SDK: the real HTTP server, protocol adapters, engine, coalescer and metrics, in front of
- * `tool-result-turn/instant-upstream.ts` (a run that answers a tool result at once). A `node:http`
- * client in this process parks `BENCH_BATCH` conversations on a tool call (not timed), then sends each
- * its tool_result, one at a time, like the side-by-side bench (Messages, streaming, Claude Code's
- * session header). Per tool_result turn it takes marks (`performance.now()`):
+ * The bridge's own share of "tool_result → first text delta", in process and without the SDK: the real HTTP
+ * server, protocol adapters, engine, coalescer and metrics, in front of
+ * `tool-result-turn/instant-upstream.ts` (a run that answers a tool result at once). A `node:http` client in
+ * this process parks `BENCH_BATCH` conversations on a tool call (not timed), then sends each its tool_result,
+ * one at a time, like the side-by-side bench (Messages, streaming, Claude Code's session header). Per
+ * tool_result turn it takes marks (`performance.now()`):
  *
  * - the server's `request` event → `handleTurn` (body, JSON, zod, the adapter), then `handleTurn` → the
  *   run's `resolveToolCalls` (identity, admission, coalescer join, the response's start, planning,

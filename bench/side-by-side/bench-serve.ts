@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { serveArgs, waitForServePort } from '../../test/helpers/serve-process.js';
+import { serveArgs, waitForServePort } from '../../test/helpers/serve-command-line.js';
 
 /** Writes the benches' config file: the `composer-2` route on the `cursor` provider, logging at `warn`. */
 export const writeBenchConfig = (path: string): Promise<void> =>

@@ -32,7 +32,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { benchScenario } from './scenario.js';
 import { startFakeCursorBackend } from '../../test/fakes/cursor-backend/fake-cursor-backend.js';
 import { ensureBuilt } from '../../test/helpers/ensure-built.js';
-import { serveArgs, waitForServePort } from '../../test/helpers/serve-process.js';
+import { serveArgs, waitForServePort } from '../../test/helpers/serve-command-line.js';
 import type { BareRequest, Reply } from './bare-sdk-worker.js';
 import type { ClientReply, ClientRequest, Message, Post } from './bridge-client-worker.js';
 import { ipc, rssMb, threadCpuMs } from './child-process.js';

@@ -1,19 +1,18 @@
 /**
- * Issue 23, item 5: each `cursorMode` is grounded with text that is true for it. Through the whole
- * bridge (config → templates → workspaces → engine → HTTP) over a scripted upstream, reading the prompt
- * the upstream receives and the scratch workspace the mode leaves on disk.
+ * Each `cursorMode` is grounded with text that is true for it. Through the whole bridge (config → templates →
+ * workspaces → engine → HTTP) over a scripted upstream, reading the prompt the upstream receives and the
+ * scratch workspace the mode leaves on disk.
  *
- * Spec, "Modes": `bridge` — Claude Code hosts tools; Cursor builtins denied. `plan` — text/reasoning
- * only (no tool execution). `agent` — Cursor agent mode; optional `cursorCwd` for local agent cwd.
- * Spec, "Plan / agent modes": plan — planning/chat assistant; do not execute tools. agent — Cursor agent
- * with its own local tooling semantics.
+ * The modes: `bridge` — Claude Code hosts tools; Cursor builtins denied. `plan` — a planning/chat
+ * assistant, text/reasoning only (no tool execution). `agent` — a Cursor agent with its own local tooling
+ * semantics; optional `cursorCwd` for the local agent cwd.
  */
 
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedBridgeProcess } from '../helpers/scripted-bridge-process.js';
+import { startScriptedBridge } from '../helpers/scripted-bridge.js';
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -30,7 +29,7 @@ const environment =
 type Observed = { prompt: string; workspaceDir: string; files: string[] };
 
 const runTurn = async (options: Record<string, unknown>): Promise<Observed> => {
-  const { upstream, url, close } = await startScriptedBridgeProcess({
+  const { upstream, url, close } = await startScriptedBridge({
     source: [
       { type: 'text-delta', text: 'ok' },
       { type: 'end', status: 'finished' },

@@ -1,11 +1,11 @@
 /**
- * Spec, Workspace lifecycle, through the bridge's own composition (templates, workspaces, warm pool,
+ * The workspace lifecycle, through the bridge's own composition (templates, workspaces, warm pool,
  * engine) over a scripted upstream:
- * - "Scratch workspaces are removed when their session is disposed (idle TTL, LRU eviction, or explicit
- *   disposal)." The upstream's `prewarm` leases stand for the SDK's executors: with the pool on, an
+ * - Scratch workspaces are removed when their session is disposed (idle TTL, LRU eviction, or explicit
+ *   disposal). The upstream's `prewarm` leases stand for the SDK's executors: with the pool on, an
  *   evicted conversation's directory and executor are never handed to another conversation — the pool
  *   pre-warms fresh workspaces (a new directory under a new key) instead.
- * - "Directories left behind by a crash or kill are swept hourly once they are older than 24 hours."
+ * - Directories left behind by a crash or kill are swept hourly once they are older than 24 hours.
  */
 
 import { existsSync } from 'node:fs';
@@ -116,7 +116,7 @@ const expectGone = async (upstream: PrewarmingUpstream, dirs: string[]) => {
   await vi.waitFor(() => expect(upstream.released).toEqual(expect.arrayContaining(adopted)), eventually);
 };
 
-describe('an evicted conversation’s workspace and executor (spec: removed when the session is disposed)', () => {
+describe('an evicted conversation’s workspace and executor (removed when the session is disposed)', () => {
   it('after an idle-TTL eviction, the next new conversation gets a fresh pre-warmed workspace, never the evicted one', async () => {
     // The engine's idle sweep runs on an interval: the test moves it; everything else runs on real time.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
@@ -157,7 +157,7 @@ describe('an evicted conversation’s workspace and executor (spec: removed when
   });
 });
 
-describe('the warm pool and live turns (issue 27: background work never delays a live turn)', () => {
+describe('the warm pool and live turns (background work never delays a live turn)', () => {
   it('starts no warm-up while a turn is in flight, and warms one entry once it has ended', async () => {
     const gate = createGate();
     const bridge = await start(undefined, [
@@ -195,7 +195,7 @@ describe('the warm pool and live turns (issue 27: background work never delays a
   });
 });
 
-describe('leftover workspaces (spec: swept hourly once they are older than 24 hours)', () => {
+describe('leftover workspaces (swept hourly once they are older than 24 hours)', () => {
   const minuteMs = 60_000;
   const hourMs = 60 * minuteMs;
   const dayMs = 24 * hourMs;

@@ -210,7 +210,7 @@ describe('planCcrInstall', () => {
     });
   });
 
-  it('adds cursor-sdk to a cursor provider whose use lacks it; keeps the spec’s tuple form as it is', () => {
+  it('adds cursor-sdk to a cursor provider whose use lacks it; keeps the [name, options] tuple form as it is', () => {
     const lacking = plan(
       '{ "Providers": [{ "name": "cursor", "api_base_url": "u", "api_key": "k", "models": ["m"], "transformer": { "use": ["maxtoken"] } }] }',
     );

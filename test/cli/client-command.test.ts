@@ -1,14 +1,14 @@
 /**
- * Issue 25 item 1, `cursor-bridge claude [claude args…]` (and `codex`), run as a user runs it: the real CLI
- * as a process, with stand-ins for `claude` / `codex` on PATH that print what they were started with (their
- * arguments, the variables the session sets, what the bridge at their base URL says about itself) and exit
- * with a chosen status. The real Claude Code driving a serve it started itself is test/e2e/first-hour.e2e.test.ts.
+ * `cursor-bridge claude [claude args…]` (and `codex`), run as a user runs it: the real CLI as a process, with
+ * stand-ins for `claude` / `codex` on PATH that print what they were started with (their arguments, the
+ * variables the session sets, what the bridge at their base URL says about itself) and exit with a chosen
+ * status. The real Claude Code driving a serve it started itself is test/e2e/first-hour.e2e.test.ts.
  *
  * Pinned: uses the running serve (found by asking it, not by the port) or starts one for the session; passes
  * the arguments through; sets the base URL, key and model variables (the user's own model choices win and are
  * said; replaced ones are said); the serve it started stops, by PID, when the client exits — also when the
  * command itself is killed; a port held by something else moves the session's serve to a free port. Without
- * a key (the spec's Authentication: a `crsr_` provider `api_key`, else `CURSOR_API_KEY`) nothing is started.
+ * a key (a `crsr_` provider `api_key`, else `CURSOR_API_KEY`) nothing is started.
  */
 
 import { chmod, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';

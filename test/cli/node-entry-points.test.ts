@@ -1,10 +1,10 @@
 /**
- * Issue 25 item 4, "No Node traps": every entry point of the package — the `cursor-bridge` bin, the example
- * tool host, the CCR 1/2 transformer and the CCR 3 plugin — refuses a Node older than the spec's minimum
- * ("Node.js ≥ 22.19.0 when running from source or publishing packages") with the same one line: the version
- * needed, the version found, and the advice for that entry and for how the package was installed (a source
- * checkout runs through npm on the pinned Node 22; an npm install needs a newer Node). The examples run with
- * one documented command (`cursor-bridge example mcp-tool-host`) and are in the package.
+ * No Node traps: every entry point of the package — the `cursor-bridge` bin, the example tool host, the CCR
+ * 1/2 transformer and the CCR 3 plugin — refuses a Node older than the package's minimum (package.json
+ * `engines.node`, for running from source and from npm) with the same one line: the version needed, the
+ * version found, and the advice for that entry and for how the package was installed (a source checkout runs
+ * through npm on the pinned Node 22; an npm install needs a newer Node). The examples run with one documented
+ * command (`cursor-bridge example mcp-tool-host`) and are in the package.
  *
  * Each entry runs as a real process: on a faked old version (`--import` a module that rewrites
  * `process.versions.node` before the entry loads) and on any real old Node on PATH (Node 20 on these machines).
@@ -23,7 +23,7 @@ import { repoRoot } from '../helpers/repo-root.js';
 
 const run = promisify(execFile);
 
-/** The spec's minimum ("Node.js ≥ 22.19.0"); package.json `engines.node` is the one source every entry reads. */
+/** The package's minimum Node; package.json `engines.node` is the one source every entry reads. */
 const minimumNode = '22.19.0';
 
 const advice = {

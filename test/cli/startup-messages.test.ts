@@ -1,14 +1,14 @@
 /**
- * Issue 25 item 2, "Startup says what is wrong, on stderr, in words", with the real CLI as a process:
+ * Startup says what is wrong, on stderr, in words, with the real CLI as a process:
  * - no Cursor key: `serve` starts (its `/health` stays 200, the liveness HAProxy and the image's HEALTHCHECK
- *   poll) but says on stderr that every turn will fail and how to fix it — the spec's Troubleshooting
- *   sentence "Cursor API key not found: Set Providers[].api_key to a key starting with crsr_, or export
- *   CURSOR_API_KEY" — and `/health` reports `"cursor":{"ready":false,…}`;
+ *   poll) but says on stderr that every turn will fail and how to fix it — the missing-key sentence "Cursor
+ *   API key not found: Set Providers[].api_key to a key starting with crsr_, or export CURSOR_API_KEY" — and
+ *   `/health` reports `"cursor":{"ready":false,…}`;
  * - a port in use: the flag that moves it, and what answers there (another cursor-bridge, Claude Code Router,
  *   or something else and how to find it);
  * - bad flags: the command's own usage line, no Node parser advice;
  * - `npm start`: the process npm starts is the bridge, so a SIGTERM to npm's PID stops it;
- * - issue 27: `serve` loads the SDK before it says it listens.
+ * - `serve` loads the SDK before it says it listens.
  */
 
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';

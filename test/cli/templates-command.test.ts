@@ -40,7 +40,7 @@ const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\
 const listLine = (stdout: string, name: string): string =>
   stdout.split('\n').find((line) => line.startsWith(`${name} `)) ?? '';
 
-// Blocks shaped like the captures in facts/clients.md.
+// Blocks shaped like the environment blocks Claude Code, OpenCode and Codex were captured sending.
 const claudeCodeEnv = [
   'You are an interactive agent that helps users with software engineering tasks.',
   '',
@@ -231,7 +231,7 @@ describe('templates render', () => {
     );
   });
 
-  // Issue 23, item 5: each cursorMode is grounded by its own templates (spec, "Modes" and "Plan / agent modes").
+  // Each cursorMode is grounded by its own templates.
   it("renders the templates of the config's cursorMode: agent mode has its own prompt and no deny-hooks", async () => {
     const config = join(home, 'agent.json');
     await writeFile(
@@ -334,7 +334,7 @@ describe('templates usage', () => {
     const result = await run(...argv);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
-    // The usage of the command the flag was given to (issue 25: a bad flag prints the command's own usage).
+    // A bad flag prints the usage of the command it was given to.
     expect(result.stderr).toContain(
       argv[0] === 'serve'
         ? 'cursor-bridge serve [--host 127.0.0.1]'

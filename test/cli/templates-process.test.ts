@@ -1,7 +1,7 @@
 /**
- * Issue 25, item 3 ("templates you can edit with confidence"), each as a user runs it: the real
- * `node bin/cursor-bridge.js templates …` in a child process with a fresh HOME, its stdout, stderr and
- * exit code. The live preview against a conversation of the real Claude Code is
+ * Templates you can edit with confidence, each as a user runs it: the real
+ * `node bin/cursor-bridge.js templates …` in a child process with a fresh HOME, its stdout, stderr and exit
+ * code. The live preview against a conversation of the real Claude Code is
  * test/e2e/claude-code-grounding-preview.e2e.test.ts.
  */
 

@@ -43,7 +43,7 @@ const specExample = {
 };
 
 describe('resolveConfig', () => {
-  it('resolves the spec example with defaults for everything unset', () => {
+  it('resolves a typical Cursor provider config with defaults for everything unset', () => {
     expect(resolve(specExample, { CURSOR_API_KEY: 'crsr_k' })).toEqual({
       file: { path, found: true },
       host: '127.0.0.1',

@@ -54,7 +54,7 @@ type Row = [
   options?: { config?: RouteConfig; catalog?: typeof catalog | undefined },
 ];
 
-// Every row of issue 22 item 2, with the catalog read unless the row says otherwise.
+// Every step of the routing order (README "Picking the model"), the catalog read unless a row says otherwise.
 const rows: Row[] = [
   // A name in Cursor's catalog runs that model.
   ['catalog id', 'gpt-5.5', false, { model: 'gpt-5.5', route: 'catalog' }],

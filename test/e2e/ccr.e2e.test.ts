@@ -1,8 +1,8 @@
 /**
- * Acceptance for issue 9: the real Claude Code CLI through unmodified Claude Code Router 1.0.73 and 2.0.0
- * (from npm), which loads the `cursor-sdk` transformer from its config and runs the real `@cursor/sdk` in its
- * own process against the fake Cursor backend. Claude Code runs offline in its network namespace; CCR and the
- * backend run on loopback and are stopped by PID.
+ * Acceptance: the real Claude Code CLI through unmodified Claude Code Router 1.0.73 and 2.0.0 (from npm),
+ * which loads the `cursor-sdk` transformer from its config and runs the real `@cursor/sdk` in its own process
+ * against the fake Cursor backend. Claude Code runs offline in its network namespace; CCR and the backend run
+ * on loopback and are stopped by PID.
  *
  * Both reference styles load in one CCR process (`helpers/ccr-bridge.ts`): the plain answer runs under each;
  * the other scenarios run under the version's default route (1.0.73: `"use": ["cursor-sdk"]`, 2.0.0:

@@ -1,8 +1,8 @@
 /**
- * Acceptance for issue 21: the real Claude Code CLI through unmodified Claude Code Router 3.1.1 (from npm),
- * set up from an empty HOME with `ccr start` and `cursor-bridge ccr install`, with cursor-bridge running as
- * CCR's plugin in CCR's own process and the real `@cursor/sdk` against the fake Cursor backend. Everything
- * runs in one private network namespace (`helpers/ccr3-host.ts`): CCR 3 binds fixed ports.
+ * Acceptance: the real Claude Code CLI through unmodified Claude Code Router 3.1.1 (from npm), set up from an
+ * empty HOME with `ccr start` and `cursor-bridge ccr install`, with cursor-bridge running as CCR's plugin in
+ * CCR's own process and the real `@cursor/sdk` against the fake Cursor backend. Everything runs in one
+ * private network namespace (`helpers/ccr3-host.ts`): CCR 3 binds fixed ports.
  *
  * Claude Code asks for its default model (a `claude-*` name) and CCR's rule routes it to the plugin. The
  * Bash command the model asks for saves CCR's config (changed) and restarts its gateway while the call is

@@ -1,7 +1,7 @@
 /**
- * Acceptance (issue 22): interactive Claude Code's `/context`, typed into a real terminal, shows the
- * token counts `cursor-bridge serve` answered on `POST /v1/messages/count_tokens` — not Claude Code's own
- * local estimate, which it falls back to silently when that route fails.
+ * Acceptance: interactive Claude Code's `/context`, typed into a real terminal, shows the token counts
+ * `cursor-bridge serve` answered on `POST /v1/messages/count_tokens` — not Claude Code's own local estimate,
+ * which it falls back to silently when that route fails.
  *
  * Claude Code runs interactively in a pseudo-terminal made by util-linux `script` (no new dependency),
  * offline in its own network namespace like every e2e client, with a fresh HOME whose `~/.claude.json`

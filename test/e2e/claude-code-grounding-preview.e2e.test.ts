@@ -1,18 +1,17 @@
 /**
- * Acceptance (issue 25, item 3): `cursor-bridge templates live` shows what the agent of a conversation
- * started by the real Claude Code was given — the AGENTS.md in its workspace, the deny message, the prompt
- * head and tail of its latest turn, and the host facts they were rendered from — and nothing of what the
- * user or the model said.
+ * Acceptance: `cursor-bridge templates live` shows what the agent of a conversation started by the real
+ * Claude Code was given — the AGENTS.md in its workspace, the deny message, the prompt head and tail of its
+ * latest turn, and the host facts they were rendered from — and nothing of what the user or the model said.
  *
  * Claude Code (pinned, from npm) runs offline in its own network namespace with a fresh HOME, stdin from
  * /dev/null, against `cursor-bridge serve` (the real `@cursor/sdk`) and the fake Cursor backend, as the
  * other Claude Code acceptance tests do. The command then runs as a user would, in a process of its own
  * on the bridge's machine, against the bridge's port.
  *
- * Spec, "Host environment grounding": bridge mode extracts the host's <env> block (project root,
- * platform, OS version, and any other reported facts) from each incoming request and states the real
- * topology in three places: AGENTS.md inside the workspace, the head and the tail of the prompt sent to
- * the agent, the message returned when a Cursor built-in is denied.
+ * Host environment grounding: bridge mode extracts the host's <env> block (project root, platform, OS
+ * version, and any other reported facts) from each incoming request and states the real topology in three
+ * places: AGENTS.md inside the workspace, the head and the tail of the prompt sent to the agent, the message
+ * returned when a Cursor built-in is denied.
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 /**
- * Acceptance (issue 13): the real Claude Code CLI (pinned, offline in its own network namespace) against
- * three `cursor-bridge serve` processes behind the real HAProxy (`deploy/haproxy/haproxy.cfg`). A Bash
- * round trip and a second turn (`--continue`) must reach the same process and the same Cursor agent,
- * routed by Claude Code's own `x-claude-code-session-id`.
+ * Acceptance: the real Claude Code CLI (pinned, offline in its own network namespace) against three
+ * `cursor-bridge serve` processes behind the real HAProxy (`deploy/haproxy/haproxy.cfg`). A Bash round trip
+ * and a second turn (`--continue`) must reach the same process and the same Cursor agent, routed by Claude
+ * Code's own `x-claude-code-session-id`.
  */
 
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -63,7 +63,7 @@ describe('Claude Code against the bridge', { timeout: scenarioTimeoutMs }, () =>
     await runScratchPathCorrection(claudeCode);
   });
 
-  // Issue 22 item 2. The bridge's config lists only composer-2 (Router.default); the fake backend's
+  // Which model runs: the bridge's config lists only composer-2 (Router.default); the fake backend's
   // catalog also serves gpt-5.4. Claude Code sends a picked name as it is, but resolves its own aliases.
   it.each([
     ["a model of Cursor's catalog runs as picked", 'gpt-5.4', /^gpt-5\.4$/, 'gpt-5.4'],

@@ -1,5 +1,5 @@
 /**
- * The README's Codex setup for `cursor-bridge mcp-host`, checked against the pinned Codex CLI (offline, in
+ * The Codex setup for `cursor-bridge mcp-host` in docs/mcp-host.md, checked against the pinned Codex CLI (offline, in
  * its network namespace, on `cursor-bridge serve` with the fake backend): `[mcp_servers.custom-user-tools]`
  * with `url` and `bearer_token_env_var` connects, authenticates and lists the tools of a WebSocket host.
  *

@@ -1,6 +1,6 @@
 /**
- * Acceptance for issue 25 ("The first hour"), items 1 and 5: the README's "Try it" commands for a source
- * checkout, run from a fresh `git clone` of this repository, end with the real Claude Code answering through a
+ * Acceptance for a new user's first hour: the README's "Try it" commands for a source checkout, run from a
+ * fresh `git clone` of this repository, end with the real Claude Code answering through a
  * `cursor-bridge serve` that `cursor-bridge claude` started by itself — and stopped when Claude Code exited.
  *
  * The README block is read from the clone and run line by line; every line must be one this test knows:
@@ -267,7 +267,7 @@ describe('cursor-bridge codex', { timeout: 3 * clientTimeoutMs }, () => {
     const { endpoint, home } = await startBackendFor('3', model.scenario);
     const servePort = endpoint.isolation === 'netns' ? 3456 : await findFreePort();
     const codexArgs = [
-      // Codex's own offline settings (facts/clients.md), then the user's command.
+      // Codex's own offline settings (no update check, no analytics, no plugins), then the user's command.
       ...[
         '-c',
         'check_for_update_on_startup=false',

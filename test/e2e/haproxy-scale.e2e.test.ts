@@ -1,8 +1,8 @@
 /**
- * Acceptance (issue 13): three `cursor-bridge serve` processes (the real CLI and `@cursor/sdk`, each
- * against its own fake Cursor backend) behind the real HAProxy running `deploy/haproxy/haproxy.cfg` on
- * loopback. The client is the official `@anthropic-ai/sdk`, streaming, sending Claude Code's session
- * header; it executes every tool call it receives and counts executions per call id.
+ * Acceptance: three `cursor-bridge serve` processes (the real CLI and `@cursor/sdk`, each against its own
+ * fake Cursor backend) behind the real HAProxy running `deploy/haproxy/haproxy.cfg` on loopback. The client
+ * is the official `@anthropic-ai/sdk`, streaming, sending Claude Code's session header; it executes every
+ * tool call it receives and counts executions per call id.
  */
 
 import { afterEach, beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';

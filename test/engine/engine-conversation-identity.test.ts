@@ -37,8 +37,8 @@ describe('large user texts identify a conversation exactly', () => {
   };
   const anonymous = { identity: {} };
 
-  // Spec, Sessions: "No native id: the substantive user-text list (as prefix hashes). A later turn that
-  // extends it keeps the session; a sibling that only shares an earlier prefix does not."
+  // Without a native id a conversation is its substantive user-text list (as prefix hashes): a later turn
+  // that extends it keeps the session; a sibling that only shares an earlier prefix does not.
   it('a sibling whose 40 KB text differs at character 600 gets its own agent; the first conversation keeps its agent', async () => {
     const { engine, upstream } = numberedAnswers();
     const opening = [user('review these logs')];
@@ -65,9 +65,9 @@ describe('large user texts identify a conversation exactly', () => {
 describe('a fork marker opens a worker context only where Claude Code puts it', () => {
   const parentOpening = user(dateReminder('2026-12-02'), 'build the feature');
 
-  // Spec, Sessions: "Worker forks with inherited history use their latest explicit fork marker
-  // (<fork-boilerplate> or You are a worker fork) as the identity boundary." A marker pasted into a
-  // prompt is not Claude Code's fork message.
+  // Worker forks with inherited history use their latest explicit fork marker (<fork-boilerplate> or
+  // You are a worker fork) as the identity boundary. A marker pasted into a prompt is not Claude Code's
+  // fork message.
   it.each([
     {
       name: 'the <fork-boilerplate> block',
@@ -91,9 +91,9 @@ describe('a fork marker opens a worker context only where Claude Code puts it', 
     await engine.close();
   });
 
-  // Spec, Sessions: "The worker's own opening instructions and first assistant reply identify its agent,
-  // not the inherited parent turns. Shared boilerplate followed by different instructions separates
-  // sibling workers; the full inherited transcript still reaches the SDK."
+  // A worker's own opening instructions and first assistant reply identify its agent, not the inherited
+  // parent turns. Shared boilerplate followed by different instructions separates sibling workers; the
+  // full inherited transcript still reaches the SDK.
   it("Claude Code's fork message (a text part starting with the boilerplate, after the spawning call's result) gives each worker its own agent", async () => {
     const { engine, upstream } = numberedAnswers();
     const id = withId('cc-fork');

@@ -1,10 +1,10 @@
 /**
- * Spec, "Transformer Behavior": an idle agent gets a slim prompt "only when the next host transcript is the
- * exact committed assistant text/tool calls plus one supported user message" — and "Sessions": after a
- * stream dies mid-turn, "the next request uses a slim follow-up prompt when the agent session already has
- * history". A run cut short checkpoints nothing, so its agent holds what it held before and the cut turn
- * is new to it; when the backend did checkpoint part of the cut turn, a slim prompt would repeat that turn
- * to the agent, and the transcript is replayed to a new agent instead.
+ * An idle agent gets a slim prompt only when the next host transcript is the exact committed assistant text
+ * and tool calls plus one supported user message, and after a stream dies mid-turn the next request uses a
+ * slim follow-up prompt when the agent session already has history. A run cut short checkpoints nothing, so
+ * its agent holds what it held before and the cut turn is new to it; when the backend did checkpoint part of
+ * the cut turn, a slim prompt would repeat that turn to the agent, and the transcript is replayed to a new
+ * agent instead.
  */
 
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 /**
- * Issue 22 item 2: the engine runs the model its resolver chose, hands the route to the server on the
- * turn's events (`modelRoute`), and logs it: once per distinct route at info (warn for a name near
- * catalog models), and on every turn line at debug.
+ * The engine runs the model its resolver chose, hands the route to the server on the turn's events
+ * (`modelRoute`), and logs it: once per distinct route at info (warn for a name near catalog models), and on
+ * every turn line at debug.
  */
 import { describe, expect, it } from 'vitest';
 import type { ResolvedModel } from '../../src/engine/engine.js';

@@ -1,7 +1,7 @@
 /**
- * Spec, "Host environment grounding": "Host facts are re-read every turn" — a tool-result turn that
- * resumes the parked run too. Its workspace is prepared from that request (so the files follow a changed
- * environment) and the resumed run's next tool calls are checked against that request's host root.
+ * Host facts are re-read every turn, a tool-result turn that resumes the parked run too. Its workspace is
+ * prepared from that request (so the files follow a changed environment) and the resumed run's next tool
+ * calls are checked against that request's host root.
  */
 
 import { describe, expect, it } from 'vitest';

@@ -1,9 +1,9 @@
 /**
- * Issue 23, item 7 — spec "Scratch-path detection": "If any string argument references the scratch
- * workspace — including inside a shell command such as cd <workspace> && ls — the call is not forwarded
- * to Claude Code. The model receives a corrective tool result naming the offending argument and the real
- * host root, and retries." The scratch root lives under the bridge's home, so a model may write it as
- * `~/…`, `$HOME/…` or `${HOME}/…`: those spellings are the same reference and get the same correction.
+ * Scratch-path detection: a host tool call with any string argument that references the scratch workspace —
+ * including inside a shell command such as cd <workspace> && ls — is not forwarded to Claude Code; the model
+ * receives a corrective tool result naming the offending argument and the real host root, and retries. The
+ * scratch root lives under the bridge's home, so a model may write it as `~/…`, `$HOME/…` or `${HOME}/…`:
+ * those spellings are the same reference and get the same correction.
  */
 
 import { describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 /**
- * Spec, "Sessions": "…cleanup failures, and transcript divergence retire the agent and replay the full
- * transcript", and the stop/interrupt is "a real SDK cancellation" whose "bounded retirement" is awaited
- * "before a replacement session can be created". A run whose cancel never retires must not keep the
- * conversation's agent: the next turn gets a fresh agent with the whole transcript.
+ * A cleanup failure retires the agent and replays the full transcript, and a stop is a real SDK
+ * cancellation whose bounded retirement is awaited before a replacement session can be created. A run
+ * whose cancel never retires must not keep the conversation's agent: the next turn gets a fresh agent
+ * with the whole transcript.
  */
 
 import { describe, expect, it } from 'vitest';

@@ -1,63 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import {
-  Flight,
-  type FlightCursor,
-  type FlightHooks,
-  type FlightOptions,
-  type FlightProducer,
-} from '../../src/engine/flight.js';
-
-/** A producer the test feeds with `push`/`end`/`fail`; `cancel` ends a pending read. Records its use. */
-const createChannel = () => {
-  const queue: Array<IteratorResult<number> | { error: unknown }> = [];
-  let waiting: (() => void) | undefined;
-  const stats = { iterators: 0, pulls: 0, cancels: 0, returns: 0 };
-  const wake = (): void => {
-    waiting?.();
-    waiting = undefined;
-  };
-  const producer: FlightProducer<number> = {
-    events: {
-      [Symbol.asyncIterator]: () => {
-        stats.iterators += 1;
-        return {
-          next: async () => {
-            stats.pulls += 1;
-            while (queue.length === 0) await new Promise<void>((resolve) => (waiting = resolve));
-            const item = queue.shift() as IteratorResult<number> | { error: unknown };
-            if ('error' in item) throw item.error;
-            return item;
-          },
-          return: async () => {
-            stats.returns += 1;
-            return { done: true, value: undefined };
-          },
-        };
-      },
-    },
-    cancel: async () => {
-      stats.cancels += 1;
-      queue.push({ done: true, value: undefined });
-      wake();
-    },
-  };
-  return {
-    producer,
-    stats,
-    push: (...values: number[]) => {
-      for (const value of values) queue.push({ done: false, value });
-      wake();
-    },
-    end: () => {
-      queue.push({ done: true, value: undefined });
-      wake();
-    },
-    fail: (error: unknown) => {
-      queue.push({ error });
-      wake();
-    },
-  };
-};
+import { Flight, type FlightCursor, type FlightHooks, type FlightOptions } from '../../src/engine/flight.js';
+import { createChannel } from '../helpers/producer-channel.js';
 
 const flightOptions = (overrides: Partial<FlightOptions<number>> = {}): FlightOptions<number> => ({
   maxBufferedEvents: 100,

@@ -32,7 +32,7 @@ const createDriver = (index = new IdentityIndex()) => {
   };
 };
 
-describe('rule 2: side calls under the same native id get their own agent', () => {
+describe('side calls under the same native id get their own agent', () => {
   it.each([
     {
       name: 'OpenCode title request',
@@ -51,7 +51,7 @@ describe('rule 2: side calls under the same native id get their own agent', () =
   });
 });
 
-describe('rule 4: without a native id a later turn must extend the session’s user-text list', () => {
+describe('without a native id a later turn must extend the session’s user-text list', () => {
   const anonymous: IdentityHint = {};
   const conversation = (...texts: string[]): TurnMessage[] =>
     texts.flatMap((text, index) => [
@@ -87,7 +87,7 @@ describe('rule 4: without a native id a later turn must extend the session’s u
   });
 });
 
-describe('rule 5: repeated openings', () => {
+describe('repeated openings', () => {
   type Step = { at: number; messages: TurnMessage[]; finish?: number; expect: string };
   const scenarios: Array<{ name: string; steps: Step[] }> = [
     {

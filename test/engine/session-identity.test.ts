@@ -41,7 +41,7 @@ const parse = (
 const namespaceFor = (protocol: TurnProtocol, native: string | undefined): string =>
   computeIdentity(request([user('hi')], { protocol, ...(native === undefined ? {} : { native }) })).namespace;
 
-describe('rule 1: identity per protocol', () => {
+describe('identity per protocol', () => {
   const anthropicBody = (metadata?: unknown) => ({
     model: 'claude-opus-4-8',
     max_tokens: 1024,
@@ -181,7 +181,7 @@ describe('rule 1: identity per protocol', () => {
   });
 });
 
-describe('rule 2: a native id is combined with the first substantive user text', () => {
+describe('a native id is combined with the first substantive user text', () => {
   const same: Array<{ name: string; a: TurnMessage[]; b: TurnMessage[] }> = [
     {
       name: 'Claude Code reminders differ, the prompt is the same',
@@ -252,7 +252,7 @@ describe('rule 2: a native id is combined with the first substantive user text',
   });
 });
 
-describe('rule 3: worker forks', () => {
+describe('worker forks', () => {
   const parent = (middle: TurnMessage[] = []): TurnMessage[] => [
     user(dateReminder('d'), 'build the feature'),
     system('agent types'),
@@ -371,7 +371,7 @@ describe('rule 3: worker forks', () => {
   });
 });
 
-describe('rule 4: no native id — substantive user texts as prefix hashes', () => {
+describe('no native id — substantive user texts as prefix hashes', () => {
   const anonymous = (messages: TurnMessage[], systemText = 'sys'): ConversationIdentity =>
     identityOf(messages, {}, systemText);
 

@@ -180,7 +180,7 @@ describe('Session transitions', () => {
     expect(session.agent).toBeUndefined();
   });
 
-  it("removes an evicted session's workspace once its agent is disposed, and at close (spec: removed when the session is disposed)", async () => {
+  it("removes an evicted session's workspace once its agent is disposed, and at close", async () => {
     const { registry, removed } = createRegistry({ maxSessions: 1 });
     const { agent } = await scriptedRun();
     let disposeAgent = (): void => {};

@@ -1,61 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TurnCoalescer, type CoalescedProducer } from '../../src/engine/turn-coalescer.js';
 import { BridgeError } from '../../src/turn/turn-error.js';
-
-/** A producer the test drives: `push`/`end`/`fail` feed it; `cancel` ends a pending read. Records its use. */
-const createChannel = (options: { cancelDelayMs?: number; cancelNever?: boolean } = {}) => {
-  const queue: Array<IteratorResult<number> | { error: unknown }> = [];
-  let waiting: (() => void) | undefined;
-  const stats = { iterators: 0, pulls: 0, cancels: 0, returns: 0 };
-  const wake = (): void => {
-    waiting?.();
-    waiting = undefined;
-  };
-  const producer: CoalescedProducer<number> = {
-    events: {
-      [Symbol.asyncIterator]: () => {
-        stats.iterators += 1;
-        return {
-          next: async () => {
-            stats.pulls += 1;
-            while (queue.length === 0) await new Promise<void>((resolve) => (waiting = resolve));
-            const item = queue.shift() as IteratorResult<number> | { error: unknown };
-            if ('error' in item) throw item.error;
-            return item;
-          },
-          return: async () => {
-            stats.returns += 1;
-            return { done: true, value: undefined };
-          },
-        };
-      },
-    },
-    cancel: async () => {
-      stats.cancels += 1;
-      if (options.cancelNever === true) return new Promise<void>(() => {});
-      if (options.cancelDelayMs !== undefined)
-        await new Promise((resolve) => setTimeout(resolve, options.cancelDelayMs));
-      queue.push({ done: true, value: undefined });
-      wake();
-    },
-  };
-  return {
-    producer,
-    stats,
-    push: (...values: number[]) => {
-      for (const value of values) queue.push({ done: false, value });
-      wake();
-    },
-    end: () => {
-      queue.push({ done: true, value: undefined });
-      wake();
-    },
-    fail: (error: unknown) => {
-      queue.push({ error });
-      wake();
-    },
-  };
-};
+import { createChannel } from '../helpers/producer-channel.js';
 
 const iterate = (iterable: AsyncIterable<number>): AsyncIterator<number> => iterable[Symbol.asyncIterator]();
 

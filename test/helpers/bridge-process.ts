@@ -1,7 +1,8 @@
 /**
- * `cursor-bridge serve` in a child process (the real CLI and SDK) against the project's fake Cursor
- * backend in this process, so memory figures are the bridge's alone: RSS is read from
- * `/proc/<pid>/status`. Loopback only; the child is stopped by its PID.
+ * The reliability tier's bridge: `cursor-bridge serve` in a child process (the real CLI and SDK) against
+ * the project's fake Cursor backend in this process, whose scenario the test writes, so memory figures are
+ * the bridge's alone: RSS is read from `/proc/<pid>/status`. Loopback only; the child is stopped by its
+ * PID. (The e2e tier's `serve`, played for the real clients, is `e2e/serve-bridge.ts`.)
  */
 
 import { spawn } from 'node:child_process';
@@ -13,9 +14,9 @@ import {
   type FakeCursorBackend,
   type Scenario,
 } from '../fakes/cursor-backend/index.js';
-import { stopProcess } from './e2e/serve-bridge.js';
 import { ensureBuilt } from './ensure-built.js';
-import { serveArgs, waitForServePort } from './serve-process.js';
+import { serveArgs, stopProcess, waitForServePort } from './serve-command-line.js';
+import { sleep } from '../../lib/sleep.js';
 
 export type BridgeProcess = {
   url: string;
@@ -103,7 +104,7 @@ export const sampleRssPeak = (bridge: BridgeProcess, floor = 0): { stop(): Promi
       const rss = await bridge.rssMb().catch(() => undefined);
       if (rss === undefined) return;
       peak = Math.max(peak, rss);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   })();
   return {

@@ -6,7 +6,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
 import { defaultTemplateOverrideDir } from '../../src/workspace/workspace-paths.js';
-import { startScriptedBridgeProcess, type ScriptedBridge } from './scripted-bridge-process.js';
+import { startScriptedBridge, type ScriptedBridge } from './scripted-bridge.js';
 
 export type ConsoleBridge = ScriptedBridge & {
   /** The template override directory (the default one in HOME); not created until something saves there. */
@@ -14,7 +14,7 @@ export type ConsoleBridge = ScriptedBridge & {
 };
 
 /**
- * The bridge as `serve` builds it, over a scripted upstream (`startScriptedBridgeProcess`), on 127.0.0.1:0 in a
+ * The bridge as `serve` builds it, over a scripted upstream (`startScriptedBridge`), on 127.0.0.1:0 in a
  * fresh HOME, `config` on top (e.g. `APIKEY`), watching its templates when asked.
  */
 export const startConsoleBridge = async (options: {
@@ -22,7 +22,7 @@ export const startConsoleBridge = async (options: {
   config?: Record<string, unknown>;
   watchTemplates?: boolean;
 }): Promise<ConsoleBridge> => {
-  const bridge = await startScriptedBridgeProcess(options);
+  const bridge = await startScriptedBridge(options);
   return { ...bridge, templatesDir: defaultTemplateOverrideDir(bridge.home) };
 };
 

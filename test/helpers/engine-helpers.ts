@@ -5,6 +5,8 @@ import type { TurnEvent } from '../../src/turn/turn-event.js';
 import type { TurnMessage, TurnRequest } from '../../src/turn/turn-request.js';
 import { ScriptedUpstream, type ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
 
+export { sleep } from '../../lib/sleep.js';
+
 export const silentLogger = pino({ level: 'silent' });
 
 export const createTestEngine = (source: ScriptSource, options: Partial<EngineOptions> = {}) => {
@@ -77,8 +79,6 @@ export const never: AbortSignal = new AbortController().signal;
 export const withId = (id: string) => ({
   identity: { nativeSessionId: { value: id, source: 'x-session-id' } },
 });
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Read a response until `stop(event)`, then leave as a disconnecting client does. */
 export const readUntil = async (

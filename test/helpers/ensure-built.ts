@@ -14,6 +14,7 @@ import { join, relative } from 'node:path';
 
 import { repoRoot } from './repo-root.js';
 import { isProcessAlive } from '../../lib/is-process-alive.js';
+import { sleep } from '../../lib/sleep.js';
 
 const sourceRoots = ['src', 'mcp', 'lib'];
 const lockDir = join(
@@ -80,7 +81,7 @@ const acquireLock = async (): Promise<void> => {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       if (await lockIsStale()) await rm(lockDir, { recursive: true, force: true });
-      else await new Promise((resolve) => setTimeout(resolve, 300));
+      else await sleep(300);
     }
   }
 };

@@ -2,6 +2,9 @@
  * Polls `condition` every 20 ms until it holds. The deadline is a safety net under the test's timeout,
  * never a speed claim: a test that waits on it asserts what happened, not how fast.
  */
+
+import { sleep } from '../../lib/sleep.js';
+
 export const until = async (
   condition: () => boolean | Promise<boolean>,
   what: string,
@@ -10,7 +13,7 @@ export const until = async (
   const deadline = Date.now() + deadlineMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
 };
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { resolveDefaultTemplateDir } from '../../src/workspace/workspace-paths.js';
+import { sleep } from '../../lib/sleep.js';
 
 /** A pino logger whose JSON lines are collected in `records`. */
 export const createCapturingLogger = (): { logger: Logger; records: Array<Record<string, unknown>> } => {
@@ -30,7 +31,7 @@ export const waitFor = async (
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await sleep(25);
   }
 };
 

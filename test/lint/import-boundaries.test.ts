@@ -1,5 +1,5 @@
 /**
- * The import boundaries `eslint.config.js` enforces (design.md, "Layout": `mcp/` never imports `src/`),
+ * The import boundaries `eslint.config.js` enforces (ARCHITECTURE.md: `mcp/` never imports `src/`),
  * checked on a one-line module linted as if it sat at each path: `lib/` is the neutral helper library
  * of `src/` and `mcp/` and imports neither; `src/` reaches `mcp/` only through the tool host's public
  * entry points (`index.js`, `host.js`, `server-name.js`); only `src/upstream/cursor/` imports `@cursor/sdk`;

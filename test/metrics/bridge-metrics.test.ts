@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BridgeMetrics } from '../../src/metrics/bridge-metrics.js';
 import { ScratchPathGuards } from '../../src/workspace/scratch-path-guards.js';
 import { bridgeCounters, parsePrometheusText, sumSamples } from '../helpers/prometheus-text.js';
-import { startScriptedBridge } from '../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../helpers/scripted-bridge-server.js';
 
-let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
+let bridge: Awaited<ReturnType<typeof startScriptedBridgeServer>> | undefined;
 afterEach(async () => {
   vi.useRealTimers();
   await bridge?.close();
@@ -23,7 +23,7 @@ describe('GET /metrics (Prometheus text via prom-client)', () => {
   it('counts turns by protocol and outcome, plans, and observes TTFB, tool-call latency and turn duration', async () => {
     // The wall clock stands still (timers and sockets stay real): every duration observed is exact.
     vi.useFakeTimers({ toFake: ['Date'] });
-    bridge = await startScriptedBridge([
+    bridge = await startScriptedBridgeServer([
       [
         {
           type: 'tool-call',

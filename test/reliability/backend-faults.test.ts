@@ -16,7 +16,7 @@
 
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConnectErrorCode, RunContext, Scenario } from '../fakes/cursor-backend/run-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 /** The silence bound a case exercises. */
 const boundMs = 5000;

@@ -1,5 +1,5 @@
 /**
- * Issue 11, item 1, end to end through the real `@cursor/sdk` against the fake backend: a CursorRun
+ * Backpressure, end to end through the real `@cursor/sdk` against the fake backend: a CursorRun
  * whose consumer stops taking events pauses the SDK's backend stream (the backend's writes block, the
  * SDK holds a bounded part of the answer), the run's silence bound does not count that pause, and when
  * the consumer reads again the whole answer arrives in order from the same stream. Held past the SDK's

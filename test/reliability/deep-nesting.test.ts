@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CcrFacade } from '../../src/hosts/ccr/ccr-facade.js';
 import { MAX_JSON_DEPTH } from '../../lib/json-depth.js';
 import { ScriptedUpstream, type ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
-import { startScriptedBridge } from '../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../helpers/scripted-bridge-server.js';
 
 const textTurn: ScriptSource = [
   { type: 'text-delta', text: 'ok' },
@@ -106,7 +106,7 @@ describe.each([
   ['OpenAI Responses', openaiResponses],
 ])('deep nesting over %s', (_name, protocol) => {
   const start = async () => {
-    const bridge = await startScriptedBridge(textTurn);
+    const bridge = await startScriptedBridgeServer(textTurn);
     cleanups.push(bridge.close);
     return bridge;
   };

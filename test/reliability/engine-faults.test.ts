@@ -1,5 +1,5 @@
 /**
- * Issue 11, items 5 and 7, end to end: the HTTP server, engine and the REAL `@cursor/sdk` against the
+ * Cut streams and retries, end to end: the HTTP server, engine and the REAL `@cursor/sdk` against the
  * fake Cursor backend. Clients cut their streams at the worst moments and retry the identical request,
  * and the suite counts what a user would lose: **0 duplicate executions** (a retry that shows the client
  * a tool call under a new id makes it run the tool again) and **0 lost tool results** (a result posted
@@ -9,7 +9,7 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
 import { createGate } from '../helpers/gate.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
 import type { ScriptSource, ScriptStep } from '../../src/upstream/scripted/scripted-upstream.js';
 import { repoRoot } from '../helpers/repo-root.js';
-import { startScriptedBridge } from '../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../helpers/scripted-bridge-server.js';
 
 const bodiesPerEndpoint = Number(process.env['CURSOR_BRIDGE_FUZZ_BODIES'] ?? 2000);
 const seed = Number(process.env['CURSOR_BRIDGE_FUZZ_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
@@ -353,7 +353,7 @@ const fuzzScript: ScriptSource = (input, runIndex) => {
 const log = { lines: 0, bytes: 0, longest: 0, failures: [] as string[] };
 /** No line may grow with the request (before, the fuzz run's log reached 1.45 GB with a 25 MB line). */
 const maxLogLineBytes = 4096;
-let bridge: Awaited<ReturnType<typeof startScriptedBridge>>;
+let bridge: Awaited<ReturnType<typeof startScriptedBridgeServer>>;
 beforeAll(async () => {
   const logger = createLogger({
     level: 'info',
@@ -366,7 +366,7 @@ beforeAll(async () => {
       },
     },
   });
-  bridge = await startScriptedBridge(fuzzScript, { logger });
+  bridge = await startScriptedBridgeServer(fuzzScript, { logger });
   console.log(
     `fuzz: seed ${seed}, ${bodiesPerEndpoint} bodies per endpoint (CURSOR_BRIDGE_FUZZ_SEED to reproduce)`,
   );

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { boundLogFields, createLogger } from '../../src/logging/logger.js';
 import { REPEATED_WARNINGS_MESSAGE } from '../../src/logging/repeat-limiter.js';
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
-import { startScriptedBridge } from '../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../helpers/scripted-bridge-server.js';
 
 const textTurn: ScriptSource = [
   { type: 'text-delta', text: 'ok' },
@@ -30,7 +30,7 @@ afterEach(async () => {
 
 const start = async (log: ReturnType<typeof memoryLog>, warningIntervalMs?: number) => {
   const logger = createLogger({ level: 'info', destination: log.destination });
-  const bridge = await startScriptedBridge(textTurn, {
+  const bridge = await startScriptedBridgeServer(textTurn, {
     logger,
     ...(warningIntervalMs === undefined ? {} : { warningIntervalMs }),
   });

@@ -1,12 +1,12 @@
 /**
- * Issue 11, item 2: what an evicted conversation leaves behind. `serve` in a child process (loopback, the
- * fake backend) with a session cap of 4 runs 10, then 70 more new conversations; a heap snapshot after each
- * batch (the snapshot collects garbage first) must show the bridge's per-session objects at the cap and
- * the live heap not growing with the number of evicted conversations. Measured at d5a5dd4: live heap 67.9
- * MB after 10, 65.7 MB after 130, while RSS rose 409 → 451 MB, because V8 sizes its heap to the garbage
- * rate (heapUsed 82 → 224 MB between major collections), not because anything is retained. The
- * sessions still cached must not keep their finished runs either (they did, one `CursorRun` and its SDK
- * run's request context per idle session, until the session let go of a finished run).
+ * What an evicted conversation leaves behind. `serve` in a child process (loopback, the fake backend) with a
+ * session cap of 4 runs 10, then 70 more new conversations; a heap snapshot after each batch (the snapshot
+ * collects garbage first) must show the bridge's per-session objects at the cap and the live heap not growing
+ * with the number of evicted conversations. Measured at d5a5dd4: live heap 67.9 MB after 10, 65.7 MB after
+ * 130, while RSS rose 409 → 451 MB, because V8 sizes its heap to the garbage rate (heapUsed 82 → 224 MB
+ * between major collections), not because anything is retained. The sessions still cached must not keep their
+ * finished runs either (they did, one `CursorRun` and its SDK run's request context per idle session, until
+ * the session let go of a finished run).
  */
 
 import { readdir, readFile, rm } from 'node:fs/promises';

@@ -1,14 +1,14 @@
 /**
- * Issue 11, items 2 and 3: memory comes back after work. A bounded soak (loopback, fake backend) against
- * `serve` in a child process, so RSS is the bridge's: many new conversations (most of them evicted by
- * the session cap), then long streamed turns; RSS after the soak and after idling must stay bounded.
+ * Memory comes back after work. A bounded soak (loopback, fake backend) against `serve` in a child process,
+ * so RSS is the bridge's: many new conversations (most of them evicted by the session cap), then long
+ * streamed turns; RSS after the soak and after idling must stay bounded.
  */
 
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Scenario } from '../fakes/cursor-backend/index.js';
-import { closeWireBackend, startWireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge } from '../helpers/wire-bridge.js';
 import { startBridgeProcess, type BridgeProcess } from '../helpers/bridge-process.js';
 
 const conversations = 96;
@@ -45,7 +45,7 @@ const post = async (url: string, body: object): Promise<string> => {
 
 let bridge: BridgeProcess;
 beforeAll(async () => {
-  // The cap through the environment (issue 11, item 10): evictions are logged and counted.
+  // The cap through the environment: evictions are logged and counted.
   bridge = await startBridgeProcess({ scenario, env: { CURSOR_BRIDGE_MAX_SESSIONS: String(maxSessions) } });
 }, 60_000);
 afterAll(async () => bridge?.close());

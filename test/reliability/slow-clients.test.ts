@@ -1,7 +1,7 @@
 /**
- * Issue 11, item 1: clients that stop reading a long answer must not grow the bridge's memory without
- * bound, and must be cut off (run cancelled, response closed) past the stall deadline. Measured in a
- * child process (the real CLI and SDK against the fake backend), so the figures are the bridge's.
+ * Clients that stop reading a long answer must not grow the bridge's memory without bound, and must be cut
+ * off (run cancelled, response closed) past the stall deadline. Measured in a child process (the real CLI and
+ * SDK against the fake backend), so the figures are the bridge's.
  *
  * No figure here depends on the machine's speed: each test waits for the events it claims (the backend
  * saw every run cancelled, the sockets closed, nothing in flight), with a generous `vi.waitFor` only as a

@@ -1,14 +1,14 @@
 /**
- * Spec, "Transformer Behavior": the last subscriber's stop is "a real SDK cancellation" whose "bounded
- * retirement" is awaited. A client that stopped reading (the bridge paused the backend stream behind it)
- * and then left must still get its run cancelled and retired at once — not only at the retire bound,
- * which would abandon the agent and cost the conversation a full replay.
+ * The last subscriber's stop is a real SDK cancellation whose bounded retirement is awaited. A client that
+ * stopped reading (the bridge paused the backend stream behind it) and then left must still get its run
+ * cancelled and retired at once — not only at the retire bound, which would abandon the agent and cost the
+ * conversation a full replay.
  */
 
 import { connect } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 /**
  * The real @cursor/sdk meets Cursor's context-window refusal (the fake's `failConversationTooLong`:

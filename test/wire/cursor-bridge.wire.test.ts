@@ -11,7 +11,7 @@ import {
   startWireBridge,
   type WireBridge,
   anthropicBashTool,
-} from '../helpers/wire-fixture.js';
+} from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 const start = async (...args: Parameters<typeof startWireBridge>) => (wire = await startWireBridge(...args));
@@ -327,7 +327,7 @@ describe('bridge with the real @cursor/sdk against the fake Cursor backend', () 
     expect(runRequests()[2]?.conversationId).not.toBe(runRequests()[0]?.conversationId);
   });
 
-  it('refuses with 401, x-should-retry false and the spec message when the key is missing', async () => {
+  it('refuses with 401, x-should-retry false and "Cursor API key not found" when the key is missing', async () => {
     const { url } = await start({ apiKey: null });
     const response = await fetch(`${url}/v1/messages?beta=true`, {
       method: 'POST',

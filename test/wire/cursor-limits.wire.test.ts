@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { fakeLimitTexts } from '../fakes/cursor-backend/limit-texts.js';
 import type { FakeCursorLimit, FakeLimitOptions } from '../fakes/cursor-backend/run-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 /**
  * Each of Cursor's rate and usage limits, sent by the fake as Cursor's ErrorDetails, through the real

@@ -7,13 +7,13 @@
  * cut turn and the new tool set — only because the retired run left no checkpoint: the agent then holds
  * exactly what it held before that run. When the backend checkpointed part of the cut turn, a slim prompt
  * would repeat it, so the transcript is replayed to a new agent. Either way the agent sees each user turn
- * once (spec, "Transformer Behavior": a slim prompt only when the transcript lines up exactly).
+ * once (a slim prompt only when the transcript lines up exactly).
  */
 
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { FakeToolResult, Scenario } from '../fakes/cursor-backend/run-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

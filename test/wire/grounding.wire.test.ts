@@ -1,5 +1,5 @@
 /**
- * Host environment grounding, proven with the REAL `@cursor/sdk` (spec "Host environment grounding"):
+ * Host environment grounding, proven with the REAL `@cursor/sdk`:
  * the bridge runs the SDK in the session's scratch workspace, which holds the rendered AGENTS.md and
  * deny-hooks; the prompt the backend receives opens and closes with the grounding blocks; and a Cursor
  * built-in the server asks the SDK to run is denied with a message stating the real topology.
@@ -21,7 +21,7 @@ import { fakeShellArgs } from '../fakes/cursor-backend/exec-args.js';
 import type { JsonObject } from '../fakes/cursor-backend/client-message.js';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
 import { requestContextOf } from '../helpers/request-context.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 let scratch = '';
@@ -270,8 +270,8 @@ describe('host environment grounding with the real @cursor/sdk', () => {
     expect(existsSync(targets.writeMarker)).toBe(false);
   });
 
-  // Spec, "Modes": `cursorCwd` — "Used when `cursorMode` is `agent` to set the SDK local cwd." Issue 23,
-  // item 5: agent mode's grounding tells the agent its own tools run there, not that the client hosts them.
+  // `cursorCwd` sets the SDK's local cwd when `cursorMode` is `agent`; agent mode's grounding tells the
+  // agent its own tools run there, not that the client hosts them.
   it('agent mode with cursorCwd: the SDK runs in cursorCwd, and the prompt says its own tools run there', async () => {
     const cursorCwd = await mkdtemp(join(scratch, 'agent-cwd-'));
     let seen: { prompt: string; context: JsonObject } | undefined;

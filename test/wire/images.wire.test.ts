@@ -19,7 +19,7 @@ import {
   closeWireBackend,
   startWireBridge,
   type WireBridge,
-} from '../helpers/wire-fixture.js';
+} from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

@@ -6,12 +6,12 @@ import {
   startWireBridge,
   type WireBridge,
   anthropicBashTool,
-} from '../helpers/wire-fixture.js';
+} from '../helpers/wire-bridge.js';
 
 /**
  * The SDK model selection a request's reasoning leads to, seen in the run requests the real `@cursor/sdk`
  * sends the fake backend. The fake catalog's gpt-5.4 lists reasoning none < low < medium < high <
- * extra-high, its default variant at medium (spec, "Transformer Behavior").
+ * extra-high, its default variant at medium.
  */
 let wire: WireBridge;
 beforeAll(async () => {
@@ -98,8 +98,8 @@ const resultText = (result: FakeToolResult | undefined): string =>
 
 describe('model selection of a live agent', () => {
   it(
-    'keeps its bound selection while a run is parked and after it; a new reasoning choice applies to the ' +
-      'next agent (spec: "A live agent keeps its bound selection while a run is in flight")',
+    'keeps its bound selection while a run is parked and after it; ' +
+      'a new reasoning choice applies to the next agent',
     async () => {
       let runs = 0;
       const scenario: Scenario = async (run) => {

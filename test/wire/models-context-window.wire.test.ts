@@ -5,7 +5,7 @@
  */
 
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

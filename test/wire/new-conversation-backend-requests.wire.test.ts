@@ -12,7 +12,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SDK_CATALOG_ENV } from '../../src/upstream/cursor/sdk-catalog-env.js';
 import { countByPath, until } from '../helpers/until.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

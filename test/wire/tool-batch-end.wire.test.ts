@@ -18,7 +18,7 @@ import {
   startWireBridge,
   type WireBridge,
   anthropicBashTool,
-} from '../helpers/wire-fixture.js';
+} from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

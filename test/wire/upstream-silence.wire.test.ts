@@ -13,7 +13,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { RunContext } from '../fakes/cursor-backend/run-context.js';
 import { createGate } from '../helpers/gate.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 const boundMs = 1500;
 /** A bound the test does not exercise. */

@@ -8,7 +8,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { countByPath, until } from '../helpers/until.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 afterEach(async () => {

@@ -17,7 +17,7 @@ import type { JsonObject } from '../fakes/cursor-backend/client-message.js';
 import type { Scenario } from '../fakes/cursor-backend/run-context.js';
 import { requestContextOf } from '../helpers/request-context.js';
 import { until } from '../helpers/until.js';
-import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-fixture.js';
+import { closeWireBackend, startWireBridge, type WireBridge } from '../helpers/wire-bridge.js';
 
 // Counts the child processes this process spawns (the bridge and the SDK run in it).
 const require = createRequire(import.meta.url);
@@ -167,12 +167,11 @@ describe('pre-warmed scratch workspaces', { timeout: 60_000 }, () => {
 
   describe('at the session cap', () => {
     /**
-     * Spec, Workspace lifecycle: "Scratch workspaces are removed when their session is disposed (idle TTL,
-     * LRU eviction, or explicit disposal)" — nothing of an evicted conversation serves another. A bridge
-     * with a cap of two sessions whose pool warms nothing beyond it (`cursorWarmWorkspacesAtCap` 0): A
-     * starts cold and fills the one slot left (the executor bound: 1 session + 1 entry), B takes it, C
-     * starts cold (nothing warm: 2 sessions at the cap) and evicts A; D evicts B, which had adopted the
-     * pre-warmed workspace and executor.
+     * Scratch workspaces are removed when their session is disposed (idle TTL, LRU eviction, or explicit
+     * disposal): nothing of an evicted conversation serves another. A bridge with a cap of two sessions whose
+     * pool warms nothing beyond it (`cursorWarmWorkspacesAtCap` 0): A starts cold and fills the one slot left
+     * (the executor bound: 1 session + 1 entry), B takes it, C starts cold (nothing warm: 2 sessions at the
+     * cap) and evicts A; D evicts B, which had adopted the pre-warmed workspace and executor.
      */
     it("gives the conversation that evicts another a new directory and executor, never the evicted one's", async () => {
       const probes: Probe[] = [];

@@ -15,7 +15,7 @@ import {
   closeWireBackend,
   startWireBridge,
   type WireBridge,
-} from '../helpers/wire-fixture.js';
+} from '../helpers/wire-bridge.js';
 
 let wire: WireBridge | undefined;
 /** Where this test's requests start in the file's shared fake backend log. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TurnRequest } from '../../src/turn/turn-request.js';
 import { collectHostFactTexts, extractHostFacts } from '../../src/workspace/host-facts.js';
 
-// Blocks shaped exactly like the captures in facts/clients.md ($WORKDIR = /tmp/clients/work).
+// Blocks shaped exactly like Claude Code's, OpenCode's and Codex's captured ones, run in /tmp/clients/work.
 
 const claudeCode197SystemBlock = [
   '\nYou are an interactive agent that helps users with software engineering tasks.',

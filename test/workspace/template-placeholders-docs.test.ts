@@ -1,7 +1,7 @@
 /**
- * Issue 25, item 3: the placeholders come from one table in code (`template-placeholders.ts`), which the
- * template check, `cursor-bridge templates placeholders` and docs/templates.md all follow. The docs'
- * table lists exactly the code's placeholders, in its order, with the same kind, meaning and example.
+ * The placeholders come from one table in code (`template-placeholders.ts`), which the template check,
+ * `cursor-bridge templates placeholders` and docs/templates.md all follow. The docs' table lists exactly the
+ * code's placeholders, in its order, with the same kind, meaning and example.
  */
 
 import { readFile } from 'node:fs/promises';

@@ -26,6 +26,9 @@ import { decodeReceivedImages, receivedImage, type FakeReceivedImage } from './r
 import type { FakeOfferedTool, FakeRunRequest, FakeUsage, RunContext, Scenario } from './run-context.js';
 import type { ProtoRegistry } from './sdk-proto-registry.js';
 import { loadSdkProtoRegistry } from './sdk-proto-registry.js';
+import { errorMessage } from '../../../lib/error-message.js';
+import { isRecord } from '../../../lib/is-record.js';
+import { sleep } from '../../../lib/sleep.js';
 
 /** Headers copied into {@link FakeRequestLogEntry.headers} when present. */
 export const LOGGED_HEADERS = [
@@ -184,8 +187,7 @@ const sendJson = (response: ServerResponse, status: number, body: unknown): void
 
 const unauthenticated = { error: { code: 'unauthenticated', message: 'Invalid API key (fake)' } };
 
-const asObject = (value: unknown): JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
+const asObject = (value: unknown): JsonObject => (isRecord(value) ? value : {});
 const asString = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 /** The first request of each run (`runId`), in order: the runs, whatever the SDK re-sent. */
@@ -381,10 +383,7 @@ export const startFakeCursorBackend = async (
         if (!run.open) return;
         scenarioErrors.push(error);
         // A code the SDK does not retry, so a broken scenario fails the test fast.
-        run.fail(
-          `fake scenario threw: ${error instanceof Error ? error.message : String(error)}`,
-          'permission_denied',
-        );
+        run.fail(`fake scenario threw: ${errorMessage(error)}`, 'permission_denied');
         options.onScenarioError?.(error, run);
       }
     })();
@@ -401,7 +400,7 @@ export const startFakeCursorBackend = async (
     requests.push(entry);
     const delay = delayMs;
     const body = await readBody(request);
-    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    if (delay > 0) await sleep(delay);
     const gate = held.get(path);
     if (gate !== undefined) await gate;
 

@@ -31,6 +31,7 @@ import type {
 } from './run-context.js';
 import { FakeExecAbortedError, FakeStreamClosedError } from './run-context.js';
 import type { ProtoRegistry } from './sdk-proto-registry.js';
+import { isRecord } from '../../../lib/is-record.js';
 
 type Pending<T> = { resolve: (value: T) => void; reject: (error: Error) => void };
 
@@ -39,8 +40,7 @@ type RecordedStep =
   | { type: 'thinking'; text: string; durationMs: number }
   | { type: 'tool-call'; toolCall: JsonObject };
 
-const asObject = (value: unknown): JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
+const asObject = (value: unknown): JsonObject => (isRecord(value) ? value : {});
 const asString = (value: unknown): string => (typeof value === 'string' ? value : '');
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const base64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64');

@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { ensureClient } from '../e2e/install-clients.js';
+import { sleep } from '../../../lib/sleep.js';
 
 /** The members of an llms transformer the tests call. */
 export type LlmsTransformer = {
@@ -48,7 +49,7 @@ export const createLlmsServer = async (initialConfig: Record<string, unknown>): 
   // 3000 polls of 10 ms or more: a safety net against a hang (30 s at least), never a speed claim.
   for (let attempt = 0; server.providerService === undefined; attempt += 1) {
     if (attempt > 3_000) throw new Error('llms: the provider service never initialised');
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
   return server;
 };

@@ -1,5 +1,5 @@
 /**
- * The product path of issue 9: unmodified Claude Code Router (1.0.73 or 2.0.0, from npm) loading the
+ * The product path through CCR: unmodified Claude Code Router (1.0.73 or 2.0.0, from npm) loading the
  * `cursor-sdk` transformer (`ccr/cursor-sdk.cjs` of this checkout, built `dist/`) from its config, running the
  * real `@cursor/sdk` in CCR's process against the project's fake Cursor backend.
  *
@@ -29,9 +29,11 @@ import {
   describePlayed,
   describeRequests,
   headAndTail,
-  stopProcess,
   toBackendRun,
 } from './serve-bridge.js';
+import { stopProcess } from '../serve-command-line.js';
+import { errorMessage } from '../../../lib/error-message.js';
+import { sleep } from '../../../lib/sleep.js';
 
 export type CcrVersion = 'ccr-1' | 'ccr-2';
 
@@ -57,7 +59,7 @@ export type CcrHost = {
   close(): Promise<void>;
 };
 
-/** The CCR config: both reference styles, the key as the spec writes it (`$CURSOR_API_KEY`). */
+/** The CCR config: both reference styles, the key kept out of the file (`$CURSOR_API_KEY`). */
 export const ccrConfig = (port: number, defaultStyle: CcrReferenceStyle): Record<string, unknown> => {
   const provider = (name: string, use: unknown[]) => ({
     name,
@@ -91,7 +93,7 @@ const waitForHealth = async (port: number, child: ChildProcess): Promise<void> =
     } catch {
       // not listening yet
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   throw new Error(`e2e: ccr start did not answer /health within ${startTimeoutMs} ms`);
 };
@@ -157,10 +159,9 @@ export const startCcrHost = async (
     await close();
     if (exitedOnItsOwn && attempt < bindAttempts && (await portIsTaken(port)))
       return startCcrHost(version, options, attempt + 1);
-    throw new Error(
-      `${error instanceof Error ? error.message : String(error)}\nstderr:\n${output.stderr}\nstdout:\n${output.stdout}`,
-      { cause: error },
-    );
+    throw new Error(`${errorMessage(error)}\nstderr:\n${output.stderr}\nstdout:\n${output.stdout}`, {
+      cause: error,
+    });
   }
   return {
     version,

@@ -24,6 +24,7 @@ import { ensureCcr3, pinnedNodeBin, type InstalledCcr3 } from './install-ccr3.js
 import type { ClientEndpoint } from './network-isolation.js';
 import { headAndTail } from './serve-bridge.js';
 import { isProcessAlive } from '../../../lib/is-process-alive.js';
+import { sleep } from '../../../lib/sleep.js';
 
 export type CommandOutcome = { exitCode: number | null; stdout: string; stderr: string; timedOut: boolean };
 
@@ -108,8 +109,6 @@ const processesInNamespace = async (nsLink: string): Promise<number[]> => {
   }
   return pids;
 };
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const startCcr3Host = async (): Promise<Ccr3Host> => {
   if (unshare === undefined || nsenter === undefined || ip === undefined || process.getuid?.() !== 0)

@@ -1,7 +1,7 @@
 /**
- * Claude Code (`claude -p`) against the bridge's Anthropic Messages route. Offline settings from
- * facts/clients.md: `DISABLE_TELEMETRY` and `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC` stop every
- * lookup of Anthropic's hosts; `--allowedTools Bash` lets the scripted commands run without a prompt.
+ * Claude Code (`claude -p`) against the bridge's Anthropic Messages route. Offline settings:
+ * `DISABLE_TELEMETRY` and `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC` stop every lookup of Anthropic's hosts;
+ * `--allowedTools Bash` lets the scripted commands run without a prompt.
  */
 
 import { readFileSync } from 'node:fs';

@@ -8,6 +8,7 @@ import type { ClientName } from './install-clients.js';
 import type { ClientEndpoint } from './network-isolation.js';
 import type { ClientSandbox } from './run-client.js';
 import type { ShellTool } from './model-scenario.js';
+import { isRecord } from '../../../lib/is-record.js';
 
 /** The arguments, extra environment and stdin of one client run. */
 export type ClientInvocation = {
@@ -63,9 +64,7 @@ export const parseJsonLines = (stdout: string): Array<Record<string, unknown>> =
     if (!trimmed.startsWith('{')) return [];
     try {
       const value: unknown = JSON.parse(trimmed);
-      return typeof value === 'object' && value !== null && !Array.isArray(value)
-        ? [value as Record<string, unknown>]
-        : [];
+      return isRecord(value) ? [value] : [];
     } catch {
       return [];
     }

@@ -1,8 +1,8 @@
 /**
  * Codex CLI (`codex exec`) against the bridge's Responses route, with a custom model provider in
- * `$CODEX_HOME/config.toml`. Offline settings from facts/clients.md: no update check, `plugins = false`
- * (else it contacts github.com and chatgpt.com at startup), `analytics.enabled = false` (else a ~5 s
- * hang at exit). The known slug `gpt-5.5` gives production-like requests.
+ * `$CODEX_HOME/config.toml`. Offline settings: no update check, `plugins = false` (else it contacts
+ * github.com and chatgpt.com at startup), `analytics.enabled = false` (else a ~5 s hang at exit). The known
+ * slug `gpt-5.5` gives production-like requests.
  */
 
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -22,8 +22,8 @@ export const codeModeShell = (command: string): string =>
   `text((await tools.exec_command({ cmd: ${JSON.stringify(command)} })).output)`;
 
 /**
- * The README's Codex `config.toml` (the commented block under "# Codex (~/.codex/config.toml)" in its
- * quick start), read from README.md so the test runs what users copy: trailing comments dropped, the
+ * The README's Codex `config.toml` (the commented block under "# Codex (~/.codex/config.toml)" under
+ * "Point your client"), read from README.md so the test runs what users copy: trailing comments dropped, the
  * bridge's URL swapped for `baseUrl`; `withModel: false` leaves out its optional `model` line. No key
  * (the e2e bridge checks none unless `APIKEY` is set).
  */

@@ -21,6 +21,8 @@ import OpenAI from 'openai';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { expectedAnswer, stepResult, turnMessage } from './fleet-model.js';
+import { errorMessage } from '../../../lib/error-message.js';
+import { sleep } from '../../../lib/sleep.js';
 
 export type FleetShape = 'claude-code' | 'codex' | 'opencode';
 
@@ -128,10 +130,6 @@ type ShapeClient = {
   send(): Promise<Answer>;
   addResults(results: ReadonlyArray<{ call: ToolCall; output: string }>): void;
 };
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** A `fetch` for the SDKs that records what their own retries answer. */
 const recordingFetch =
@@ -389,7 +387,7 @@ export const runFleetConversation = async (plan: FleetPlan, options: FleetOption
         return answer;
       } catch (error) {
         if (attempt + 1 >= maxAttempts) throw error;
-        note(`stream: ${errorText(error).slice(0, 160)}`);
+        note(`stream: ${errorMessage(error).slice(0, 160)}`);
         await sleep(client.retryPauseMs);
       } finally {
         recorder.inSlowAnswer.delete(conversation);

@@ -16,6 +16,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { FakeToolResult, RunContext, Scenario } from '../../fakes/cursor-backend/index.js';
+import { sleep } from '../../../lib/sleep.js';
 
 /** How long a slow answer pauses between its halves. */
 export const slowAnswerMs = 1_500;
@@ -67,15 +68,6 @@ const resultText = (result: FakeToolResult): string =>
   result.status === 'success'
     ? result.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('')
     : `[${result.status}]`;
-
-const delay = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 
 export const createFleetModel = (): FleetModel => {
   const runs: FleetRun[] = [];
@@ -133,7 +125,7 @@ export const createFleetModel = (): FleetModel => {
     } else {
       const half = Math.floor(answer.length / 2);
       run.text(answer.slice(0, half));
-      await delay(slowAnswerMs, run.signal);
+      await sleep(slowAnswerMs, { signal: run.signal });
       if (run.signal.aborted) return;
       run.text(answer.slice(half));
     }

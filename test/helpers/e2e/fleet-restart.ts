@@ -18,11 +18,10 @@ import {
   type FleetRecorder,
 } from './fleet-clients.js';
 import { createFleetModel, type FleetModel } from './fleet-model.js';
+import { sleep } from '../../../lib/sleep.js';
 
 /** A safety net for a wait on the fleet, never a speed claim. */
 const waitLimitMs = 120_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const waitFor = async (condition: () => boolean, what: string): Promise<void> => {
   const deadline = Date.now() + waitLimitMs;

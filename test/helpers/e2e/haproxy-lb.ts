@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findFreePort } from '../free-port.js';
 import { repoRoot } from '../repo-root.js';
+import { errorMessage } from '../../../lib/error-message.js';
+import { sleep } from '../../../lib/sleep.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -41,7 +43,7 @@ export const ensureHaproxy = (): Promise<string> =>
       if (path === '') throw new Error('haproxy is still not on PATH after apt-get install');
       return path;
     } catch (error) {
-      const detail = error instanceof Error ? error.message : String(error);
+      const detail = errorMessage(error);
       throw new Error(
         `HAProxy is not installed and could not be installed from Debian (apt-get install -y haproxy, as root): ${detail}. ` +
           'This test needs the real haproxy; install it and run again.',
@@ -118,11 +120,11 @@ export const startHaproxy = async (backendPorts: readonly number[], attempt = 1)
         if (accept(states)) return states;
         last = states;
       } catch (error) {
-        last = error instanceof Error ? error.message : String(error);
+        last = errorMessage(error);
       }
       if (Date.now() > deadline)
         throw new Error(`haproxy: servers not in the expected state: ${JSON.stringify(last)}\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   };
 

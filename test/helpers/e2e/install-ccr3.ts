@@ -3,7 +3,7 @@
  * `test/.cache/clients/ccr-3-<version>/` on first use, with the same lock and staging rules as
  * `install-clients.ts`.
  *
- * 3.1.1 cannot be installed with a plain `npm install` here (`facts/ccr.md` §8): it depends on
+ * 3.1.1 cannot be installed with a plain `npm install` here: it depends on
  * `@the-next-ai/ai-gateway` and `@the-next-ai/bot-gateway-sdk`, which the registry lacks (the gateway is
  * bundled in `dist/main/next-ai-gateway.js`, the bot SDK is only imported on demand), and `better-sqlite3`
  * has no reachable prebuilt binary. So: `npm pack`, unpack, drop those two dependencies and the publish

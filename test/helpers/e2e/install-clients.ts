@@ -13,6 +13,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isProcessAlive } from '../../../lib/is-process-alive.js';
+import { sleep } from '../../../lib/sleep.js';
 
 export type ClientName = 'claude-code' | 'codex' | 'opencode' | 'ccr-1' | 'ccr-2' | 'node-20';
 
@@ -29,7 +30,7 @@ export type PinnedClient = {
   versionArgs?: string[];
 };
 
-/** The clients of the acceptance suite, pinned (issue 6). */
+/** The clients of the acceptance suite, pinned. */
 export const pinnedClients: Readonly<Record<ClientName, PinnedClient>> = {
   'claude-code': {
     name: 'claude-code',
@@ -53,7 +54,7 @@ export const pinnedClients: Readonly<Record<ClientName, PinnedClient>> = {
     binary: 'node_modules/opencode-ai/bin/opencode.exe',
     versionOutput: '1.18.33',
   },
-  // Claude Code Router, which loads the `cursor-sdk` transformer (issue 9). 1.0.73 depends on
+  // Claude Code Router, which loads the `cursor-sdk` transformer. 1.0.73 depends on
   // `@musistudio/llms@1.0.53`, installed beside it (2.0.0 bundles the same llms into its cli.js).
   'ccr-1': {
     name: 'ccr-1',
@@ -203,8 +204,6 @@ const installInto = async (client: PinnedClient, staging: string): Promise<void>
   }
   await writeFile(join(staging, stampFile), `${JSON.stringify({ version: client.version })}\n`);
 };
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Take the per-client lock, breaking one left behind by a dead process. */
 const acquireLock = async (lockDir: string, ready: () => Promise<boolean>): Promise<boolean> => {

@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import type { ClientEndpoint } from './network-isolation.js';
 import type { ClientSandbox } from './run-client.js';
+import { sleep } from '../../../lib/sleep.js';
 
 /** util-linux `script`: in every Debian (package bsdutils, essential). */
 const scriptBinary = '/usr/bin/script';
@@ -157,7 +158,7 @@ export const startPtySession = (options: StartPtySessionOptions): PtySession => 
       const quietFor = Date.now() - lastOutputAt;
       if (quietFor >= quietMs) return;
       if (Date.now() > deadline) throw new Error(`the program kept drawing for ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, quietMs - quietFor));
+      await sleep(quietMs - quietFor);
     }
   };
 

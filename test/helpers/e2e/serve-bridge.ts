@@ -13,7 +13,7 @@
  * to 127.0.0.1 (checked with `strace -f -e trace=connect` over a whole turn).
  */
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
@@ -28,10 +28,11 @@ import { serializeSseFrames } from '../../../src/protocols/sse-serialize.js';
 import type { BackendRun, E2eBridge, RecordedExchange } from './e2e-bridge.js';
 import { ensureBuilt } from '../ensure-built.js';
 import { bridgeCounters } from '../prometheus-text.js';
-import { serveArgs, waitForServePort } from '../serve-process.js';
+import { serveArgs, stopProcess, waitForServePort } from '../serve-command-line.js';
 import { createFakeBackendModel, scratchDirOf, type PlayedRun } from './fake-backend-model.js';
 import type { ModelScenario, ShellTool } from './model-scenario.js';
 import { countKeepalives, startRecordingProxy } from './recording-proxy.js';
+import { errorMessage } from '../../../lib/error-message.js';
 
 /**
  * The bridge's SSE keepalive interval, set through `CURSOR_BRIDGE_KEEPALIVE_MS` (the default is 10 s). A
@@ -50,9 +51,6 @@ export const missingKeyMessage = 'Cursor API key not found';
 
 /** How long `serve` may take to print its listening line (it loads the SDK first: ≈ 1 s idle). */
 const startTimeoutMs = 30_000;
-/** SIGTERM grace before SIGKILL. */
-const stopGraceMs = 5_000;
-
 const workspaceDirName = /^[0-9a-f]{32}$/;
 
 export type ServeBridge = E2eBridge & {
@@ -206,20 +204,6 @@ export const toBackendRun = (played: PlayedRun): BackendRun => ({
   workspaceDir: scratchDirOf(played.request.text),
 });
 
-/** SIGTERM the process, SIGKILL it after {@link stopGraceMs}; resolves once it exited. */
-export const stopProcess = async (child: ChildProcess): Promise<void> => {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-      process.kill(child.pid, 'SIGKILL');
-    }
-  }, stopGraceMs);
-  await exited;
-  clearTimeout(timer);
-};
-
 /** Start the fake backend and `cursor-bridge serve` for `scenario`. */
 export const startServeBridge = async (options: StartServeBridgeOptions): Promise<ServeBridge> => {
   await ensureBuilt();
@@ -286,7 +270,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
     await backend.close();
     await rm(root, { recursive: true, force: true });
     throw new Error(
-      `${error instanceof Error ? error.message : String(error)}\nstderr:\n${output.stderr}\nstdout:\n${headAndTail(output.stdout, 20_000)}`,
+      `${errorMessage(error)}\nstderr:\n${output.stderr}\nstdout:\n${headAndTail(output.stdout, 20_000)}`,
       { cause: error },
     );
   }

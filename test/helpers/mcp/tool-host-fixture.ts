@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { createMcpHostServer } from '../../../mcp/mcp-host-server.js';
 import type { McpHostServer, McpHostServerOptions } from '../../../mcp/mcp-host-server.js';
+import { sleep } from '../../../lib/sleep.js';
 
 export const testToken = 'test-token-0123456789';
 
@@ -127,8 +128,7 @@ export async function connectToolHost(
         { description: `${tool} of ${name}`, inputSchema: { text: z.string() } },
         async ({ text }) => {
           count(tool);
-          if (options.delayMs !== undefined)
-            await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+          if (options.delayMs !== undefined) await sleep(options.delayMs);
           return { content: [{ type: 'text', text: `${name}:${tool}:${text}` }] };
         },
       );
@@ -165,6 +165,6 @@ export async function until(check: () => boolean, timeoutMs = 30_000): Promise<v
   const started = Date.now();
   while (!check()) {
     if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
 }

@@ -1,6 +1,9 @@
 import type { TurnEvent } from '../../../src/turn/turn-event.js';
 
-/** TurnEvent builders shared by the three adapters' encoder tests and wire-fixture scripts. */
+/**
+ * TurnEvent builders shared by the three adapters' encoder tests and the byte-level fixture scripts
+ * (`turn-event-scripts.ts`).
+ */
 
 /** A text block: `text-start`, one `text-delta` per delta, `text-end`. */
 export const textEvents = (id: string, ...deltas: string[]): TurnEvent[] => [

@@ -1,8 +1,8 @@
 /**
  * The facade as CCR calls it: `transformRequestIn(request, provider, context)` with the Anthropic body in
- * `context.req`, answered through `__providerResponse` (the spec's fork) and through the one-time loopback
- * URL (upstream CCR fetches `config.url`), on the real engine over the scripted upstream. The reference
- * styles are resolved by the real llms 1.0.53 provider service.
+ * `context.req`, answered through `__providerResponse` (for a CCR build that takes the ready answer) and
+ * through the one-time loopback URL (upstream CCR fetches `config.url`), on the real engine over the scripted
+ * upstream. The reference styles are resolved by the real llms 1.0.53 provider service.
  */
 import { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -159,9 +159,9 @@ describe('the CCR facade', () => {
     expect(upstream.calls[1]?.input.reasoning).toMatchObject({ requested: false });
   });
 
-  it("replays a finished answer to an identical opening within the spec's 60-second window: one send, one agent", async () => {
-    // Spec, "Sessions": an opening that repeats a known one reuses its agent "within the 60-second replay
-    // window after it finished" — in every host, the transformer too.
+  it('replays a finished answer to an identical opening within the replay window: one send, one agent', async () => {
+    // An opening that repeats a known one reuses its agent within the replay window after it finished — in
+    // every host, the transformer too.
     const { facade, upstream } = await startFacade([
       { type: 'text-delta', text: 'Only once.' },
       { type: 'usage', usage },

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/logging/logger.js';
 import type { ScriptSource } from '../../../src/upstream/scripted/scripted-upstream.js';
 import { createGate, never } from '../../helpers/gate.js';
-import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../../helpers/scripted-bridge-server.js';
 import { BridgeMetrics } from '../../../src/metrics/bridge-metrics.js';
 import { anthropicAdapter } from '../../../src/protocols/anthropic/anthropic-adapter.js';
 import { openaiChatAdapter } from '../../../src/protocols/openai-chat/openai-chat-adapter.js';
@@ -20,7 +20,7 @@ afterEach(async () => {
 
 type Line = Record<string, unknown>;
 
-const start = async (source: ScriptSource, options: Parameters<typeof startScriptedBridge>[1] = {}) => {
+const start = async (source: ScriptSource, options: Parameters<typeof startScriptedBridgeServer>[1] = {}) => {
   const lines: Line[] = [];
   const raw: string[] = [];
   const destination = new Writable({
@@ -30,7 +30,7 @@ const start = async (source: ScriptSource, options: Parameters<typeof startScrip
       callback();
     },
   });
-  const bridge = await startScriptedBridge(source, {
+  const bridge = await startScriptedBridgeServer(source, {
     logger: createLogger({ level: 'info', destination }),
     ...options,
   });
@@ -177,7 +177,7 @@ describe('the access log', () => {
       },
     });
     let draining = false;
-    const bridge = await startScriptedBridge(textTurn, {
+    const bridge = await startScriptedBridgeServer(textTurn, {
       logger: createLogger({ level: 'debug', destination }),
       draining: () => draining,
     });

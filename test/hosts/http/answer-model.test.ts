@@ -1,7 +1,7 @@
 /**
- * Issue 22 item 2: the answer's `model` names the Cursor model that ran, in every protocol, streamed
- * or not — the engine resolves the request's name with the bridge's own resolver over a catalog, and
- * the official SDKs read the answers.
+ * The answer's `model` names the Cursor model that ran, in every protocol, streamed or not — the engine
+ * resolves the request's name with the bridge's own resolver over a catalog, and the official SDKs read the
+ * answers.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { engineModelResolver } from '../../../src/bridge/create-bridge.js';
 import { resolveConfig } from '../../../src/config/load-config.js';
 import type { ScriptSource } from '../../../src/upstream/scripted/scripted-upstream.js';
-import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../../helpers/scripted-bridge-server.js';
 
 const textTurn: ScriptSource = [
   { type: 'text-delta', text: 'Hello' },
@@ -23,7 +23,7 @@ const catalog = [
   { id: 'claude-opus-4-8' },
 ];
 
-let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
+let bridge: Awaited<ReturnType<typeof startScriptedBridgeServer>> | undefined;
 afterEach(async () => {
   await bridge?.close();
   bridge = undefined;
@@ -34,7 +34,7 @@ const start = async () => {
     { Providers: [{ name: 'cursor', models: ['composer-2'] }], Router: { default: 'cursor,composer-2' } },
     { path: '/nonexistent/config.json', env: {}, homedir: '/nonexistent' },
   );
-  bridge = await startScriptedBridge(
+  bridge = await startScriptedBridgeServer(
     () => textTurn,
     {},
     { resolveModel: engineModelResolver(config, { catalog: async () => catalog }) },

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../../helpers/scripted-bridge-server.js';
 
-let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
+let bridge: Awaited<ReturnType<typeof startScriptedBridgeServer>> | undefined;
 afterEach(async () => {
   await bridge?.close();
   bridge = undefined;
@@ -21,7 +21,7 @@ const post = (url: string, path: string, body: unknown, session: string): Promis
 describe('bridge server while draining', () => {
   it('answers /health 503 draining and refuses a new conversation with a retryable 503 and retry-after in each protocol’s envelope', async () => {
     let draining = false;
-    bridge = await startScriptedBridge(
+    bridge = await startScriptedBridgeServer(
       [
         { type: 'text-delta', text: 'hi' },
         { type: 'end', status: 'finished' },

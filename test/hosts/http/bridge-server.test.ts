@@ -4,11 +4,11 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScriptSource } from '../../../src/upstream/scripted/scripted-upstream.js';
 import { createGate, never } from '../../helpers/gate.js';
-import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../../helpers/scripted-bridge-server.js';
 
-let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
-const start = async (...args: Parameters<typeof startScriptedBridge>) =>
-  (bridge = await startScriptedBridge(...args));
+let bridge: Awaited<ReturnType<typeof startScriptedBridgeServer>> | undefined;
+const start = async (...args: Parameters<typeof startScriptedBridgeServer>) =>
+  (bridge = await startScriptedBridgeServer(...args));
 afterEach(async () => {
   await bridge?.close();
   bridge = undefined;

@@ -1,12 +1,12 @@
 /**
- * Spec, "Sessions": "Session key is an opaque id … Clients never send or receive x-ccr-cursor-session."
+ * The session key is an opaque id the bridge mints: clients never send or receive x-ccr-cursor-session.
  * The bridge never answers with that header, and a request that carries it — even with a live
  * conversation's real session key — is identified exactly as without it.
  */
 
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkspacePort } from '../../../src/engine/engine-deps.js';
-import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../../helpers/scripted-bridge-server.js';
 
 const header = 'x-ccr-cursor-session';
 const answer = [
@@ -54,7 +54,7 @@ const requests = {
 describe.each(Object.entries(requests))('%s: x-ccr-cursor-session', (_protocol, build) => {
   it.each([true, false])('is never sent to a client, nor read from one (stream %s)', async (stream) => {
     const { keys, workspace } = recordingKeys();
-    const bridge = await startScriptedBridge([answer, answer], {}, { workspace });
+    const bridge = await startScriptedBridgeServer([answer, answer], {}, { workspace });
     close = bridge.close;
     const post = async (text: string, headers: Record<string, string> = {}) => {
       const { path, body } = build(text);

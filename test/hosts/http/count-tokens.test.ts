@@ -6,16 +6,16 @@ import {
   IMAGE_TOKEN_ESTIMATE,
   MESSAGE_OVERHEAD_TOKENS,
 } from '../../../src/hosts/http/count-turn-tokens.js';
-import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../../helpers/scripted-bridge-server.js';
 
-let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
+let bridge: Awaited<ReturnType<typeof startScriptedBridgeServer>> | undefined;
 afterEach(async () => {
   await bridge?.close();
   bridge = undefined;
 });
 
-const start = async (options: Parameters<typeof startScriptedBridge>[1] = {}) =>
-  (bridge = await startScriptedBridge([{ type: 'end', status: 'finished' }], options));
+const start = async (options: Parameters<typeof startScriptedBridgeServer>[1] = {}) =>
+  (bridge = await startScriptedBridgeServer([{ type: 'end', status: 'finished' }], options));
 
 /** o200k_base counts checked against js-tiktoken's o200k_base, a second implementation of the vocabulary. */
 const fox = 'The quick brown fox jumps over the lazy dog.'; // 10 tokens

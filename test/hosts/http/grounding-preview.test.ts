@@ -1,14 +1,13 @@
 /**
- * Issue 25, item 3: `GET /debug/grounding` shows what a live conversation's agent is grounded with — the
- * workspace files, the deny message, the prompt head and tail of its latest turn and the host facts they
- * were rendered from — and nothing of the conversation. Through the whole bridge (config → templates →
- * workspaces → engine → HTTP) over a scripted upstream, compared with what the upstream received and
- * what the workspace holds on disk.
+ * `GET /debug/grounding` shows what a live conversation's agent is grounded with — the workspace files, the
+ * deny message, the prompt head and tail of its latest turn and the host facts they were rendered from — and
+ * nothing of the conversation. Through the whole bridge (config → templates → workspaces → engine → HTTP)
+ * over a scripted upstream, compared with what the upstream received and what the workspace holds on disk.
  *
- * Spec, "Host environment grounding": bridge mode extracts the host's <env> block (project root,
- * platform, OS version, and any other reported facts) from each incoming request and states the real
- * topology in three places: AGENTS.md inside the workspace, the head and the tail of the prompt sent to
- * the agent, the message returned when a Cursor built-in is denied. Host facts are re-read every turn.
+ * Host environment grounding: bridge mode extracts the host's <env> block (project root, platform, OS
+ * version, and any other reported facts) from each incoming request and states the real topology in three
+ * places: AGENTS.md inside the workspace, the head and the tail of the prompt sent to the agent, the message
+ * returned when a Cursor built-in is denied. Host facts are re-read every turn.
  */
 
 import { readFile } from 'node:fs/promises';
@@ -18,7 +17,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Bridge } from '../../../src/bridge/create-bridge.js';
 import type { ScriptedUpstream } from '../../../src/upstream/scripted/scripted-upstream.js';
-import { startScriptedBridgeProcess } from '../../helpers/scripted-bridge-process.js';
+import { startScriptedBridge } from '../../helpers/scripted-bridge.js';
 import { encodeTemplateJson } from '../../../src/workspace/template-renderer.js';
 import type { GroundingPreview } from '../../../src/workspace/template-preview.js';
 
@@ -39,7 +38,7 @@ const environment = (root: string): string =>
 type Started = { bridge: Bridge; url: string; upstream: ScriptedUpstream };
 
 const startBridge = async (config: Record<string, unknown> = {}, env = {}): Promise<Started> => {
-  const started = await startScriptedBridgeProcess({
+  const started = await startScriptedBridge({
     source: () => [
       { type: 'text-delta', text: `Answer ${assistantMarker}` },
       { type: 'end', status: 'finished' },

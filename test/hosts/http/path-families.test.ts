@@ -1,11 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../../helpers/scripted-bridge-server.js';
 
-let bridge: Awaited<ReturnType<typeof startScriptedBridge>> | undefined;
-const start = async (options: Parameters<typeof startScriptedBridge>[1] = {}) =>
-  (bridge = await startScriptedBridge([{ type: 'end', status: 'finished' }], options));
+let bridge: Awaited<ReturnType<typeof startScriptedBridgeServer>> | undefined;
+const start = async (options: Parameters<typeof startScriptedBridgeServer>[1] = {}) =>
+  (bridge = await startScriptedBridgeServer([{ type: 'end', status: 'finished' }], options));
 afterEach(async () => {
   await bridge?.close();
   bridge = undefined;

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/logging/logger.js';
-import { startScriptedBridge } from '../../helpers/bridge-server-fixture.js';
+import { startScriptedBridgeServer } from '../../helpers/scripted-bridge-server.js';
 
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => {
@@ -18,7 +18,7 @@ describe("a request's log lines", () => {
         callback();
       },
     });
-    const bridge = await startScriptedBridge(
+    const bridge = await startScriptedBridgeServer(
       [{ type: 'error', error: { kind: 'api', message: 'boom', retryable: true } }],
       { logger: createLogger({ level: 'warn', destination }), warningIntervalMs: 0 },
     );

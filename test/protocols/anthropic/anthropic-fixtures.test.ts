@@ -4,7 +4,7 @@ import { convertAnthropicRequestToTurn } from '../../../src/protocols/anthropic/
 import type { TurnRequest } from '../../../src/turn/turn-request.js';
 import { readJsonFixture } from '../../helpers/protocols/read-fixture.js';
 
-/** Request bodies modelled on Claude Code 2.1.197 / 2.1.332 captures (facts/clients.md), shortened. */
+/** Request bodies modelled on captured Claude Code 2.1.197 / 2.1.332 requests, shortened. */
 const readFixture = (name: string): unknown => readJsonFixture('anthropic', name);
 
 const parseFixture = (name: string, headers: Record<string, string> = {}): TurnRequest => {

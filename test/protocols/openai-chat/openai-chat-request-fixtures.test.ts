@@ -6,7 +6,7 @@ import { readJsonFixture } from '../../helpers/protocols/read-fixture.js';
 const fixture = (name: string): Record<string, unknown> =>
   readJsonFixture('openai-chat', `${name}.request.json`) as Record<string, unknown>;
 
-/** Headers OpenCode 1.18.33 sends (facts/clients.md §3), minus the transport ones. */
+/** Headers OpenCode 1.18.33 was captured sending, minus the transport ones. */
 const openCodeHeaders = {
   authorization: 'Bearer sk-test',
   'content-type': 'application/json',

@@ -348,9 +348,9 @@ describe('convertOpenaiChatRequestToTurn: tools and tool_choice', () => {
 });
 
 describe('convertOpenaiChatRequestToTurn: reasoning, limits, stream', () => {
-  // Spec: "No reasoning requested (no thinking / effort / reasoning, effort none …)" and "Reasoning without
-  // an effort …: the catalog default variant's effort" — a `reasoning` object that names no effort asks for
-  // reasoning without an effort; `enabled: false` turns it off.
+  // No thinking, effort or reasoning field (or effort none) requests no reasoning; a `reasoning` object
+  // that names no effort asks for reasoning without an effort (the catalog default variant's effort);
+  // `enabled: false` turns it off.
   it.each([
     [{}, { requested: false }],
     [{ reasoning: null, reasoning_effort: null }, { requested: false }],
@@ -449,7 +449,7 @@ describe('convertOpenaiChatRequestToTurn: headers and identity', () => {
     expect(turn.identity.nativeSessionId).toEqual({ value: 'sess-1', source: header });
   });
 
-  it('takes the first header in the spec order, not the request order', () => {
+  it('takes the first header in the precedence order, not the request order', () => {
     const turn = parse(
       { messages: [user('x')] },
       { 'x-session-affinity': 'aff', 'x-session-id': 'sid', 'x-kilo-session': 'kilo' },

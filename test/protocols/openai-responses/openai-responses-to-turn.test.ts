@@ -573,8 +573,8 @@ describe('convertOpenaiResponsesRequestToTurn — mapping rules', () => {
     expect(convert({ model: 'm', input: 'x', tool_choice: toolChoice }).toolChoice).toEqual(expected);
   });
 
-  // Spec: "Reasoning without an effort …: the catalog default variant's effort" — a `reasoning` object
-  // that names no effort (Codex's `{summary: "auto"}`) asks for reasoning without an effort.
+  // A `reasoning` object that names no effort (Codex's `{summary: "auto"}`) asks for reasoning without an
+  // effort, which runs the catalog default variant's effort.
   it.each([
     [undefined, { requested: false }],
     [null, { requested: false }],

@@ -12,7 +12,7 @@ describe('findSessionHeader', () => {
     },
   );
 
-  it('takes the first header in spec order, not in request order', () => {
+  it('takes the first header in precedence order, not in request order', () => {
     expect(
       findSessionHeader({ 'x-session-affinity': 'a', 'x-session-id': 's', 'session-id': 'sid' }),
     ).toEqual({ value: 'sid', source: 'session-id' });

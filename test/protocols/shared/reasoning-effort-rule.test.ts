@@ -77,9 +77,9 @@ describe('reasoning effort: one rule on every protocol', () => {
 });
 
 /**
- * Spec, "Transformer Behavior": "No reasoning requested (no thinking / effort / reasoning, effort none, or
- * thinking disabled)", "Reasoning with an effort", "Reasoning without an effort (e.g. Anthropic adaptive
- * thinking): the catalog default variant's effort". One request shape per row, in each protocol's own fields.
+ * The three reasoning cases: no reasoning requested (no thinking / effort / reasoning, effort none, or
+ * thinking disabled), reasoning with an effort, and reasoning without an effort (e.g. Anthropic adaptive
+ * thinking: the catalog default variant's effort). One request shape per row, in each protocol's own fields.
  */
 const reasoningShapes: Array<{
   adapter: ProtocolAdapter;

@@ -1,9 +1,8 @@
 /**
  * One owner of a session's host tool calls, through the REAL `@cursor/sdk` against the fake backend: the
- * Cursor upstream checks each executed call before anything is parked or announced (spec, "Host
- * environment grounding": a call that names the scratch workspace is answered with a correction and never
- * reaches the client), announces the rest under the id the SDK gave, and resumes the run with the client's
- * results.
+ * Cursor upstream checks each executed call before anything is parked or announced (a call that names the
+ * scratch workspace is answered with a correction and never reaches the client), announces the rest under
+ * the id the SDK gave, and resumes the run with the client's results.
  */
 
 import { pino } from 'pino';

@@ -294,7 +294,7 @@ describe('InMemoryAgentStore with the real SDK', () => {
       ),
     );
     expect(blobs.some((data) => data && Buffer.from(data).includes(`${marker} first`))).toBe(true);
-    // Both runs finished: by default no finished run keeps its events (issue 11, item 2).
+    // Both runs finished: by default no finished run keeps its events.
     expect(store.stats()).toMatchObject({ events: 0, runsWithEvents: 0 });
 
     expect(await filesContaining(env.home, marker)).toEqual([]);

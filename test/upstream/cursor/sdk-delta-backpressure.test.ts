@@ -1,7 +1,7 @@
 /**
  * A fact about `@cursor/sdk` 1.0.32 that decides whether the bridge can push backpressure up to Cursor's
- * backend (issue 11, item 1): a pending `onDelta` promise holds up the *later* `onDelta` calls (the SDK
- * chains its update handling), but it does **not** stop the SDK from reading the backend stream.
+ * backend: a pending `onDelta` promise holds up the *later* `onDelta` calls (the SDK chains its update
+ * handling), but it does **not** stop the SDK from reading the backend stream.
  *
  * Where the promise is dropped: `ClientInteractionController.run` (dist/esm/34.js) reads the backend's
  * interaction stream in a `for await` loop and, per update, only chains the handler without awaiting it:

@@ -1,3 +1,11 @@
+/**
+ * The bridge's HTTP server (`createBridgeServer`) over the engine and a scripted upstream, on 127.0.0.1:0 in
+ * this process: no config, templates or workspaces on disk (the engine's workspace is a static one unless
+ * `engineOptions` gives another). The test sets what `serve` would wire — the server's logger, drain state,
+ * warning interval, the engine's model resolver — and reads the engine, the upstream and the metrics. For
+ * the whole bridge as `serve` builds it, over a scripted upstream, see `scripted-bridge.ts`.
+ */
+
 import type { AddressInfo } from 'node:net';
 import type { EngineOptions } from '../../src/engine/engine.js';
 import { BridgeMetrics } from '../../src/metrics/bridge-metrics.js';
@@ -8,8 +16,8 @@ import { openaiResponsesAdapter } from '../../src/protocols/openai-responses/ope
 import type { ScriptSource } from '../../src/upstream/scripted/scripted-upstream.js';
 import { createTestEngine, silentLogger } from './engine-helpers.js';
 
-/** A real HTTP server on 127.0.0.1:0 over the engine and a scripted upstream. */
-export const startScriptedBridge = async (
+/** Starts the server; `options` and `engineOptions` override the defaults below. */
+export const startScriptedBridgeServer = async (
   source: ScriptSource,
   options: Partial<Omit<BridgeServerOptions, 'adapters' | 'handleTurn'>> = {},
   engineOptions: Partial<EngineOptions> = {},

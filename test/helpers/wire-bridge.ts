@@ -1,8 +1,8 @@
 /**
- * Tier 3: the whole bridge (HTTP server, engine, workspaces, the REAL `@cursor/sdk`) against the project's
- * fake Cursor backend on 127.0.0.1. The SDK reads `CURSOR_BACKEND_URL` once at import, so each test file
- * (its own process under vitest) has ONE fake backend, started before anything loads the SDK and
- * reconfigured per test.
+ * The wire tier's bridge: the whole bridge (HTTP server, engine, workspaces, the REAL `@cursor/sdk`) in
+ * this process, against the project's fake Cursor backend on 127.0.0.1. The SDK reads `CURSOR_BACKEND_URL`
+ * once at import, so each test file (its own process under vitest) has ONE fake backend, started before
+ * anything loads the SDK and reconfigured per test.
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,8 +1,8 @@
 /**
- * `cursor-bridge serve` as a child process — the real CLI from `dist/` on 127.0.0.1 and an ephemeral
- * port — for the tests and benches that need the bridge in a process of its own: the command line, and
- * the port read from its listening line. Callers spawn it (their environment and stdio differ) and stop
- * it by PID.
+ * `cursor-bridge serve`'s command line — the real CLI from `dist/` on 127.0.0.1 and an ephemeral port —
+ * and the port read from its listening line: the one place that knows them, for the starters that run
+ * `serve` as a child process (`bridge-process.ts`, `e2e/serve-bridge.ts`) and the benches. Callers spawn
+ * it (their environment and stdio differ); `stopProcess` stops it by PID.
  */
 
 import type { ChildProcess } from 'node:child_process';
@@ -62,3 +62,20 @@ export const waitForServePort = (child: ChildProcess, timeoutMs = 30_000): Promi
     child.stderr?.on('data', onData);
     child.once('exit', onExit);
   });
+
+/** How long a stopped process gets to exit after SIGTERM before it is killed. */
+const stopGraceMs = 5_000;
+
+/** SIGTERM the process, SIGKILL it after {@link stopGraceMs}; resolves once it exited. */
+export const stopProcess = async (child: ChildProcess): Promise<void> => {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  process.kill(child.pid, 'SIGTERM');
+  const timer = setTimeout(() => {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      process.kill(child.pid, 'SIGKILL');
+    }
+  }, stopGraceMs);
+  await exited;
+  clearTimeout(timer);
+};

@@ -1,7 +1,8 @@
 /**
  * The whole bridge (config → templates → workspaces → engine → HTTP server) in this process, over a
  * scripted upstream: what `serve` builds, minus the SDK. For tests that read what the upstream received,
- * what the workspace holds on disk, or what a route answers.
+ * what the workspace holds on disk, or what a route answers. For the HTTP server alone over a scripted
+ * engine, with the server's and the engine's options in the test's hands, see `scripted-bridge-server.ts`.
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,7 +30,7 @@ export type ScriptedBridge = {
  * Starts the bridge on 127.0.0.1:0 in a fresh HOME with `config` as its config.json content (a `cursor`
  * provider serving composer-2 unless `config` has Providers) and `CURSOR_API_KEY=crsr_test` plus `env`.
  */
-export const startScriptedBridgeProcess = async (options: {
+export const startScriptedBridge = async (options: {
   source: ScriptSource;
   config?: Record<string, unknown>;
   env?: Record<string, string>;
