@@ -1,10 +1,9 @@
 /**
- * Issue 25 item 5: the README follows a user's order — try it (`cursor-bridge claude`), then configure, then
- * the three roles — and says what stalled a new user: when CCR must have `CURSOR_API_KEY` (the spec's
- * "export / inject the env var"), how to keep CCR from writing conversation text to disk (the spec's
- * "conversation text is never persisted" holds for the bridge, not for CCR's own log), and that the Docker
- * commands need Compose v2. The commands themselves run from a fresh clone in
- * test/e2e/first-hour.e2e.test.ts.
+ * The README is a guide in a user's order — try it (`cursor-bridge claude`), the three roles (gateway, inside
+ * Claude Code Router, MCP tool host), point your client, configuration, troubleshooting — and says what stalled a
+ * new user: when CCR must have `CURSOR_API_KEY` (the bridge inside CCR reads the key from CCR's environment), how to
+ * keep CCR from writing conversation text to disk (the bridge writes none; CCR's own log may), and that the Docker
+ * commands need Compose v2. The commands themselves run from a fresh clone in test/e2e/first-hour.e2e.test.ts.
  */
 
 import { readFile } from 'node:fs/promises';
@@ -28,15 +27,17 @@ const section = (heading: string): string => {
 };
 
 describe('README.md for a new user', () => {
-  it('goes: Try it (cursor-bridge claude), Configuration, the three roles (gateway, CCR, MCP tool host)', () => {
+  it('goes: Try it (cursor-bridge claude), the three roles (gateway, CCR, MCP tool host), clients, Configuration', () => {
     const headings = readme.split('\n').filter((line) => /^#{2,3} /.test(line));
     const order = [
       '## Try it',
-      '## Configuration',
       '## The three roles',
       '### 1. The gateway: `cursor-bridge serve`',
       '### 2. Inside Claude Code Router',
       '### 3. Standalone MCP tool host: `cursor-bridge mcp-host`',
+      '## Point your client',
+      '## Configuration',
+      '## Troubleshooting',
     ].map((heading) => headings.indexOf(heading));
     expect(order.every((index) => index >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
