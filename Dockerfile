@@ -23,7 +23,14 @@ COPY mcp mcp
 COPY src src
 COPY workspace-templates workspace-templates
 COPY console console
+# The documentation the package ships, so its links work from an install too.
 COPY README.md ./
+COPY ARCHITECTURE.md ./
+COPY docs docs
+COPY deploy deploy
+COPY bench/README.md bench/
+COPY bench/results bench/results
+COPY test/README.md test/
 RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json \
  && mkdir /pkg \
  && npm pack --ignore-scripts --pack-destination /pkg \
