@@ -40,6 +40,9 @@ const sources = (): Map<string, string> => {
   return new Map([
     ['index.html', join(pageDir, 'index.html')],
     ['console.js', join(pageDir, 'console.js')],
+    ['console-api.js', join(pageDir, 'console-api.js')],
+    ['console-format.js', join(pageDir, 'console-format.js')],
+    ['template-editor.js', join(pageDir, 'template-editor.js')],
     ['console.css', join(pageDir, 'console.css')],
     ['vendor/preact.mjs', packageFile('preact')],
     ['vendor/preact-hooks.mjs', packageFile('preact/hooks')],

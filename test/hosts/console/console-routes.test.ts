@@ -160,6 +160,9 @@ describe('the console page and its libraries', () => {
     }
     for (const path of [
       'console.js',
+      'console-api.js',
+      'console-format.js',
+      'template-editor.js',
       'vendor/preact.mjs',
       'vendor/preact-hooks.mjs',
       'vendor/htm.mjs',
