@@ -3,7 +3,8 @@
  * It plans resume / slim follow-up / full replay, guards host tool calls, and turns upstream runs into
  * TurnEvents for the server. Sessions live in the {@link SessionRegistry}; identical requests, the
  * serialisation of a conversation's turns and the replay of a finished turn to its retry belong to the
- * {@link TurnCoalescer}; each session's run state to its {@link Session}.
+ * {@link TurnCoalescer}; each session's run state to its {@link Session}; requests with no conversation
+ * (search side calls) to {@link WebSearchSideCalls}.
  */
 
 import { hash } from 'node:crypto';
@@ -13,7 +14,7 @@ import { BridgeMetrics, type MetricsSnapshot, type TurnOutcome } from '../metric
 import { BridgeError, createTurnError, toTurnError } from '../turn/turn-error.js';
 import type { TurnEvent } from '../turn/turn-event.js';
 import type { TurnEvents, TurnModelRoute } from '../turn/turn-model-route.js';
-import type { TurnMessage, TurnRequest, TurnWebSearch } from '../turn/turn-request.js';
+import type { TurnMessage, TurnRequest } from '../turn/turn-request.js';
 import type {
   UpstreamPort,
   UpstreamRunInput,
@@ -37,12 +38,12 @@ import { clipText } from '../../lib/clip-text.js';
 import { planTurn, type Plan } from './turn-planner.js';
 import { classifyTrailingTurn, type TrailingTurn } from './turn-classifier.js';
 import { TurnCoalescer, type FinishedFlight } from './turn-coalescer.js';
-import { isWebSearchCall, runWebSearchCall } from './web-search-call.js';
+import { isWebSearchCall } from './web-search-call.js';
+import { WebSearchSideCalls } from './web-search-side-calls.js';
 import { webSearchNote } from './web-search-prompt.js';
 import { createUsageEstimate, type CountTokens } from './usage-estimate.js';
-import { emptyTotals, UsageAccounting, type ConversationTotals } from './usage-accounting.js';
+import { UsageAccounting, type ConversationTotals } from './usage-accounting.js';
 import type { TurnAccount } from '../turn/turn-account.js';
-import type { TurnUsage } from '../turn/turn-usage.js';
 
 /** A live conversation as {@link Engine.conversations} lists it: figures and names, no conversation text. */
 export type ConversationSummary = {
@@ -197,12 +198,10 @@ export class Engine {
   readonly #sweeper: NodeJS.Timeout;
   readonly #loggedRoutes = new Set<string>();
   readonly #accounting: UsageAccounting;
-  /** What the search side calls (no conversation of their own) used and cost. */
-  readonly #sideCallTotals = emptyTotals();
+  /** The search side calls: requests with no conversation of their own. */
+  readonly #sideCalls: WebSearchSideCalls;
   /** The hosted web tools each agent was created with (see {@link webToolsKey}). */
   readonly #webToolsOf = new WeakMap<UpstreamSession, string>();
-  /** Search side calls admitted and not yet answered (they have no session). */
-  #sideCalls = 0;
   #closed = false;
 
   constructor(options: EngineOptions) {
@@ -245,6 +244,17 @@ export class Engine {
       },
       onForgotten: (session) => this.#coalescer.forgetGroup(session.key),
     });
+    this.#sideCalls = new WebSearchSideCalls({
+      upstream: this.#options.upstream,
+      workspace: this.#options.workspace,
+      logger: this.#options.logger,
+      metrics: this.#metrics,
+      accounting: this.#accounting,
+      coalescer: this.#coalescer,
+      refuses: (request) => this.#sessions.refusesSideCall(request),
+      route: (request) => this.#route(request),
+      replaysOf: (turnKey, request) => this.#replayFailureOf(turnKey, request),
+    });
     this.#metrics.readSessionsFrom(() => ({
       sessions: this.#sessions.size,
       inFlight: this.#sessions.inFlight,
@@ -264,7 +274,7 @@ export class Engine {
    */
   handleTurn = async (request: TurnRequest, signal: AbortSignal): Promise<TurnEvents> => {
     if (this.#closed) throw new BridgeError(createTurnError('overloaded', 'The bridge is shutting down.'));
-    if (isWebSearchCall(request)) return this.#webSearchCall(request, signal);
+    if (isWebSearchCall(request)) return this.#sideCalls.handle(request, signal);
     // Classification and identity happen once, here, and stay request-local: nothing of them goes upstream.
     const trailing = classifyTrailingTurn(request);
     const { session, created, release } = this.#sessions.admit(request);
@@ -352,102 +362,13 @@ export class Engine {
   }
 
   /**
-   * A search side call (see web-search-call.ts): no session, its own one-off agent. Identical retries
-   * share its run and a finished one is replayed within the window, as for conversations.
-   */
-  async #webSearchCall(
-    request: TurnRequest & { webSearch: TurnWebSearch },
-    signal: AbortSignal,
-  ): Promise<TurnEvents> {
-    if (this.#sessions.refusesSideCall(request)) {
-      const message = 'This bridge process is draining and takes no new conversations; retry.';
-      throw new BridgeError(createTurnError('unavailable', message, { retryAfterSeconds: 2 }));
-    }
-    this.#sideCalls += 1;
-    let released = false;
-    const release = (): void => {
-      if (released) return;
-      released = true;
-      this.#sideCalls -= 1;
-    };
-    try {
-      const { model, modelRoute } = await this.#route(request);
-      const digests = request.messages.map(messageDigest);
-      // The request's search rules are part of the key: a retry with other rules is another search.
-      const rules = JSON.stringify(request.webSearch);
-      const turnKey = `web-search\0${sha(`${request.protocol}\0${model}\0${rules}\0${digests.join('\0')}`)}`;
-      const replays = this.#replayFailureOf(turnKey, request);
-      const events = this.#coalescer.join(
-        turnKey,
-        () => {
-          const controller = new AbortController();
-          return {
-            events: this.#webSearchEvents(request, model, controller.signal),
-            cancel: async () => controller.abort(),
-          };
-        },
-        { signal, group: turnKey, tag: request.stream ? 'stream' : 'json', replays },
-      );
-      return Object.assign(
-        releaseOnEnd(events, () => release()),
-        { modelRoute },
-      );
-    } catch (error) {
-      release();
-      throw error;
-    }
-  }
-
-  async *#webSearchEvents(
-    request: TurnRequest & { webSearch: TurnWebSearch },
-    model: string,
-    signal: AbortSignal,
-  ): AsyncGenerator<TurnEvent, void> {
-    const startedAt = Date.now();
-    let outcome: TurnOutcome = 'cancelled';
-    let errorKind: string | undefined;
-    const deps = {
-      upstream: this.#options.upstream,
-      workspace: this.#options.workspace,
-      logger: this.#options.logger,
-      onFinished: (agent: UpstreamSession, usage: TurnUsage) =>
-        void this.#accounting.account(agent, model, usage, this.#sideCallTotals),
-    };
-    try {
-      for await (const event of runWebSearchCall(deps, request, model, signal)) {
-        if (event.type === 'turn-end') outcome = 'finished';
-        else if (event.type === 'error') {
-          outcome = 'failed';
-          errorKind = event.error.kind;
-        }
-        yield event;
-      }
-    } catch (error) {
-      const turnError = toTurnError(error);
-      this.#options.logger.warn({ error: turnError, err: error, model }, 'web search call failed');
-      outcome = 'failed';
-      errorKind = turnError.kind;
-      yield { type: 'error', error: turnError };
-    } finally {
-      const ended = signal.aborted && outcome !== 'finished' ? 'cancelled' : outcome;
-      this.#metrics.turnEnded(
-        request.protocol,
-        ended,
-        startedAt,
-        Date.now(),
-        ended === 'failed' ? errorKind : undefined,
-      );
-    }
-  }
-
-  /**
    * Drain: new conversations are refused (see {@link SessionRegistry.startDraining}); resolves once no
    * session is in flight (no admitted turn, running run or parked tool call), or the engine closed.
    * `close()` ends whatever is left.
    */
   async drain(): Promise<void> {
     this.#sessions.startDraining();
-    while (!this.#closed && (this.#sessions.inFlight !== 0 || this.#sideCalls !== 0)) {
+    while (!this.#closed && (this.#sessions.inFlight !== 0 || this.#sideCalls.inFlight !== 0)) {
       await sleep(100);
     }
   }
@@ -457,7 +378,7 @@ export class Engine {
    * their clients and do not count (background work may run meanwhile).
    */
   turnsInProgress(): number {
-    return this.#sessions.busy + this.#sideCalls;
+    return this.#sessions.busy + this.#sideCalls.inFlight;
   }
 
   /** The engine's counters and session gauges (the Prometheus view is the metrics' registry). */
@@ -486,7 +407,7 @@ export class Engine {
         ...structuredClone(session.totals),
       };
     });
-    return { conversations, sideCalls: structuredClone(this.#sideCallTotals) };
+    return { conversations, sideCalls: this.#sideCalls.totals() };
   }
 
   /** Dispose every session (settling parked calls), then the upstream. */
