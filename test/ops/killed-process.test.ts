@@ -9,7 +9,7 @@
 
 import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { ensureBuilt } from '../helpers/ensure-built.js';
-import { expectedAnswers } from '../helpers/e2e/fleet-clients.js';
+import { expectEveryConversationRight } from '../helpers/e2e/fleet-outcomes.js';
 import { stepResult } from '../helpers/e2e/fleet-model.js';
 import { killedFleetRun, startFleet, type Fleet } from '../helpers/e2e/fleet-restart.js';
 import { ensureHaproxy } from '../helpers/e2e/haproxy-lb.js';
@@ -33,18 +33,7 @@ describe('a bridge killed behind HAProxy', { timeout: 420_000 }, () => {
     // Long conversations (four turns), launched until one process holds 20 of them live.
     const { outcomes, plans, kill } = await killedFleetRun(started, 20);
 
-    const failures = outcomes.flatMap((outcome, index) =>
-      outcome.status === 'rejected' ? [`${plans[index]?.conversation}: ${String(outcome.reason)}`] : [],
-    );
-    expect(failures).toEqual([]);
-    for (const outcome of outcomes) {
-      if (outcome.status !== 'fulfilled') continue;
-      const { plan } = outcome.value;
-      expect(outcome.value.answers, plan.conversation).toEqual(expectedAnswers(plan));
-      expect([...outcome.value.executions.values()], plan.conversation).toEqual(
-        Array.from({ length: plan.turns * plan.steps }, () => 1),
-      );
-    }
+    expectEveryConversationRight({ outcomes, plans });
 
     const { runs } = started.model;
     expect(kill.held.length).toBeGreaterThanOrEqual(20);

@@ -9,7 +9,7 @@
 
 import { afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { ensureBuilt } from '../helpers/ensure-built.js';
-import { expectedAnswers } from '../helpers/e2e/fleet-clients.js';
+import { expectEveryConversationRight } from '../helpers/e2e/fleet-outcomes.js';
 import { fleetPlans, rollingRestartWaves, startFleet, type Fleet } from '../helpers/e2e/fleet-restart.js';
 import { ensureHaproxy } from '../helpers/e2e/haproxy-lb.js';
 
@@ -31,20 +31,7 @@ describe('a rolling restart of three bridges behind HAProxy', { timeout: 420_000
     onTestFailed(() => console.error(started.cluster.describe()));
     const { outcomes, plans, restarts } = await rollingRestartWaves(started, fleetPlans(50));
 
-    // Every conversation ended, with the right answer to each turn: built by the model from the tool
-    // results it received, so a lost result shows here.
-    const failures = outcomes.flatMap((outcome, index) =>
-      outcome.status === 'rejected' ? [`${plans[index]?.conversation}: ${String(outcome.reason)}`] : [],
-    );
-    expect(failures).toEqual([]);
-    for (const outcome of outcomes) {
-      if (outcome.status !== 'fulfilled') continue;
-      const { plan } = outcome.value;
-      expect(outcome.value.answers, plan.conversation).toEqual(expectedAnswers(plan));
-      // Every step ran exactly once on its client.
-      const executions = [...outcome.value.executions.values()];
-      expect(executions, plan.conversation).toEqual(Array.from({ length: plan.turns * plan.steps }, () => 1));
-    }
+    expectEveryConversationRight({ outcomes, plans });
 
     // Each process was drained while one of its conversations was parked on a slow tool, finished every
     // live conversation, exited 0, and came back.
