@@ -27,7 +27,11 @@ export const createClientSandbox = async (label: string): Promise<ClientSandbox>
   const project = join(root, 'project');
   await mkdir(home, { recursive: true });
   await mkdir(project, { recursive: true });
-  return { root, home, project, remove: () => rm(root, { recursive: true, force: true }) };
+  // Retried (Node's own back-off on ENOTEMPTY/EBUSY): when the test removes the sandbox, a killed client's
+  // processes (still exiting, or outside the group that was killed) may still be writing into its HOME.
+  const remove = (): Promise<void> =>
+    rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  return { root, home, project, remove };
 };
 
 /** The PATH every client gets: system directories only (no node_modules/.bin, no Node 22). */
