@@ -23,7 +23,7 @@ import type { E2eBridge } from './e2e-bridge.js';
 import type { StartBridge } from './e2e-harness.js';
 import { createFakeBackendModel } from './fake-backend-model.js';
 import { ensureClient } from './install-clients.js';
-import { countKeepalives, startRecordingProxy } from './recording-proxy.js';
+import { countKeepalives, isMainExchange, startRecordingProxy } from './recording-proxy.js';
 import {
   describeExchanges,
   describePlayed,
@@ -190,7 +190,7 @@ export const ccrBridgeStarter =
     const root = await realpath(await mkdtemp(join(tmpdir(), 'cb-e2e-ccr-proxy-')));
     const socketPath = join(root, 'ccr.sock');
     const proxy = await startRecordingProxy({ socketPath, targetPort: host.port });
-    const model = createFakeBackendModel(scenario, shell, () => countKeepalives(proxy.exchanges));
+    const model = createFakeBackendModel(scenario, shell, () => countKeepalives(proxy.exchanges, shell.name));
     host.backend.setScenario(model.scenario);
     const requestsFrom = host.backend.requests.length;
     const { exchanges } = proxy;
@@ -201,12 +201,7 @@ export const ccrBridgeStarter =
       socketPath,
       exchanges,
       turnExchanges: () => exchanges.filter((exchange) => exchange.protocol !== undefined),
-      mainExchanges: () =>
-        exchanges.filter(
-          (exchange) =>
-            exchange.parsed?.ok === true &&
-            exchange.parsed.turn.tools.some((tool) => tool.name === shell.name),
-        ),
+      mainExchanges: () => exchanges.filter((exchange) => isMainExchange(exchange, shell.name)),
       backendRequests: () => requests().map((entry) => ({ method: entry.method, path: entry.path })),
       runs: () => model.played.map(toBackendRun),
       mainRuns: () => main().map(toBackendRun),

@@ -65,9 +65,19 @@ const isKeepalive = (frame: SseFrame, earlier: readonly SseFrame[]): boolean => 
   );
 };
 
-/** Keepalives the bridge sent over every recorded exchange so far. */
-export const countKeepalives = (exchanges: readonly RecordedExchange[]): number =>
-  exchanges.reduce((total, exchange) => total + exchange.keepalives, 0);
+/** A request of the conversation under test: it carries the client's shell tool, which side requests do not. */
+export const isMainExchange = (exchange: RecordedExchange, shellName: string): boolean =>
+  exchange.parsed?.ok === true && exchange.parsed.turn.tools.some((tool) => tool.name === shellName);
+
+/**
+ * Keepalives the bridge sent over the main exchanges so far. A side request running beside them (a title,
+ * say) may get keepalives of its own, which must not wake a silent step of the conversation.
+ */
+export const countKeepalives = (exchanges: readonly RecordedExchange[], shellName: string): number =>
+  exchanges.reduce(
+    (total, exchange) => (isMainExchange(exchange, shellName) ? total + exchange.keepalives : total),
+    0,
+  );
 
 export type RecordingProxy = {
   readonly exchanges: readonly RecordedExchange[];

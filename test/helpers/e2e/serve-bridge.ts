@@ -31,7 +31,7 @@ import { bridgeCounters } from '../prometheus-text.js';
 import { serveArgs, stopProcess, waitForServePort } from '../serve-command-line.js';
 import { createFakeBackendModel, scratchDirOf, type PlayedRun } from './fake-backend-model.js';
 import type { ModelScenario, ShellTool } from './model-scenario.js';
-import { countKeepalives, startRecordingProxy } from './recording-proxy.js';
+import { countKeepalives, isMainExchange, startRecordingProxy } from './recording-proxy.js';
 import { errorMessage } from '../../../lib/error-message.js';
 
 /**
@@ -226,7 +226,9 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
   );
 
   let recorded: readonly RecordedExchange[] = [];
-  const model = createFakeBackendModel(options.scenario, options.shell, () => countKeepalives(recorded));
+  const model = createFakeBackendModel(options.scenario, options.shell, () =>
+    countKeepalives(recorded, options.shell.name),
+  );
   const backend = await startFakeCursorBackend({
     scenario: options.backendScenario ?? model.scenario,
     auth: options.scenario.cursorAuth === 'reject' ? 'reject' : 'ok',
@@ -300,11 +302,7 @@ export const startServeBridge = async (options: StartServeBridgeOptions): Promis
     output: () => ({ ...output }),
     exited,
     turnExchanges: () => exchanges.filter((exchange) => exchange.protocol !== undefined),
-    mainExchanges: () =>
-      exchanges.filter(
-        (exchange) =>
-          exchange.parsed?.ok === true && exchange.parsed.turn.tools.some((tool) => tool.name === shellName),
-      ),
+    mainExchanges: () => exchanges.filter((exchange) => isMainExchange(exchange, shellName)),
     backendRequests: () => backend.requests.map((entry) => ({ method: entry.method, path: entry.path })),
     runs: () => model.played.map(toRun),
     mainRuns: () => model.played.filter((run) => run.main).map(toRun),
